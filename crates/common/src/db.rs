@@ -1,0 +1,217 @@
+//! The PostgreSQL pool (diesel-async over the pure-Rust driver) and embedded migrations.
+//!
+//! Each service owns one schema. Every pooled connection sets `search_path` to it, so the
+//! services' SQL names tables without a schema and never sees the other service's tables.
+
+use std::time::Duration;
+
+use diesel::migration::MigrationSource;
+use diesel::pg::Pg;
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel_async::pooled_connection::deadpool::{Object, Pool as DeadPool, PoolError};
+use diesel_async::pooled_connection::{
+    AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod,
+};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
+use futures_util::FutureExt;
+
+use crate::Problem;
+
+pub type Pool = DeadPool<AsyncPgConnection>;
+pub type Conn = Object<AsyncPgConnection>;
+
+/// How a service's pool behaves. Defaults suit a request path: a request waits at most
+/// `wait_timeout` for a connection and a statement runs at most `statement_timeout`, so an
+/// outage answers 503 quickly instead of hanging.
+#[derive(Debug, Clone)]
+pub struct PoolSettings {
+    pub schema: &'static str,
+    pub application_name: &'static str,
+    pub max_size: usize,
+    pub wait_timeout: Duration,
+    pub connect_timeout: Duration,
+    pub statement_timeout: Duration,
+}
+
+impl PoolSettings {
+    pub fn new(schema: &'static str, application_name: &'static str) -> Self {
+        Self {
+            schema,
+            application_name,
+            max_size: 16,
+            wait_timeout: Duration::from_secs(2),
+            connect_timeout: Duration::from_secs(2),
+            statement_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+fn assert_identifier(schema: &str) {
+    assert!(
+        !schema.is_empty() && schema.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'),
+        "schema name {schema:?} must be a lowercase identifier"
+    );
+}
+
+/// Builds the pool. No connection is opened until the first request needs one, so a
+/// service starts (and answers `/healthz`) while the database is still coming up.
+pub fn pool(database_url: &str, settings: &PoolSettings) -> anyhow::Result<Pool> {
+    assert_identifier(settings.schema);
+    let setup_sql = format!(
+        "SET search_path TO {schema}, public; SET application_name TO '{app}'; \
+         SET statement_timeout TO {ms}",
+        schema = settings.schema,
+        app = settings.application_name,
+        ms = settings.statement_timeout.as_millis(),
+    );
+    let connect_timeout = settings.connect_timeout;
+    let mut config = ManagerConfig::<AsyncPgConnection>::default();
+    // `Fast` recycling skips a round trip per checkout; a connection the server closed is
+    // seen as broken by the driver and replaced.
+    config.recycling_method = RecyclingMethod::Fast;
+    config.custom_setup = Box::new(move |url: &str| {
+        let url = url.to_owned();
+        let setup_sql = setup_sql.clone();
+        async move {
+            let mut conn =
+                tokio::time::timeout(connect_timeout, AsyncPgConnection::establish(&url))
+                    .await
+                    .map_err(|_| {
+                        diesel::ConnectionError::BadConnection("connecting timed out".into())
+                    })??;
+            conn.batch_execute(&setup_sql)
+                .await
+                .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
+            Ok(conn)
+        }
+        .boxed()
+    });
+    let manager = AsyncDieselConnectionManager::new_with_config(database_url, config);
+    Ok(DeadPool::builder(manager)
+        .max_size(settings.max_size)
+        .wait_timeout(Some(settings.wait_timeout))
+        .create_timeout(Some(settings.connect_timeout + Duration::from_secs(1)))
+        .recycle_timeout(Some(Duration::from_secs(1)))
+        .runtime(deadpool::Runtime::Tokio1)
+        .build()?)
+}
+
+/// True when a connection can be had and answers `SELECT 1` within two seconds.
+pub async fn ping(pool: &Pool) -> bool {
+    let check = async {
+        let mut conn = pool.get().await.ok()?;
+        diesel::sql_query("SELECT 1").execute(&mut conn).await.ok()
+    };
+    matches!(
+        tokio::time::timeout(Duration::from_secs(2), check).await,
+        Ok(Some(_))
+    )
+}
+
+/// A connection for a request; an outage or an exhausted pool is 503.
+pub async fn conn(pool: &Pool) -> Result<Conn, Problem> {
+    pool.get().await.map_err(pool_error)
+}
+
+pub fn pool_error(e: PoolError) -> Problem {
+    tracing::warn!(error = %e, "no database connection");
+    Problem::unavailable()
+}
+
+/// Whether a diesel error means the database is out of reach (retryable) rather than a bug.
+pub fn is_unavailable(e: &DieselError) -> bool {
+    match e {
+        DieselError::DatabaseError(kind, info) => {
+            matches!(
+                kind,
+                DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand
+            ) || {
+                let m = info.message();
+                m.contains("statement timeout")
+                    || m.contains("terminating connection")
+                    || m.contains("shutting down")
+                    || m.contains("starting up")
+                    || m.contains("connection closed")
+                    || m.contains("too many clients")
+            }
+        }
+        DieselError::BrokenTransactionManager => true,
+        _ => false,
+    }
+}
+
+/// Maps an unexpected diesel error to 503 (database unreachable) or 500 (logged, nothing
+/// internal in the body). Domain errors (not found, conflicts) are mapped by the caller first.
+pub fn db_error(e: DieselError) -> Problem {
+    if is_unavailable(&e) {
+        tracing::warn!(error = %e, "database unavailable");
+        Problem::unavailable()
+    } else {
+        tracing::error!(error = %e, "database error");
+        Problem::internal()
+    }
+}
+
+/// Runs the pending migrations of `schema` and returns the versions applied. Runs on its
+/// own thread (it blocks), under an advisory lock so replicas starting together migrate
+/// once. The migrations bookkeeping table lives in the service's own schema.
+pub fn migrate<S>(database_url: &str, schema: &str, migrations: S) -> anyhow::Result<Vec<String>>
+where
+    S: MigrationSource<Pg> + Send,
+{
+    assert_identifier(schema);
+    std::thread::scope(|s| {
+        s.spawn(|| blocking::migrate(database_url, schema, migrations))
+            .join()
+            .map_err(|_| anyhow::anyhow!("the migration thread panicked"))?
+    })
+}
+
+/// Diesel's migration machinery is synchronous; it runs here over the async driver wrapped.
+mod blocking {
+    use diesel::connection::SimpleConnection;
+    use diesel::migration::MigrationSource;
+    use diesel::pg::Pg;
+    use diesel::{Connection, RunQueryDsl};
+    use diesel_async::AsyncPgConnection;
+    use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
+    use diesel_migrations::MigrationHarness;
+
+    pub(super) fn migrate<S: MigrationSource<Pg>>(
+        database_url: &str,
+        schema: &str,
+        migrations: S,
+    ) -> anyhow::Result<Vec<String>> {
+        let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(database_url)?;
+        let lock_key = format!("migrate:{schema}");
+        diesel::sql_query("SELECT pg_advisory_lock(hashtext($1))")
+            .bind::<diesel::sql_types::Text, _>(&lock_key)
+            .execute(&mut conn)?;
+        let result = conn
+            .batch_execute(&format!(
+                "CREATE SCHEMA IF NOT EXISTS {schema}; SET search_path TO {schema}, public"
+            ))
+            .map_err(anyhow::Error::from)
+            .and_then(|()| {
+                conn.run_pending_migrations(migrations)
+                    .map(|v| v.iter().map(ToString::to_string).collect())
+                    .map_err(|e| anyhow::anyhow!("migration failed: {e}"))
+            });
+        diesel::sql_query("SELECT pg_advisory_unlock(hashtext($1))")
+            .bind::<diesel::sql_types::Text, _>(&lock_key)
+            .execute(&mut conn)?;
+        result
+    }
+}
+
+/// `migrate` from async code.
+pub async fn migrate_async<S>(
+    database_url: String,
+    schema: &'static str,
+    migrations: S,
+) -> anyhow::Result<Vec<String>>
+where
+    S: MigrationSource<Pg> + Send + 'static,
+{
+    tokio::task::spawn_blocking(move || migrate(&database_url, schema, migrations)).await?
+}

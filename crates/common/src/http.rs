@@ -1,0 +1,198 @@
+//! Operational routes every service serves, metrics, the OpenAPI document, the fallback
+//! for unknown routes, and the container healthcheck.
+
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+use actix_web::{HttpResponse, web};
+use actix_web_prom::{PrometheusMetrics, PrometheusMetricsBuilder};
+use prometheus::core::{Collector, Desc};
+use prometheus::proto::MetricFamily;
+use prometheus::{IntGauge, Opts, Registry};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::Problem;
+use crate::db::{self, Pool};
+
+#[derive(Serialize, ToSchema)]
+pub struct Health {
+    #[schema(example = "ok")]
+    pub status: &'static str,
+}
+
+/// Liveness: 200 while the process runs.
+#[utoipa::path(get, path = "/healthz", tag = "operations",
+    responses((status = 200, body = Health)))]
+pub async fn healthz() -> HttpResponse {
+    HttpResponse::Ok().json(Health { status: "ok" })
+}
+
+/// Readiness: 200 when the database answers, 503 otherwise.
+#[utoipa::path(get, path = "/readyz", tag = "operations",
+    responses((status = 200, body = Health),
+              (status = 503, body = crate::problem::ProblemDocument, content_type = "application/problem+json")))]
+pub async fn readyz(pool: web::Data<Pool>) -> Result<HttpResponse, Problem> {
+    if db::ping(&pool).await {
+        Ok(HttpResponse::Ok().json(Health { status: "ready" }))
+    } else {
+        Err(Problem::unavailable())
+    }
+}
+
+/// Prometheus text; the middleware built by [`metrics`] answers it before any handler.
+#[utoipa::path(get, path = "/metrics", tag = "operations",
+    responses((status = 200, description = "Prometheus text exposition", content_type = "text/plain")))]
+pub async fn metrics_doc() -> HttpResponse {
+    HttpResponse::NotFound().finish()
+}
+
+/// The service's OpenAPI document, serialised once at start.
+#[derive(Clone)]
+pub struct OpenApiJson(pub web::Bytes);
+
+impl OpenApiJson {
+    pub fn new(doc: &utoipa::openapi::OpenApi) -> Self {
+        Self(web::Bytes::from(
+            serde_json::to_vec(doc).expect("OpenAPI document serialises"),
+        ))
+    }
+}
+
+pub async fn openapi_json(doc: web::Data<OpenApiJson>) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("application/json")
+        .body(doc.0.clone())
+}
+
+/// `/healthz`, `/readyz`, `/openapi.json`. (`/metrics` is the middleware's.)
+pub fn operational_routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/healthz", web::get().to(healthz))
+        .route("/readyz", web::get().to(readyz))
+        .route("/openapi.json", web::get().to(openapi_json));
+}
+
+/// Fallback for unknown paths: a problem+json 404, like every other error.
+pub async fn not_found() -> Result<HttpResponse, Problem> {
+    Err(Problem::not_found("no route matches this path and method"))
+}
+
+/// Request counts and latency histograms per route pattern and status, and pool usage.
+pub fn metrics(namespace: &str, pool: &Pool) -> PrometheusMetrics {
+    let registry = Registry::new();
+    registry
+        .register(Box::new(PoolCollector::new(namespace, pool.clone())))
+        .expect("pool metrics register once per registry");
+    PrometheusMetricsBuilder::new(namespace)
+        .endpoint("/metrics")
+        .registry(registry)
+        .mask_unmatched_patterns("UNMATCHED")
+        .exclude("/metrics")
+        .build()
+        .expect("metrics build")
+}
+
+/// Reads the pool's state at scrape time.
+struct PoolCollector {
+    pool: Pool,
+    size: IntGauge,
+    available: IntGauge,
+    waiting: IntGauge,
+    max: IntGauge,
+}
+
+impl PoolCollector {
+    fn new(namespace: &str, pool: Pool) -> Self {
+        let gauge = |name: &str, help: &str| {
+            IntGauge::with_opts(Opts::new(name, help).namespace(namespace)).expect("valid gauge")
+        };
+        Self {
+            pool,
+            size: gauge("db_pool_connections", "connections open in the pool"),
+            available: gauge("db_pool_idle", "idle connections in the pool"),
+            waiting: gauge("db_pool_waiting", "requests waiting for a connection"),
+            max: gauge("db_pool_max", "maximum size of the pool"),
+        }
+    }
+}
+
+impl Collector for PoolCollector {
+    fn desc(&self) -> Vec<&Desc> {
+        [&self.size, &self.available, &self.waiting, &self.max]
+            .into_iter()
+            .flat_map(|g| g.desc())
+            .collect()
+    }
+
+    fn collect(&self) -> Vec<MetricFamily> {
+        let s = self.pool.status();
+        self.size.set(s.size as i64);
+        self.available.set(s.available as i64);
+        self.waiting.set(s.waiting as i64);
+        self.max.set(s.max_size as i64);
+        [&self.size, &self.available, &self.waiting, &self.max]
+            .into_iter()
+            .flat_map(|g| g.collect())
+            .collect()
+    }
+}
+
+/// The container healthcheck: `GET /healthz` on the bind address, exit 0 on 200. Plain
+/// std networking, so the runtime image needs no curl.
+pub fn healthcheck(bind: &str) -> std::process::ExitCode {
+    let probe = || -> std::io::Result<bool> {
+        let addr = bind
+            .replace("0.0.0.0", "127.0.0.1")
+            .to_socket_addrs()?
+            .next()
+            .ok_or_else(|| std::io::Error::other("no address"))?;
+        let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
+        stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+        stream.write_all(b"GET /healthz HTTP/1.0\r\nHost: localhost\r\n\r\n")?;
+        let mut head = [0u8; 12];
+        stream.read_exact(&mut head)?;
+        Ok(head.starts_with(b"HTTP/1.") && &head[9..12] == b"200")
+    };
+    match probe() {
+        Ok(true) => std::process::ExitCode::SUCCESS,
+        Ok(false) => {
+            eprintln!("healthcheck: {bind}/healthz did not answer 200");
+            std::process::ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("healthcheck: {bind}: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// The App both services run: their routes (added by `configure`, which also registers the
+/// service's own app data), the operational routes, a problem+json 404, metrics, and the
+/// request id outermost so every response and log line carries it.
+pub fn app<F>(
+    pool: Pool,
+    openapi: OpenApiJson,
+    metrics: PrometheusMetrics,
+    configure: F,
+) -> actix_web::App<
+    impl actix_web::dev::ServiceFactory<
+        actix_web::dev::ServiceRequest,
+        Config = (),
+        Response = actix_web::dev::ServiceResponse<impl actix_web::body::MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+>
+where
+    F: FnOnce(&mut web::ServiceConfig),
+{
+    actix_web::App::new()
+        .app_data(web::Data::new(pool))
+        .app_data(web::Data::new(openapi))
+        .configure(configure)
+        .configure(operational_routes)
+        .default_service(web::to(not_found))
+        .wrap(metrics)
+        .wrap(actix_web::middleware::from_fn(crate::telemetry::request_id))
+}

@@ -1,0 +1,244 @@
+//! A fresh database per test, cloned from a template that was migrated once.
+//!
+//! The template's name carries a fingerprint of the migrations directory, so a changed
+//! migration builds a new template and every test process agrees on which one to use. Each
+//! test database is dropped when its `TestDb` is dropped.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use diesel::connection::SimpleConnection;
+use diesel::migration::MigrationSource;
+use diesel::pg::Pg;
+use diesel::{Connection, QueryableByName, RunQueryDsl};
+use diesel_async::AsyncPgConnection;
+use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
+
+use crate::config::DEFAULT_DATABASE_URL;
+use crate::db::{self, Pool, PoolSettings};
+
+type SyncPg = AsyncConnectionWrapper<AsyncPgConnection>;
+
+/// The server the tests use: `DATABASE_URL`, else the machine's local PostgreSQL.
+pub fn server_url() -> String {
+    std::env::var("DATABASE_URL")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned())
+}
+
+/// `url` with its database name replaced.
+pub fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let scheme_end = base.find("://").map_or(0, |i| i + 3);
+    let host_end = base[scheme_end..]
+        .find('/')
+        .map_or(base.len(), |i| scheme_end + i);
+    let mut out = format!("{}/{}", &base[..host_end], name);
+    if let Some(q) = query {
+        out.push('?');
+        out.push_str(q);
+    }
+    out
+}
+
+/// A test's own database, with the service's schema migrated.
+pub struct TestDb {
+    name: String,
+    server: String,
+    url: String,
+    pool: Pool,
+    settings: PoolSettings,
+}
+
+impl TestDb {
+    /// A database with `schema` migrated from `migrations`, whose files live in
+    /// `migrations_dir` (pass `concat!(env!("CARGO_MANIFEST_DIR"), "/migrations")`).
+    pub async fn new<S>(schema: &'static str, migrations: S, migrations_dir: &str) -> TestDb
+    where
+        S: MigrationSource<Pg> + Send + 'static,
+    {
+        let server = server_url();
+        let template = {
+            let server = server.clone();
+            let dir = PathBuf::from(migrations_dir);
+            tokio::task::spawn_blocking(move || ensure_template(&server, schema, migrations, &dir))
+                .await
+                .expect("template thread")
+        };
+        let name = format!("t_{schema}_{}", uuid::Uuid::new_v4().simple());
+        let sql =
+            format!("CREATE DATABASE \"{name}\" TEMPLATE \"{template}\" STRATEGY = FILE_COPY");
+        let admin = server.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut conn = SyncPg::establish(&admin).expect("connect to the test server");
+            conn.batch_execute(&sql).expect("create the test database");
+        })
+        .await
+        .expect("create thread");
+        let url = with_database(&server, &name);
+        let settings = PoolSettings::new(schema, "test");
+        let pool = db::pool(&url, &settings).expect("test pool");
+        TestDb {
+            name,
+            server,
+            url,
+            pool,
+            settings,
+        }
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn pool(&self) -> Pool {
+        self.pool.clone()
+    }
+
+    pub fn settings(&self) -> &PoolSettings {
+        &self.settings
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        self.pool.close();
+        let sql = format!("DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)", self.name);
+        let server = self.server.clone();
+        // A thread of its own: Drop may run inside an async runtime.
+        let _ = std::thread::spawn(move || {
+            if let Ok(mut conn) = SyncPg::establish(&server) {
+                let _ = conn.batch_execute(&sql);
+            }
+        })
+        .join();
+    }
+}
+
+#[derive(QueryableByName)]
+struct Name {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    datname: String,
+}
+
+fn ensure_template<S>(server: &str, schema: &'static str, migrations: S, dir: &Path) -> String
+where
+    S: MigrationSource<Pg> + Send,
+{
+    static READY: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+    let template = format!("tmpl_{schema}_{:016x}", fingerprint(schema, dir));
+    let mut ready = READY.lock().unwrap_or_else(|e| e.into_inner());
+    if ready.get_or_insert_with(HashSet::new).contains(&template) {
+        return template;
+    }
+    let mut admin = SyncPg::establish(server)
+        .unwrap_or_else(|e| panic!("tests need PostgreSQL at {server} (set DATABASE_URL): {e}"));
+    admin
+        .batch_execute("SELECT pg_advisory_lock(hashtext('test-templates'))")
+        .expect("template lock");
+    let existing: Vec<String> = diesel::sql_query(format!(
+        "SELECT datname FROM pg_database WHERE datname LIKE 'tmpl\\_{schema}\\_%'"
+    ))
+    .load::<Name>(&mut admin)
+    .expect("list templates")
+    .into_iter()
+    .map(|n| n.datname)
+    .collect();
+    if !existing.contains(&template) {
+        let building = format!("{template}_building");
+        admin
+            .batch_execute(&format!(
+                "DROP DATABASE IF EXISTS \"{building}\" WITH (FORCE)"
+            ))
+            .expect("drop a half-built template database");
+        admin
+            .batch_execute(&format!("CREATE DATABASE \"{building}\""))
+            .expect("create the template database");
+        db::migrate(&with_database(server, &building), schema, migrations)
+            .expect("migrate the template database");
+        admin
+            .batch_execute(&format!(
+                "ALTER DATABASE \"{building}\" RENAME TO \"{template}\""
+            ))
+            .expect("name the template database");
+        // Templates of older migrations are of no use any more.
+        for stale in existing
+            .iter()
+            .filter(|n| **n != template && !n.ends_with("_building"))
+        {
+            let _ =
+                admin.batch_execute(&format!("DROP DATABASE IF EXISTS \"{stale}\" WITH (FORCE)"));
+        }
+    }
+    admin
+        .batch_execute("SELECT pg_advisory_unlock(hashtext('test-templates'))")
+        .expect("template unlock");
+    ready
+        .get_or_insert_with(HashSet::new)
+        .insert(template.clone());
+    template
+}
+
+/// FNV-1a over the migration files' names and contents, in a stable order.
+fn fingerprint(schema: &str, dir: &Path) -> u64 {
+    fn walk(dir: &Path, files: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            panic!("migrations directory {} is missing", dir.display())
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, files);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(dir, &mut files);
+    files.sort();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for b in bytes {
+            hash ^= u64::from(*b);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    eat(schema.as_bytes());
+    for f in files {
+        eat(f
+            .strip_prefix(dir)
+            .unwrap_or(&f)
+            .to_string_lossy()
+            .as_bytes());
+        eat(&std::fs::read(&f).unwrap_or_default());
+    }
+    hash
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_database;
+
+    #[test]
+    fn replaces_the_database_name() {
+        assert_eq!(
+            with_database("postgres://u@h:5432/postgres", "x"),
+            "postgres://u@h:5432/x"
+        );
+        assert_eq!(
+            with_database("postgres://h:1/db?sslmode=disable", "y"),
+            "postgres://h:1/y?sslmode=disable"
+        );
+        assert_eq!(with_database("postgres://h:1", "z"), "postgres://h:1/z");
+    }
+}

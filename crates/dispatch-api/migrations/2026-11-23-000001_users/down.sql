@@ -1,0 +1,2 @@
+DROP TABLE users;
+DROP TABLE profiles;

@@ -1,0 +1,14 @@
+//! Emergency dispatch service: incidents from the first call to the unit's release.
+
+pub mod auth;
+pub mod openapi;
+pub mod schema;
+pub mod seed;
+pub mod startup;
+
+use diesel_migrations::{EmbeddedMigrations, embed_migrations};
+
+/// The PostgreSQL schema this service owns.
+pub const SCHEMA: &str = "dispatch";
+pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
+pub const MIGRATIONS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/migrations");

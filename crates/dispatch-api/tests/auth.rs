@@ -1,0 +1,151 @@
+//! Identity comes from the token, and the user behind it is checked on every request.
+
+use std::process::Command;
+use std::time::Duration;
+
+use common::auth::JwtKeys;
+use common::test_support::TestDb;
+use dispatch_api::auth::{Claims, CurrentUser, Profile, issue_token};
+use dispatch_api::{MIGRATIONS, MIGRATIONS_DIR, SCHEMA, seed};
+use secrecy::SecretString;
+
+fn keys() -> JwtKeys {
+    JwtKeys::new(&SecretString::from("test-secret-test-secret-test-secret!"))
+}
+
+async fn seeded() -> (TestDb, seed::SeedReport) {
+    let db = TestDb::new(SCHEMA, MIGRATIONS, MIGRATIONS_DIR).await;
+    let report = seed::run(&mut db.pool().get().await.unwrap())
+        .await
+        .unwrap();
+    (db, report)
+}
+
+fn id_of(report: &seed::SeedReport, login: &str) -> i64 {
+    report.users.iter().find(|u| u.login == login).unwrap().id
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_active_users_token_yields_that_user_and_profile() {
+    let (db, report) = seeded().await;
+    for (login, profile) in [
+        ("admin", Profile::Admin),
+        ("tarm", Profile::Tarm),
+        ("regulador", Profile::MedicoRegulador),
+        ("frota", Profile::OperadorFrota),
+    ] {
+        let id = id_of(&report, login);
+        let token = issue_token(&keys(), id, Duration::from_secs(60)).unwrap();
+        let user = CurrentUser::from_token(&keys(), &db.pool(), &token)
+            .await
+            .unwrap();
+        assert_eq!((user.id, user.profile), (id, profile), "{login}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn inactive_unknown_expired_and_foreign_tokens_are_401() {
+    let (db, report) = seeded().await;
+    let pool = db.pool();
+    let inactive =
+        issue_token(&keys(), id_of(&report, "inativo"), Duration::from_secs(60)).unwrap();
+    let unknown = issue_token(&keys(), 999_999, Duration::from_secs(60)).unwrap();
+    let now = common::auth::now_secs();
+    let expired = keys()
+        .issue(&Claims {
+            sub: id_of(&report, "admin").to_string(),
+            iat: now - 120,
+            exp: now - 60,
+        })
+        .unwrap();
+    let not_a_user = keys()
+        .issue(&Claims {
+            sub: "admin".into(),
+            iat: now,
+            exp: now + 60,
+        })
+        .unwrap();
+    let foreign = issue_token(
+        &JwtKeys::new(&SecretString::from("another-secret-another-secret-xx")),
+        id_of(&report, "admin"),
+        Duration::from_secs(60),
+    )
+    .unwrap();
+    for (what, token) in [
+        ("inactive", inactive),
+        ("unknown", unknown),
+        ("expired", expired),
+        ("not a user id", not_a_user),
+        ("foreign key", foreign),
+    ] {
+        let err = CurrentUser::from_token(&keys(), &pool, &token)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (err.status, err.code.as_ref()),
+            (401, "unauthorized"),
+            "{what}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_profile_outside_a_routes_list_is_403() {
+    let (db, report) = seeded().await;
+    let token = issue_token(&keys(), id_of(&report, "frota"), Duration::from_secs(60)).unwrap();
+    let user = CurrentUser::from_token(&keys(), &db.pool(), &token)
+        .await
+        .unwrap();
+    assert!(
+        user.require(&[Profile::OperadorFrota, Profile::MedicoRegulador])
+            .is_ok()
+    );
+    let err = user.require(&[Profile::Tarm]).unwrap_err();
+    assert_eq!((err.status, err.code.as_ref()), (403, "forbidden"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn seed_twice_changes_nothing() {
+    let (db, first) = seeded().await;
+    let second = seed::run(&mut db.pool().get().await.unwrap())
+        .await
+        .unwrap();
+    let ids = |r: &seed::SeedReport| {
+        r.users
+            .iter()
+            .map(|u| (u.login.clone(), u.id))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids(&first), ids(&second));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_token_command_prints_a_token_serve_accepts() {
+    let (db, report) = seeded().await;
+    let secret = "cli-secret-cli-secret-cli-secret-cli";
+    let out = Command::new(env!("CARGO_BIN_EXE_dispatch-api"))
+        .args(["token", "--login", "regulador", "--ttl", "5m"])
+        .env("DATABASE_URL", db.url())
+        .env("JWT_SECRET", secret)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let token = String::from_utf8(out.stdout).unwrap();
+    let keys = JwtKeys::new(&SecretString::from(secret));
+    let claims: Claims = keys.verify(token.trim()).unwrap();
+    assert_eq!(claims.sub, id_of(&report, "regulador").to_string());
+    assert!((claims.exp - claims.iat - 300).abs() <= 1);
+
+    let out = Command::new(env!("CARGO_BIN_EXE_dispatch-api"))
+        .args(["token", "--login", "nobody"])
+        .env("DATABASE_URL", db.url())
+        .env("JWT_SECRET", secret)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nobody"));
+}

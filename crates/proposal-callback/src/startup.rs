@@ -1,0 +1,84 @@
+//! Builds the one `App` that `serve` runs and the tests drive.
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::{App, HttpServer, web};
+use common::auth::JwtKeys;
+use common::config::CommonConfig;
+use common::db::{self, Pool, PoolSettings};
+use common::http::{self, OpenApiJson};
+
+/// Everything the handlers share. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    pub pool: Pool,
+    pub keys: JwtKeys,
+    pub openapi: OpenApiJson,
+}
+
+impl AppState {
+    pub fn new(pool: Pool, keys: JwtKeys) -> Self {
+        Self {
+            pool,
+            keys,
+            openapi: OpenApiJson::new(&crate::openapi::document()),
+        }
+    }
+}
+
+pub fn pool_settings(size: usize) -> PoolSettings {
+    let mut s = PoolSettings::new(crate::SCHEMA, "proposal-callback");
+    s.max_size = size;
+    s
+}
+
+pub fn app(
+    state: AppState,
+    metrics: actix_web_prom::PrometheusMetrics,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    http::app(
+        state.pool.clone(),
+        state.openapi.clone(),
+        metrics,
+        move |cfg| {
+            cfg.app_data(web::Data::new(state));
+        },
+    )
+}
+
+pub fn metrics(pool: &Pool) -> actix_web_prom::PrometheusMetrics {
+    http::metrics("proposal_callback", pool)
+}
+
+/// `serve`: migrate, then listen until SIGTERM/SIGINT, draining in-flight requests.
+pub async fn serve(config: CommonConfig) -> anyhow::Result<()> {
+    if config.dev {
+        tracing::warn!("DEV MODE: tokens are signed with the public development key");
+    }
+    let applied = db::migrate_async(
+        config.database_url.clone(),
+        crate::SCHEMA,
+        crate::MIGRATIONS,
+    )
+    .await?;
+    tracing::info!(?applied, "migrations up to date");
+    let pool = db::pool(&config.database_url, &pool_settings(config.pool_size))?;
+    let state = AppState::new(pool.clone(), JwtKeys::new(&config.jwt_secret));
+    let metrics = metrics(&pool);
+    tracing::info!(bind = %config.bind, "proposal-callback listening");
+    HttpServer::new(move || app(state.clone(), metrics.clone()))
+        .bind(&config.bind)?
+        .shutdown_timeout(25)
+        .run()
+        .await?;
+    tracing::info!("proposal-callback stopped");
+    Ok(())
+}
