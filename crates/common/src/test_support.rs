@@ -92,6 +92,30 @@ impl TestDb {
         }
     }
 
+    /// An empty database, for tests that run the services' own migrations (as processes do).
+    pub async fn blank() -> TestDb {
+        let server = server_url();
+        let name = format!("t_blank_{}", uuid::Uuid::new_v4().simple());
+        let sql = format!("CREATE DATABASE \"{name}\"");
+        let admin = server.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut conn = SyncPg::establish(&admin).expect("connect to the test server");
+            conn.batch_execute(&sql).expect("create the test database");
+        })
+        .await
+        .expect("create thread");
+        let url = with_database(&server, &name);
+        let settings = PoolSettings::new("public", "test");
+        let pool = db::pool(&url, &settings).expect("test pool");
+        TestDb {
+            name,
+            server,
+            url,
+            pool,
+            settings,
+        }
+    }
+
     pub fn url(&self) -> &str {
         &self.url
     }
