@@ -3,6 +3,7 @@
 pub mod auth;
 pub mod openapi;
 pub mod schema;
+pub mod search;
 pub mod seed;
 pub mod startup;
 

@@ -15,7 +15,7 @@ fn keys() -> JwtKeys {
 
 async fn seeded() -> (TestDb, seed::SeedReport) {
     let db = TestDb::new(SCHEMA, MIGRATIONS, MIGRATIONS_DIR).await;
-    let report = seed::run(&mut db.pool().get().await.unwrap())
+    let report = seed::run_with(&mut db.pool().get().await.unwrap(), seed::Scale::Test)
         .await
         .unwrap();
     (db, report)
@@ -107,7 +107,7 @@ async fn a_profile_outside_a_routes_list_is_403() {
 #[tokio::test(flavor = "multi_thread")]
 async fn seed_twice_changes_nothing() {
     let (db, first) = seeded().await;
-    let second = seed::run(&mut db.pool().get().await.unwrap())
+    let second = seed::run_with(&mut db.pool().get().await.unwrap(), seed::Scale::Test)
         .await
         .unwrap();
     let ids = |r: &seed::SeedReport| {
