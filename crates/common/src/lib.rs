@@ -7,6 +7,7 @@ pub mod config;
 pub mod db;
 pub mod extract;
 pub mod http;
+pub mod listen;
 pub mod problem;
 pub mod telemetry;
 
