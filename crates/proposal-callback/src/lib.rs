@@ -1,9 +1,18 @@
 //! Receives insurers' result callbacks for rental-guarantee insurance proposals.
 
+pub mod auth;
+pub mod email;
+pub mod error;
+pub mod insurer;
+pub mod metrics;
 pub mod openapi;
+pub mod proposal;
+pub mod ratelimit;
+pub mod routes;
 pub mod schema;
 pub mod seed;
 pub mod startup;
+pub mod store;
 
 use diesel_migrations::{EmbeddedMigrations, embed_migrations};
 

@@ -1,6 +1,9 @@
 //! The OpenAPI 3.1 document of every route.
 
 use utoipa::OpenApi;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+
+use crate::routes;
 
 #[derive(OpenApi)]
 #[openapi(
@@ -8,10 +11,49 @@ use utoipa::OpenApi;
         title = "proposal-callback",
         description = "Insurer proposal result callback receiver"
     ),
-    paths(common::http::healthz, common::http::readyz, common::http::metrics_doc),
-    components(schemas(common::problem::ProblemDocument, common::FieldError))
+    paths(
+        common::http::healthz,
+        common::http::readyz,
+        common::http::metrics_doc,
+        routes::auth::token,
+        routes::callback::receive,
+        routes::admin::list_receipts,
+        routes::admin::replay,
+    ),
+    components(schemas(
+        common::problem::ProblemDocument,
+        common::FieldError,
+        routes::CallbackResult,
+        routes::auth::AccessToken,
+        routes::admin::ReceiptView,
+        routes::admin::ReceiptPage,
+        crate::proposal::Status,
+        crate::proposal::Outcome,
+    )),
+    modifiers(&Security),
 )]
 pub struct ApiDoc;
+
+struct Security;
+
+impl utoipa::Modify for Security {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("JWT")
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
+            "basic",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Basic).build()),
+        );
+    }
+}
 
 pub fn document() -> utoipa::openapi::OpenApi {
     ApiDoc::openapi()

@@ -1,5 +1,7 @@
 //! Builds the one `App` that `serve` runs and the tests drive.
 
+use std::time::Duration;
+
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{App, HttpServer, web};
@@ -8,13 +10,22 @@ use common::config::CommonConfig;
 use common::db::{self, Pool, PoolSettings};
 use common::http::{self, OpenApiJson};
 
+use crate::email::EmailConfig;
+use crate::ratelimit::FailureLimiter;
+
 /// Everything the handlers share. Cheap to clone.
 #[derive(Clone)]
 pub struct AppState {
     pub pool: Pool,
     pub keys: JwtKeys,
     pub openapi: OpenApiJson,
+    /// Failed `/callback/auth` attempts per client address; shared by every worker.
+    pub auth_limiter: FailureLimiter,
 }
+
+/// Failed Basic-token attempts one address may make per window before it gets 429.
+pub const AUTH_MAX_FAILURES: u32 = 10;
+pub const AUTH_FAILURE_WINDOW: Duration = Duration::from_secs(60);
 
 impl AppState {
     pub fn new(pool: Pool, keys: JwtKeys) -> Self {
@@ -22,6 +33,7 @@ impl AppState {
             pool,
             keys,
             openapi: OpenApiJson::new(&crate::openapi::document()),
+            auth_limiter: FailureLimiter::new(AUTH_MAX_FAILURES, AUTH_FAILURE_WINDOW),
         }
     }
 }
@@ -49,17 +61,20 @@ pub fn app(
         state.openapi.clone(),
         metrics,
         move |cfg| {
-            cfg.app_data(web::Data::new(state));
+            cfg.app_data(web::Data::new(state))
+                .configure(crate::routes::configure);
         },
     )
 }
 
 pub fn metrics(pool: &Pool) -> actix_web_prom::PrometheusMetrics {
-    http::metrics("proposal_callback", pool)
+    let metrics = http::metrics("proposal_callback", pool);
+    crate::metrics::register(&metrics.registry);
+    metrics
 }
 
 /// `serve`: migrate, then listen until SIGTERM/SIGINT, draining in-flight requests.
-pub async fn serve(config: CommonConfig) -> anyhow::Result<()> {
+pub async fn serve(config: CommonConfig, email: EmailConfig) -> anyhow::Result<()> {
     if config.dev {
         tracing::warn!("DEV MODE: tokens are signed with the public development key");
     }
@@ -71,6 +86,7 @@ pub async fn serve(config: CommonConfig) -> anyhow::Result<()> {
     .await?;
     tracing::info!(?applied, "migrations up to date");
     let pool = db::pool(&config.database_url, &pool_settings(config.pool_size))?;
+    crate::email::start(&pool, &email).await?;
     let state = AppState::new(pool.clone(), JwtKeys::new(&config.jwt_secret));
     let metrics = metrics(&pool);
     tracing::info!(bind = %config.bind, "proposal-callback listening");

@@ -1,0 +1,216 @@
+//! The service's one error type and its one mapping to problem+json (CONTRACT §2's table).
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use common::{FieldError, Problem};
+
+use crate::insurer::ParseError;
+use crate::proposal::Status;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Already a response (the shared extractors' 400/413/415/503).
+    #[error("{0}")]
+    Problem(Problem),
+    #[error("unknown insurer identifier {0:?}")]
+    UnknownInsurer(String),
+    #[error("{0}")]
+    Unauthorized(&'static str),
+    #[error("{0}")]
+    Forbidden(&'static str),
+    #[error("too many failed attempts; retry in {retry_after_secs} s")]
+    TooManyAttempts { retry_after_secs: u32 },
+    #[error(transparent)]
+    Parse(#[from] ParseError),
+    #[error("no proposal {proposal_id:?} for this tenant")]
+    ProposalNotFound { proposal_id: String },
+    #[error("a callback cannot move a proposal from {from} to {to}")]
+    InvalidTransition { from: Status, to: Status },
+    #[error("no receipt {0} for this tenant")]
+    ReceiptNotFound(i64),
+    #[error("database: {0}")]
+    Database(#[from] diesel::result::Error),
+    #[error("no database connection: {0}")]
+    Pool(String),
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl From<Problem> for Error {
+    fn from(p: Problem) -> Self {
+        Error::Problem(p)
+    }
+}
+
+impl From<diesel_async::pooled_connection::deadpool::PoolError> for Error {
+    fn from(e: diesel_async::pooled_connection::deadpool::PoolError) -> Self {
+        Error::Pool(e.to_string())
+    }
+}
+
+impl Error {
+    /// The problem document this error answers with. Causes of 5xx go to the log only.
+    pub fn problem(&self) -> Problem {
+        let unprocessable = StatusCode::UNPROCESSABLE_ENTITY;
+        match self {
+            Error::Problem(p) => p.clone(),
+            Error::UnknownInsurer(id) => Problem::new(
+                StatusCode::NOT_FOUND,
+                "unknown_insurer",
+                format!("no insurer is known by the identifier {id:?}"),
+            ),
+            Error::Unauthorized(why) => Problem::unauthorized(*why),
+            Error::Forbidden(why) => Problem::forbidden(*why),
+            Error::TooManyAttempts { retry_after_secs } => Problem::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too_many_requests",
+                self.to_string(),
+            )
+            .with_retry_after(*retry_after_secs),
+            Error::Parse(ParseError::NotJson(why)) => {
+                Problem::invalid_payload(None, format!("the body is not JSON: {why}"))
+            }
+            Error::Parse(ParseError::Shape { field, message }) => {
+                let p = Problem::new(unprocessable, "invalid_payload", self.to_string());
+                match field {
+                    Some(f) => p.with_errors(vec![FieldError {
+                        field: f.clone(),
+                        message: message.clone(),
+                    }]),
+                    None => p,
+                }
+            }
+            Error::Parse(ParseError::MissingField(field)) => {
+                Problem::new(unprocessable, "missing_field", self.to_string()).with_errors(vec![
+                    FieldError {
+                        field: field.clone(),
+                        message: "is required".into(),
+                    },
+                ])
+            }
+            Error::ProposalNotFound { .. } => Problem::new(
+                StatusCode::NOT_FOUND,
+                "proposal_not_found",
+                self.to_string(),
+            ),
+            Error::InvalidTransition { .. } => {
+                Problem::new(StatusCode::CONFLICT, "invalid_transition", self.to_string())
+            }
+            Error::ReceiptNotFound(_) => Problem::not_found(self.to_string()),
+            Error::Database(e) => {
+                if common::db::is_unavailable(e) {
+                    tracing::warn!(error = %e, "database unavailable");
+                    Problem::unavailable()
+                } else {
+                    tracing::error!(error = %e, "database error");
+                    Problem::internal()
+                }
+            }
+            Error::Pool(e) => {
+                tracing::warn!(error = %e, "no database connection");
+                Problem::unavailable()
+            }
+            Error::Internal(e) => {
+                tracing::error!(error = %e, "internal error");
+                Problem::internal()
+            }
+        }
+    }
+
+    /// A failure the sender caused (4xx): recorded on the receipt as `failed`. Server-side
+    /// failures leave the receipt `received`, since the insurer will deliver again.
+    pub fn is_client_error(&self) -> bool {
+        match self {
+            Error::Problem(p) => (400..500).contains(&p.status),
+            Error::Database(_) | Error::Pool(_) | Error::Internal(_) => false,
+            _ => true,
+        }
+    }
+
+    /// The stable `code` of the answer, for receipts and metrics, without logging anything.
+    pub fn code(&self) -> &str {
+        match self {
+            Error::Problem(p) => &p.code,
+            Error::UnknownInsurer(_) => "unknown_insurer",
+            Error::Unauthorized(_) => "unauthorized",
+            Error::Forbidden(_) => "forbidden",
+            Error::TooManyAttempts { .. } => "too_many_requests",
+            Error::Parse(ParseError::MissingField(_)) => "missing_field",
+            Error::Parse(_) => "invalid_payload",
+            Error::ProposalNotFound { .. } => "proposal_not_found",
+            Error::InvalidTransition { .. } => "invalid_transition",
+            Error::ReceiptNotFound(_) => "not_found",
+            Error::Database(e) if common::db::is_unavailable(e) => "unavailable",
+            Error::Pool(_) => "unavailable",
+            Error::Database(_) | Error::Internal(_) => "internal",
+        }
+    }
+}
+
+impl ResponseError for Error {
+    fn status_code(&self) -> StatusCode {
+        self.problem().status()
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        self.problem().error_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_and_statuses_of_the_contract_table() {
+        let cases: Vec<(Error, u16, &str)> = vec![
+            (Error::UnknownInsurer("x".into()), 404, "unknown_insurer"),
+            (Error::Unauthorized("no"), 401, "unauthorized"),
+            (Error::Forbidden("no"), 403, "forbidden"),
+            (
+                Error::Parse(ParseError::NotJson("x".into())),
+                400,
+                "invalid_payload",
+            ),
+            (
+                Error::Parse(ParseError::shape("a", "b")),
+                422,
+                "invalid_payload",
+            ),
+            (
+                Error::Parse(ParseError::MissingField("a".into())),
+                422,
+                "missing_field",
+            ),
+            (
+                Error::ProposalNotFound {
+                    proposal_id: "1".into(),
+                },
+                404,
+                "proposal_not_found",
+            ),
+            (
+                Error::InvalidTransition {
+                    from: Status::Approved,
+                    to: Status::Refused,
+                },
+                409,
+                "invalid_transition",
+            ),
+            (Error::Pool("down".into()), 503, "unavailable"),
+            (Error::Internal("bug".into()), 500, "internal"),
+            (
+                Error::TooManyAttempts {
+                    retry_after_secs: 3,
+                },
+                429,
+                "too_many_requests",
+            ),
+        ];
+        for (e, status, code) in cases {
+            let p = e.problem();
+            assert_eq!((p.status, p.code.as_ref()), (status, code), "{e}");
+            assert_eq!(e.code(), code);
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! The insurers' payloads: one parser per insurer, each turning its own JSON into the one
+//! internal [`Callback`], registered in [`parser_for`]. Parsers know nothing of HTTP or the
+//! database, so correcting one when an insurer's document says otherwise touches one file.
+
+pub mod porto;
+pub mod tokio;
+pub mod too;
+
+use chrono::{DateTime, Utc};
+use serde::de::DeserializeOwned;
+
+use crate::proposal::Status;
+
+/// What every insurer's notification says once translated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Callback {
+    /// The proposal's id as the tenant knows it (`proposalID`).
+    pub proposal_id: String,
+    /// The insurer's outcome, already mapped to an internal status.
+    pub status: Status,
+    /// The insurer's id of this notification, when it sends one (redelivery detection).
+    pub event_id: Option<String>,
+    /// When the insurer says it decided.
+    pub occurred_at: Option<DateTime<Utc>>,
+    /// The insurer's free text (porto `motivo`, tokio `description`, too `observacoes`).
+    pub note: Option<String>,
+    /// What the insurer asks for on `pending` (too `pendencias`).
+    pub requirements: Vec<Requirement>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Requirement {
+    pub document: String,
+    pub description: String,
+}
+
+/// Why a body is not a callback. Each variant has its own HTTP status and code (CONTRACT §2).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    /// 400 `invalid_payload`.
+    #[error("the body is not JSON: {0}")]
+    NotJson(String),
+    /// 422 `invalid_payload`: JSON, but not this insurer's shape (or a value it does not use).
+    #[error("{}{message}", field.as_ref().map(|f| format!("field `{f}`: ")).unwrap_or_default())]
+    Shape {
+        field: Option<String>,
+        message: String,
+    },
+    /// 422 `missing_field`.
+    #[error("the essential field `{0}` is missing")]
+    MissingField(String),
+}
+
+impl ParseError {
+    pub fn shape(field: &str, message: impl Into<String>) -> Self {
+        Self::Shape {
+            field: Some(field.to_owned()),
+            message: message.into(),
+        }
+    }
+}
+
+/// One insurer's payload format.
+pub trait Parser: Sync {
+    fn parse(&self, body: &[u8]) -> Result<Callback, ParseError>;
+}
+
+/// The supported insurers, by the identifier in the callback URL. The one place to add one.
+pub const INSURERS: [&str; 3] = ["porto", "tokio", "too"];
+
+pub fn parser_for(insurer: &str) -> Option<&'static dyn Parser> {
+    match insurer {
+        "porto" => Some(&porto::Porto),
+        "tokio" => Some(&tokio::Tokio),
+        "too" => Some(&too::Too),
+        _ => None,
+    }
+}
+
+/// Parses `body` as `T`: not JSON is [`ParseError::NotJson`], another shape names the path.
+/// Unknown fields are ignored (insurers add fields without notice).
+pub(crate) fn from_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ParseError> {
+    // Two steps, so that "not JSON" (400) and "JSON of the wrong shape" (422) stay apart.
+    let value: serde_json::Value =
+        serde_json::from_slice(body).map_err(|e| ParseError::NotJson(e.to_string()))?;
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let message = e.into_inner().to_string();
+        ParseError::Shape {
+            field: (path != ".").then_some(path),
+            message,
+        }
+    })
+}
+
+/// An essential field: absent and `null` are both missing; an empty string is missing too.
+pub(crate) fn essential<T>(value: Option<T>, field: &str) -> Result<T, ParseError> {
+    value.ok_or_else(|| ParseError::MissingField(field.to_owned()))
+}
+
+pub(crate) fn essential_text(value: Option<String>, field: &str) -> Result<String, ParseError> {
+    essential(value.filter(|s| !s.trim().is_empty()), field)
+}
+
+/// Free text that may be absent, null or blank.
+pub(crate) fn optional_text(value: Option<String>) -> Option<String> {
+    value.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty())
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use std::path::PathBuf;
+
+    /// The example payloads, copied from `shared/insurers` into the crate's test fixtures.
+    pub fn example(insurer: &str, outcome: &str) -> Vec<u8> {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/insurers")
+            .join(insurer)
+            .join(format!("{outcome}.json"));
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    /// The example with `edit` applied to its JSON.
+    pub fn edited(
+        insurer: &str,
+        outcome: &str,
+        edit: impl FnOnce(&mut serde_json::Value),
+    ) -> Vec<u8> {
+        let mut v: serde_json::Value = serde_json::from_slice(&example(insurer, outcome)).unwrap();
+        edit(&mut v);
+        serde_json::to_vec(&v).unwrap()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_insurer_has_a_parser_and_no_other() {
+        for id in INSURERS {
+            assert!(parser_for(id).is_some(), "{id}");
+        }
+        for id in ["", "PORTO", "allianz", "porto "] {
+            assert!(parser_for(id).is_none(), "{id:?}");
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! Too Seguros: outcome letter in `parecer.resultado`, an integer proposal number, a local
+//! Brazilian timestamp, and no event id (a redelivery is the same body again).
+
+use chrono::{DateTime, FixedOffset, NaiveDateTime, Utc};
+use serde::Deserialize;
+
+use super::{
+    Callback, ParseError, Parser, Requirement, essential, essential_text, from_json, optional_text,
+};
+use crate::proposal::Status;
+
+pub struct Too;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Payload {
+    numero_proposta: Option<u64>,
+    parecer: Option<Parecer>,
+    #[serde(default)]
+    pendencias: Option<Vec<Pendencia>>,
+    emitido_em: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Parecer {
+    resultado: Option<String>,
+    observacoes: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Pendencia {
+    documento: Option<String>,
+    descricao: Option<String>,
+}
+
+fn status(letter: &str) -> Option<Status> {
+    Some(match letter {
+        "A" => Status::Approved,
+        "P" => Status::Pending,
+        "R" => Status::Refused,
+        _ => return None,
+    })
+}
+
+/// `dd/mm/yyyy hh:mm:ss` in America/Sao_Paulo, which has kept UTC-03:00 all year since
+/// daylight saving time was abolished in 2019; a fixed offset avoids a time-zone database.
+fn sao_paulo(raw: &str) -> Result<DateTime<Utc>, ParseError> {
+    let naive = NaiveDateTime::parse_from_str(raw, "%d/%m/%Y %H:%M:%S")
+        .map_err(|e| ParseError::shape("emitidoEm", format!("not dd/mm/yyyy hh:mm:ss: {e}")))?;
+    let offset = FixedOffset::west_opt(3 * 3600).expect("UTC-03:00 is a valid offset");
+    naive
+        .and_local_timezone(offset)
+        .single()
+        .map(|t| t.with_timezone(&Utc))
+        .ok_or_else(|| ParseError::shape("emitidoEm", "not a valid local time"))
+}
+
+impl Parser for Too {
+    fn parse(&self, body: &[u8]) -> Result<Callback, ParseError> {
+        let p: Payload = from_json(body)?;
+        let number = essential(p.numero_proposta, "numeroProposta")?;
+        let parecer = essential(p.parecer, "parecer")?;
+        let letter = essential_text(parecer.resultado, "parecer.resultado")?;
+        let status = status(&letter).ok_or_else(|| {
+            ParseError::shape("parecer.resultado", format!("unknown outcome {letter:?}"))
+        })?;
+        let occurred_at = p.emitido_em.as_deref().map(sao_paulo).transpose()?;
+        let requirements = p
+            .pendencias
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+            .map(|(i, item)| {
+                Ok(Requirement {
+                    document: essential_text(
+                        item.documento,
+                        &format!("pendencias[{i}].documento"),
+                    )?,
+                    description: optional_text(item.descricao).unwrap_or_default(),
+                })
+            })
+            .collect::<Result<Vec<_>, ParseError>>()?;
+        Ok(Callback {
+            proposal_id: number.to_string(),
+            status,
+            event_id: None,
+            occurred_at,
+            note: optional_text(parecer.observacoes),
+            requirements,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::insurer::test_support::{edited, example};
+    use chrono::TimeZone;
+    use serde_json::json;
+
+    fn parse(body: &[u8]) -> Result<Callback, ParseError> {
+        Too.parse(body)
+    }
+
+    #[test]
+    fn the_three_examples() {
+        let a = parse(&example("too", "approved")).unwrap();
+        assert_eq!(
+            a,
+            Callback {
+                proposal_id: "99120".into(),
+                status: Status::Approved,
+                event_id: None,
+                occurred_at: Some(Utc.with_ymd_and_hms(2026, 11, 20, 17, 3, 11).unwrap()),
+                note: Some("Aprovada sem ressalvas".into()),
+                requirements: vec![],
+            }
+        );
+        let p = parse(&example("too", "pending")).unwrap();
+        assert_eq!(p.status, Status::Pending);
+        assert_eq!(
+            p.requirements,
+            vec![
+                Requirement {
+                    document: "RG".into(),
+                    description: "Documento de identidade do fiador".into()
+                },
+                Requirement {
+                    document: "IR".into(),
+                    description: "Declaração de imposto de renda".into()
+                },
+            ]
+        );
+        assert_eq!(
+            parse(&example("too", "refused")).unwrap().status,
+            Status::Refused
+        );
+    }
+
+    #[test]
+    fn broken_variants() {
+        let no_number = edited("too", "approved", |v| {
+            v.as_object_mut().unwrap().remove("numeroProposta");
+        });
+        assert_eq!(
+            parse(&no_number),
+            Err(ParseError::MissingField("numeroProposta".into()))
+        );
+        let no_result = edited("too", "approved", |v| {
+            v["parecer"] = json!({"observacoes": "x"})
+        });
+        assert_eq!(
+            parse(&no_result),
+            Err(ParseError::MissingField("parecer.resultado".into()))
+        );
+        let no_parecer = edited("too", "approved", |v| {
+            v.as_object_mut().unwrap().remove("parecer");
+        });
+        assert_eq!(
+            parse(&no_parecer),
+            Err(ParseError::MissingField("parecer".into()))
+        );
+        let unknown = edited("too", "approved", |v| {
+            v["parecer"]["resultado"] = json!("X")
+        });
+        assert!(
+            matches!(parse(&unknown), Err(ParseError::Shape { field: Some(f), .. }) if f == "parecer.resultado")
+        );
+        let text_number = edited("too", "approved", |v| v["numeroProposta"] = json!("99120"));
+        assert!(
+            matches!(parse(&text_number), Err(ParseError::Shape { field: Some(f), .. }) if f == "numeroProposta")
+        );
+        let bad_date = edited("too", "approved", |v| {
+            v["emitidoEm"] = json!("2026-11-20T14:03:11")
+        });
+        assert!(
+            matches!(parse(&bad_date), Err(ParseError::Shape { field: Some(f), .. }) if f == "emitidoEm")
+        );
+        let bad_item = edited("too", "pending", |v| {
+            v["pendencias"][1] = json!({"descricao": "x"})
+        });
+        assert_eq!(
+            parse(&bad_item),
+            Err(ParseError::MissingField("pendencias[1].documento".into()))
+        );
+        assert!(matches!(parse(b"{"), Err(ParseError::NotJson(_))));
+    }
+}

@@ -1,0 +1,30 @@
+//! Callback counters per tenant, insurer and outcome, registered into the registry that
+//! `/metrics` serves. Labels come from the token (known tenants and insurers only), so an
+//! unauthenticated caller cannot grow the label set.
+
+use std::sync::LazyLock;
+
+use prometheus::{IntCounterVec, Opts, Registry};
+
+pub static CALLBACKS: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    IntCounterVec::new(
+        Opts::new(
+            "callbacks_total",
+            "callbacks by tenant, insurer and outcome (processed, duplicate, unchanged, or the error code)",
+        )
+        .namespace("proposal_callback"),
+        &["tenant", "insurer", "outcome"],
+    )
+    .expect("valid counter")
+});
+
+pub fn register(registry: &Registry) {
+    // A registry refuses a collector twice; tests build several apps in one process.
+    let _ = registry.register(Box::new(CALLBACKS.clone()));
+}
+
+pub fn count(tenant: &str, insurer: &str, outcome: &str) {
+    CALLBACKS
+        .with_label_values(&[tenant, insurer, outcome])
+        .inc();
+}

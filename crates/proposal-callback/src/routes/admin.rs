@@ -1,0 +1,159 @@
+//! Operators' routes, scoped to the admin token's tenant.
+
+use actix_web::{HttpResponse, web};
+use chrono::{DateTime, Utc};
+use common::Problem;
+use common::extract::{Path, Query};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::auth::TenantAdmin;
+use crate::error::Error;
+use crate::metrics;
+use crate::proposal;
+use crate::routes::CallbackResult;
+use crate::startup::AppState;
+use crate::store::receipts::{self, ReceiptRow};
+
+const RECEIPT_STATUSES: [&str; 5] = ["received", "processed", "duplicate", "unchanged", "failed"];
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct ReceiptQuery {
+    /// `received`, `processed`, `duplicate`, `unchanged` or `failed`; all when absent.
+    pub status: Option<String>,
+    /// 1..=200, default 50.
+    pub limit: Option<i64>,
+    /// Paging: only receipts with a smaller id (pass the last page's `next_before_id`).
+    pub before_id: Option<i64>,
+}
+
+/// A stored callback as an operator sees it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReceiptView {
+    pub id: i64,
+    pub insurer: String,
+    pub received_at: DateTime<Utc>,
+    pub status: String,
+    pub http_status: Option<i16>,
+    pub error_code: Option<String>,
+    pub error_detail: Option<String>,
+    pub proposal_id: Option<String>,
+    pub attempts: i32,
+    pub processed_at: Option<DateTime<Utc>>,
+    /// The headers kept (never `Authorization`).
+    pub headers: serde_json::Value,
+    /// The body exactly as received (invalid UTF-8 replaced).
+    pub body: String,
+}
+
+impl From<ReceiptRow> for ReceiptView {
+    fn from(r: ReceiptRow) -> Self {
+        Self {
+            id: r.id,
+            insurer: r.insurer,
+            received_at: r.received_at,
+            status: r.status,
+            http_status: r.http_status,
+            error_code: r.error_code,
+            error_detail: r.error_detail,
+            proposal_id: r.proposal_id,
+            attempts: r.attempts,
+            processed_at: r.processed_at,
+            headers: r.headers,
+            body: String::from_utf8_lossy(&r.body).into_owned(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReceiptPage {
+    pub items: Vec<ReceiptView>,
+    /// Pass as `before_id` for the next page; null on the last.
+    pub next_before_id: Option<i64>,
+}
+
+/// The tenant's stored callbacks, newest first.
+#[utoipa::path(
+    get,
+    path = "/admin/receipts",
+    tag = "admin",
+    security(("bearer" = [])),
+    params(ReceiptQuery),
+    responses(
+        (status = 200, body = ReceiptPage),
+        (status = 400, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+    )
+)]
+pub async fn list_receipts(
+    admin: TenantAdmin,
+    Query(q): Query<ReceiptQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Error> {
+    if let Some(s) = &q.status
+        && !RECEIPT_STATUSES.contains(&s.as_str())
+    {
+        return Err(Problem::invalid_parameter(
+            "status",
+            format!("must be one of {}", RECEIPT_STATUSES.join(", ")),
+        )
+        .into());
+    }
+    let limit = q.limit.unwrap_or(50);
+    if !(1..=200).contains(&limit) {
+        return Err(Problem::invalid_parameter("limit", "must be between 1 and 200").into());
+    }
+    let mut conn = state.pool.get().await?;
+    let rows = receipts::list(
+        &mut conn,
+        &admin.tenant,
+        q.status.as_deref(),
+        q.before_id,
+        limit,
+    )
+    .await?;
+    let next_before_id = (rows.len() as i64 == limit)
+        .then(|| rows.last().map(|r| r.id))
+        .flatten();
+    Ok(HttpResponse::Ok().json(ReceiptPage {
+        items: rows.into_iter().map(ReceiptView::from).collect(),
+        next_before_id,
+    }))
+}
+
+/// Process a stored receipt again, with the same rules as a live callback.
+#[utoipa::path(
+    post,
+    path = "/admin/receipts/{id}/replay",
+    tag = "admin",
+    security(("bearer" = [])),
+    params(("id" = i64, Path, description = "receipt id")),
+    responses(
+        (status = 200, body = CallbackResult),
+        (status = 401, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`not_found` (receipt) or `proposal_not_found`"),
+        (status = 409, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+        (status = 422, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+    )
+)]
+pub async fn replay(
+    admin: TenantAdmin,
+    Path(id): Path<i64>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Error> {
+    let mut conn = state.pool.get().await?;
+    let receipt = receipts::find(&mut conn, &admin.tenant, id)
+        .await?
+        .ok_or(Error::ReceiptNotFound(id))?;
+    let result = proposal::handle_receipt(&mut conn, &receipt).await;
+    let outcome = match &result {
+        Ok(p) => p.outcome.as_str(),
+        Err(e) => e.code(),
+    };
+    metrics::count(&receipt.tenant_id, &receipt.insurer, outcome);
+    Ok(HttpResponse::Ok().json(CallbackResult::from(result?)))
+}

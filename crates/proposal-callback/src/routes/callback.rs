@@ -1,0 +1,155 @@
+//! `POST /callback/{dsTenantId}/{insuranceCompany}`: an insurer's result notification.
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use common::extract::{read_body, require_json};
+use sha2::{Digest, Sha256};
+
+use crate::auth::InsurerIntegration;
+use crate::error::Error;
+use crate::insurer;
+use crate::metrics;
+use crate::proposal;
+use crate::routes::CallbackResult;
+use crate::startup::AppState;
+use crate::store::receipts::{self, NewReceipt};
+
+/// CONTRACT §0: 64 KiB on the callback route.
+pub const BODY_LIMIT: usize = 64 * 1024;
+
+/// Headers kept on a receipt: what helps an operator tell deliveries apart. Never
+/// `Authorization`.
+const KEPT_HEADERS: [&str; 4] = [
+    "content-type",
+    "content-length",
+    "user-agent",
+    "x-request-id",
+];
+
+fn valid_tenant(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Receive an insurer's result for a proposal.
+///
+/// Checks, in order: token (401), tenant id (400), insurer (404 `unknown_insurer`), token of
+/// this tenant and insurer (403), `Content-Type` (415), size (413). Then the raw body is
+/// stored as a receipt and parsed (400/422), and the proposal updated (404, 409).
+#[utoipa::path(
+    post,
+    path = "/callback/{dsTenantId}/{insuranceCompany}",
+    tag = "callback",
+    security(("bearer" = [])),
+    params(
+        ("dsTenantId" = String, Path, description = "tenant id, `[A-Za-z0-9_-]{1,64}`"),
+        ("insuranceCompany" = String, Path, description = "insurer identifier: `porto`, `tokio` or `too`"),
+    ),
+    request_body(content = serde_json::Value, content_type = "application/json",
+        description = "the insurer's own JSON, at most 64 KiB"),
+    responses(
+        (status = 200, body = CallbackResult, description = "processed, a redelivery (`duplicate`) or the status it already had (`unchanged`)"),
+        (status = 400, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`invalid_parameter` or `invalid_payload` (not JSON)"),
+        (status = 401, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+        (status = 404, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`unknown_insurer` or `proposal_not_found`"),
+        (status = 409, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`invalid_transition`"),
+        (status = 413, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+        (status = 415, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+        (status = 422, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`invalid_payload` or `missing_field`"),
+        (status = 503, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "database unavailable; retry"),
+    )
+)]
+pub async fn receive(
+    req: HttpRequest,
+    who: InsurerIntegration,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Error> {
+    let tenant = req.match_info().get("dsTenantId").unwrap_or_default();
+    let insurer = req.match_info().get("insuranceCompany").unwrap_or_default();
+    let result = receive_checked(&req, &who, tenant, insurer, payload, &state).await;
+    // Counted under the token's tenant and insurer: the path may name anything.
+    let outcome = match &result {
+        Ok(r) => r.result.as_str(),
+        Err(e) => e.code(),
+    };
+    metrics::count(&who.tenant, &who.insurer, outcome);
+    Ok(HttpResponse::Ok().json(result?))
+}
+
+async fn receive_checked(
+    req: &HttpRequest,
+    who: &InsurerIntegration,
+    tenant: &str,
+    insurer: &str,
+    payload: web::Payload,
+    state: &AppState,
+) -> Result<CallbackResult, Error> {
+    if !valid_tenant(tenant) {
+        return Err(common::Problem::invalid_parameter(
+            "dsTenantId",
+            "must be 1 to 64 of A-Z, a-z, 0-9, `_` and `-`",
+        )
+        .into());
+    }
+    if insurer::parser_for(insurer).is_none() {
+        return Err(Error::UnknownInsurer(insurer.to_owned()));
+    }
+    who.require(tenant, insurer)?;
+    require_json(req)?;
+    let body = read_body(req, payload.into_inner(), BODY_LIMIT).await?;
+
+    let mut conn = state.pool.get().await?;
+    let sha: [u8; 32] = Sha256::digest(&body).into();
+    let receipt = receipts::insert(
+        &mut conn,
+        &NewReceipt {
+            tenant_id: tenant,
+            insurer,
+            integration_id: Some(who.integration_id),
+            headers: kept_headers(req),
+            body: &body,
+            body_sha256: &sha,
+        },
+    )
+    .await?;
+    let processed = proposal::handle_receipt(&mut conn, &receipt).await?;
+    if let Some(email) = processed.email_id {
+        tracing::info!(
+            receipt = receipt.id,
+            email,
+            "transition applied; email queued"
+        );
+    }
+    Ok(processed.into())
+}
+
+fn kept_headers(req: &HttpRequest) -> serde_json::Value {
+    let mut map = serde_json::Map::new();
+    for name in KEPT_HEADERS {
+        if let Some(v) = req.headers().get(name).and_then(|v| v.to_str().ok()) {
+            map.insert(name.to_owned(), v.into());
+        }
+    }
+    if let Some(addr) = req.peer_addr() {
+        map.insert("peer_addr".into(), addr.ip().to_string().into());
+    }
+    serde_json::Value::Object(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::valid_tenant;
+
+    #[test]
+    fn tenant_ids() {
+        for ok in ["demo-a", "A_b-9", &"x".repeat(64)] {
+            assert!(valid_tenant(ok), "{ok}");
+        }
+        for bad in ["", "demo a", "demo.a", "ação", &"x".repeat(65)] {
+            assert!(!valid_tenant(bad), "{bad}");
+        }
+    }
+}

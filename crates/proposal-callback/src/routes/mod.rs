@@ -1,0 +1,43 @@
+//! HTTP only: extract, authorise, call the domain, map the answer.
+
+pub mod admin;
+pub mod auth;
+pub mod callback;
+
+use actix_web::web;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::proposal::{Outcome, Processed, Status};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    // `/callback/auth` first: it would otherwise never match before the two-segment route.
+    cfg.route("/callback/auth", web::post().to(auth::token))
+        .route(
+            "/callback/{dsTenantId}/{insuranceCompany}",
+            web::post().to(callback::receive),
+        )
+        .route("/admin/receipts", web::get().to(admin::list_receipts))
+        .route("/admin/receipts/{id}/replay", web::post().to(admin::replay));
+}
+
+/// The 200 answer to a callback (and to a replay).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CallbackResult {
+    pub result: Outcome,
+    /// The proposal's id as the tenant knows it.
+    #[schema(example = "POR-2026-000123")]
+    pub proposal_id: String,
+    /// The proposal's status after this callback.
+    pub status: Status,
+}
+
+impl From<Processed> for CallbackResult {
+    fn from(p: Processed) -> Self {
+        Self {
+            result: p.outcome,
+            proposal_id: p.proposal_id,
+            status: p.status,
+        }
+    }
+}

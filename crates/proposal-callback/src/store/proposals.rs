@@ -1,0 +1,178 @@
+//! Proposals, their integration history, their events and the dedup keys of applied callbacks.
+
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+
+use crate::error::Error;
+use crate::insurer::Callback;
+use crate::proposal::Status;
+use crate::schema::{applied_callbacks, integration_history, proposal_events, proposals};
+use crate::store::receipts::Receipt;
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = proposals)]
+pub struct ProposalRow {
+    pub id: i64,
+    pub tenant_id: String,
+    pub proposal_id: String,
+    pub status: String,
+    pub contact_email: String,
+    pub in_queue: bool,
+}
+
+/// The proposal, row-locked until the transaction ends.
+pub async fn lock(
+    conn: &mut AsyncPgConnection,
+    tenant: &str,
+    proposal_id: &str,
+) -> Result<Option<ProposalRow>, Error> {
+    Ok(proposals::table
+        .filter(proposals::tenant_id.eq(tenant))
+        .filter(proposals::proposal_id.eq(proposal_id))
+        .select(ProposalRow::as_select())
+        .for_update()
+        .first(conn)
+        .await
+        .optional()?)
+}
+
+pub async fn find(
+    conn: &mut AsyncPgConnection,
+    tenant: &str,
+    proposal_id: &str,
+) -> Result<Option<ProposalRow>, Error> {
+    Ok(proposals::table
+        .filter(proposals::tenant_id.eq(tenant))
+        .filter(proposals::proposal_id.eq(proposal_id))
+        .select(ProposalRow::as_select())
+        .first(conn)
+        .await
+        .optional()?)
+}
+
+/// Creates an `under_analysis` proposal unless the tenant already has one by that id.
+pub async fn insert_if_absent(
+    conn: &mut AsyncPgConnection,
+    tenant: &str,
+    proposal_id: &str,
+    contact_email: &str,
+) -> Result<bool, Error> {
+    let n = diesel::insert_into(proposals::table)
+        .values((
+            proposals::tenant_id.eq(tenant),
+            proposals::proposal_id.eq(proposal_id),
+            proposals::status.eq(Status::UnderAnalysis.as_str()),
+            proposals::contact_email.eq(contact_email),
+            proposals::in_queue.eq(true),
+        ))
+        .on_conflict_do_nothing()
+        .execute(conn)
+        .await?;
+    Ok(n == 1)
+}
+
+/// True when this callback's key was not applied before. Inside the applying transaction, so
+/// a rollback frees the key again.
+pub async fn claim_dedup_key(
+    conn: &mut AsyncPgConnection,
+    receipt: &Receipt,
+    proposal_pk: i64,
+    key: &str,
+    status: Status,
+) -> Result<bool, Error> {
+    let n = diesel::insert_into(applied_callbacks::table)
+        .values((
+            applied_callbacks::tenant_id.eq(&receipt.tenant_id),
+            applied_callbacks::insurer.eq(&receipt.insurer),
+            applied_callbacks::dedup_key.eq(key),
+            applied_callbacks::proposal_id.eq(proposal_pk),
+            applied_callbacks::receipt_id.eq(Some(receipt.id)),
+            applied_callbacks::status.eq(status.as_str()),
+        ))
+        .on_conflict_do_nothing()
+        .execute(conn)
+        .await?;
+    Ok(n == 1)
+}
+
+pub async fn set_status(conn: &mut AsyncPgConnection, id: i64, to: Status) -> Result<(), Error> {
+    diesel::update(proposals::table.find(id))
+        .set((
+            proposals::status.eq(to.as_str()),
+            proposals::in_queue.eq(to.in_queue()),
+            proposals::updated_at.eq(diesel::dsl::now),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+pub async fn insert_history(
+    conn: &mut AsyncPgConnection,
+    proposal_pk: i64,
+    receipt: &Receipt,
+    from: Status,
+    callback: &Callback,
+) -> Result<i64, Error> {
+    Ok(diesel::insert_into(integration_history::table)
+        .values((
+            integration_history::proposal_id.eq(proposal_pk),
+            integration_history::insurer.eq(&receipt.insurer),
+            integration_history::receipt_id.eq(Some(receipt.id)),
+            integration_history::from_status.eq(from.as_str()),
+            integration_history::to_status.eq(callback.status.as_str()),
+            integration_history::insurer_event_id.eq(callback.event_id.as_deref()),
+            integration_history::insurer_note.eq(callback.note.as_deref()),
+            integration_history::insurer_time.eq(callback.occurred_at),
+        ))
+        .returning(integration_history::id)
+        .get_result(conn)
+        .await?)
+}
+
+/// An event to record on a proposal.
+pub struct Event {
+    pub kind: &'static str,
+    pub data: serde_json::Value,
+}
+
+impl Event {
+    pub fn new(kind: &'static str, data: serde_json::Value) -> Self {
+        Self { kind, data }
+    }
+}
+
+pub fn received_event(receipt: &Receipt, callback: &Callback) -> Event {
+    Event::new(
+        "callback_received",
+        serde_json::json!({
+            "insurer": receipt.insurer,
+            "status": callback.status,
+            "event_id": callback.event_id,
+        }),
+    )
+}
+
+pub async fn insert_events(
+    conn: &mut AsyncPgConnection,
+    proposal_pk: i64,
+    receipt_id: i64,
+    events: &[Event],
+) -> Result<(), Error> {
+    let rows: Vec<_> = events
+        .iter()
+        .map(|e| {
+            (
+                proposal_events::proposal_id.eq(proposal_pk),
+                proposal_events::kind.eq(e.kind),
+                proposal_events::receipt_id.eq(Some(receipt_id)),
+                proposal_events::data.eq(&e.data),
+            )
+        })
+        .collect();
+    diesel::insert_into(proposal_events::table)
+        .values(rows)
+        .execute(conn)
+        .await?;
+    Ok(())
+}

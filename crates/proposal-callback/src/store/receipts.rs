@@ -1,0 +1,144 @@
+//! Callback receipts: every request that reached the parsing stage, stored raw first.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+
+use crate::error::Error;
+use crate::proposal::Outcome;
+use crate::schema::callback_receipts as r;
+
+/// What processing needs of a receipt.
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = r)]
+pub struct Receipt {
+    pub id: i64,
+    pub tenant_id: String,
+    pub insurer: String,
+    pub body: Vec<u8>,
+    pub body_sha256: Vec<u8>,
+}
+
+#[derive(Insertable)]
+#[diesel(table_name = r)]
+pub struct NewReceipt<'a> {
+    pub tenant_id: &'a str,
+    pub insurer: &'a str,
+    pub integration_id: Option<i64>,
+    pub headers: serde_json::Value,
+    pub body: &'a [u8],
+    pub body_sha256: &'a [u8],
+}
+
+/// Everything an operator sees of a receipt.
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = r)]
+pub struct ReceiptRow {
+    pub id: i64,
+    pub insurer: String,
+    pub received_at: DateTime<Utc>,
+    pub headers: serde_json::Value,
+    pub body: Vec<u8>,
+    pub status: String,
+    pub http_status: Option<i16>,
+    pub error_code: Option<String>,
+    pub error_detail: Option<String>,
+    pub proposal_id: Option<String>,
+    pub attempts: i32,
+    pub processed_at: Option<DateTime<Utc>>,
+}
+
+/// Stored in its own statement (autocommit), so it is durable before parsing starts.
+pub async fn insert(conn: &mut AsyncPgConnection, new: &NewReceipt<'_>) -> Result<Receipt, Error> {
+    Ok(diesel::insert_into(r::table)
+        .values(new)
+        .returning(Receipt::as_returning())
+        .get_result(conn)
+        .await?)
+}
+
+pub async fn find(
+    conn: &mut AsyncPgConnection,
+    tenant: &str,
+    id: i64,
+) -> Result<Option<Receipt>, Error> {
+    Ok(r::table
+        .filter(r::id.eq(id).and(r::tenant_id.eq(tenant)))
+        .select(Receipt::as_select())
+        .first(conn)
+        .await
+        .optional()?)
+}
+
+pub async fn list(
+    conn: &mut AsyncPgConnection,
+    tenant: &str,
+    status: Option<&str>,
+    before_id: Option<i64>,
+    limit: i64,
+) -> Result<Vec<ReceiptRow>, Error> {
+    let mut q = r::table
+        .filter(r::tenant_id.eq(tenant))
+        .select(ReceiptRow::as_select())
+        .order(r::id.desc())
+        .limit(limit)
+        .into_boxed();
+    if let Some(s) = status {
+        q = q.filter(r::status.eq(s.to_owned()));
+    }
+    if let Some(b) = before_id {
+        q = q.filter(r::id.lt(b));
+    }
+    Ok(q.load(conn).await?)
+}
+
+pub async fn record_outcome(
+    conn: &mut AsyncPgConnection,
+    id: i64,
+    outcome: Outcome,
+    proposal_id: &str,
+    dedup_key: &str,
+) -> Result<(), Error> {
+    diesel::update(r::table.find(id))
+        .set((
+            r::status.eq(outcome.as_str()),
+            r::http_status.eq(Some(200i16)),
+            r::error_code.eq(None::<String>),
+            r::error_detail.eq(None::<String>),
+            r::proposal_id.eq(Some(proposal_id)),
+            r::dedup_key.eq(Some(dedup_key)),
+            r::attempts.eq(r::attempts + 1),
+            r::processed_at.eq(diesel::dsl::now),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+pub async fn record_failure(conn: &mut AsyncPgConnection, id: i64, e: &Error) -> Result<(), Error> {
+    let problem = e.problem();
+    let proposal_id = match e {
+        Error::ProposalNotFound { proposal_id } => Some(proposal_id.as_str()),
+        _ => None,
+    };
+    diesel::update(r::table.find(id))
+        .set((
+            r::status.eq("failed"),
+            r::http_status.eq(Some(problem.status as i16)),
+            r::error_code.eq(Some(problem.code.as_ref())),
+            r::error_detail.eq(Some(problem.detail.as_str())),
+            r::proposal_id.eq(proposal_id),
+            r::attempts.eq(r::attempts + 1),
+            r::processed_at.eq(diesel::dsl::now),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// `prune`: deletes receipts received before `cutoff`; returns how many.
+pub async fn prune(conn: &mut AsyncPgConnection, cutoff: DateTime<Utc>) -> Result<usize, Error> {
+    Ok(diesel::delete(r::table.filter(r::received_at.lt(cutoff)))
+        .execute(conn)
+        .await?)
+}
