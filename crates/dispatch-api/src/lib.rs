@@ -1,11 +1,15 @@
 //! Emergency dispatch service: incidents from the first call to the unit's release.
 
 pub mod auth;
+pub mod catalog;
 pub mod openapi;
+pub mod routes;
 pub mod schema;
 pub mod search;
 pub mod seed;
 pub mod startup;
+pub mod store;
+pub mod views;
 
 use diesel_migrations::{EmbeddedMigrations, embed_migrations};
 

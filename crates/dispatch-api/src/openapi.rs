@@ -1,14 +1,39 @@
 //! The OpenAPI 3.1 document of every route.
 
 use utoipa::OpenApi;
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
+use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+
+use crate::routes::{employees, fleet, incidents, reference, shared, users};
+use crate::views::*;
 
 #[derive(OpenApi)]
 #[openapi(
     info(title = "dispatch-api", description = "Emergency medical dispatch service"),
-    paths(common::http::healthz, common::http::readyz, common::http::metrics_doc),
-    components(schemas(common::problem::ProblemDocument, common::FieldError)),
-    modifiers(&BearerAuth),
+    paths(
+        common::http::healthz, common::http::readyz, common::http::metrics_doc,
+        users::list, users::search, users::get,
+        employees::of_user, employees::search,
+        shared::default_values, shared::possible_values,
+        incidents::mask, incidents::prank_calls, incidents::detail,
+        incidents::unit_selection, incidents::fleet_summary, incidents::fleet_occurrence,
+        incidents::regulation, incidents::occurrence_view,
+        fleet::list, fleet::options, fleet::of_incident, fleet::types,
+        fleet::dispatches_of_incident, fleet::dispatch_data,
+        reference::health_units, reference::decision_actions, reference::decisions_of_incident,
+        reference::intercurrences, reference::professional_types, reference::unallocated,
+    ),
+    components(schemas(
+        common::problem::ProblemDocument, common::FieldError,
+        RefOption, UserOption, ProfileView, UserRecord, EmployeeRecord, ProfessionalTypeView,
+        MobileUnitTypeView, MobileUnitView, MobileUnitOption, HealthUnitOption, IncidentMaskItem,
+        BasicData, Occurrence, Patient, Regulation, Conclusion, HistoryEntry, IncidentDetail,
+        DispatchTimes, DispatchedUnit, DispatchView, PrankCalls, PrankCall, TechnicalDecisionView,
+        RecordedIntercurrence, IncidentFleetSummary, UnitSelection, FleetOccurrence, DispatchData,
+        RegulationDetail, OccurrenceView, UnallocatedEntry, UnallocatedPage, Lookups,
+        DefaultValues, PossibleValues,
+    )),
+    modifiers(&BearerAuth, &ErrorResponses),
 )]
 pub struct ApiDoc;
 
@@ -26,6 +51,49 @@ impl utoipa::Modify for BearerAuth {
                     .build(),
             ),
         );
+    }
+}
+
+/// Every API route needs the bearer token and answers its errors as problem+json; this adds
+/// both to every operation outside the operational routes, so no handler can forget them.
+struct ErrorResponses;
+
+const OPERATIONAL: [&str; 3] = ["/healthz", "/readyz", "/metrics"];
+
+const ERRORS: [(&str, &str); 5] = [
+    ("400", "A bad parameter (named in `errors`)"),
+    ("401", "No valid token, or the user is not active"),
+    ("403", "The caller's profile may not use this route"),
+    ("404", "No such record"),
+    ("503", "The database is unavailable; retry"),
+];
+
+impl utoipa::Modify for ErrorResponses {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let problem = ContentBuilder::new()
+            .schema(Some(Ref::from_schema_name("ProblemDocument")))
+            .build();
+        for (path, item) in openapi.paths.paths.iter_mut() {
+            if OPERATIONAL.contains(&path.as_str()) {
+                continue;
+            }
+            if let Some(op) = item.get.as_mut() {
+                for (status, description) in ERRORS {
+                    let response = ResponseBuilder::new()
+                        .description(description)
+                        .content("application/problem+json", problem.clone())
+                        .build();
+                    op.responses
+                        .responses
+                        .entry(status.to_owned())
+                        .or_insert(response.into());
+                }
+                op.security = Some(vec![SecurityRequirement::new(
+                    "bearer",
+                    Vec::<String>::new(),
+                )]);
+            }
+        }
     }
 }
 

@@ -143,6 +143,7 @@ diesel::table! {
     prank_calls (id) {
         id -> Int8,
         phone -> Text,
+        phone_digits -> Text,
         incident_id -> Int8,
         recorded_by -> Int8,
         recorded_at -> Timestamptz,

@@ -9,6 +9,7 @@ use common::db::{self, Pool, PoolSettings};
 use common::http::{self, OpenApiJson};
 
 use crate::auth::AuthState;
+use crate::catalog::Catalog;
 
 /// Everything the handlers share. Cheap to clone.
 #[derive(Clone)]
@@ -16,6 +17,8 @@ pub struct AppState {
     pub pool: Pool,
     pub keys: JwtKeys,
     pub openapi: OpenApiJson,
+    /// Reference data served from memory (health units, small lists).
+    pub catalog: Catalog,
 }
 
 impl AppState {
@@ -24,6 +27,7 @@ impl AppState {
             pool,
             keys,
             openapi: OpenApiJson::new(&crate::openapi::document()),
+            catalog: Catalog::default(),
         }
     }
 }
@@ -57,7 +61,8 @@ pub fn app(
                 keys: state.keys.clone(),
                 pool: state.pool.clone(),
             }))
-            .app_data(web::Data::new(state));
+            .app_data(web::Data::new(state))
+            .configure(crate::routes::configure);
         },
     )
 }
@@ -82,6 +87,10 @@ pub async fn serve(config: CommonConfig) -> anyhow::Result<()> {
     tracing::info!(?applied, "migrations up to date");
     let pool = db::pool(&config.database_url, &pool_settings(config.pool_size))?;
     let state = AppState::new(pool.clone(), JwtKeys::new(&config.jwt_secret));
+    // Warm the reference data now; if the database is not up yet the first request loads it.
+    if let Err(e) = state.catalog.refresh(&pool).await {
+        tracing::warn!(error = %e, "reference data not loaded at start");
+    }
     let metrics = metrics(&pool);
     tracing::info!(bind = %config.bind, "dispatch-api listening");
     HttpServer::new(move || app(state.clone(), metrics.clone()))

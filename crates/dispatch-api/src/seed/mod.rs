@@ -337,7 +337,10 @@ async fn write_users(
 
 /// A fixed instant for rows whose time the plan does not decide.
 fn plan_time() -> DateTime<Utc> {
-    DateTime::from_timestamp(1_795_737_600, 0).unwrap_or_default() // 2026-11-23T00:00:00Z
+    use chrono::TimeZone;
+    Utc.with_ymd_and_hms(2026, 11, 20, 7, 0, 0)
+        .single()
+        .unwrap_or_default()
 }
 
 async fn write_fleet(

@@ -1,0 +1,456 @@
+//! Incidents: their forms, history, decisions, prank calls and recorded intercurrences.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::result::Error;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+
+use crate::schema::*;
+use crate::search::Search;
+use crate::store::{opt_user, ref_option, user_option};
+use crate::views::*;
+
+diesel::alias!(users as regulator_user: RegulatorAlias, users as assignee_user: AssigneeAlias);
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = incidents, check_for_backend(diesel::pg::Pg))]
+struct IncidentRow {
+    id: i64,
+    number: String,
+    state: String,
+    version: i32,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+    caller_name: String,
+    caller_phone: String,
+    address: String,
+    city: String,
+    complaint: String,
+    related_incident_id: Option<i64>,
+    occurrence_type: Option<String>,
+    priority: Option<String>,
+    occurrence_notes: Option<String>,
+    patient_name: Option<String>,
+    patient_age: Option<i32>,
+    patient_sex: Option<String>,
+    regulated_at: Option<DateTime<Utc>>,
+    conclusion: Option<String>,
+    closed_at: Option<DateTime<Utc>>,
+}
+
+type DetailRow = (
+    IncidentRow,
+    (i64, String),
+    Option<(i64, String)>,
+    Option<(i64, String)>,
+);
+
+/// The incident's forms with the names of its creator, regulator and assignee: one statement.
+pub async fn detail(
+    mut conn: &AsyncPgConnection,
+    id: i64,
+) -> Result<Option<IncidentDetail>, Error> {
+    let row: Option<DetailRow> = incidents::table
+        .inner_join(users::table.on(users::id.eq(incidents::created_by)))
+        .left_join(
+            regulator_user
+                .on(incidents::regulator_id.eq(regulator_user.field(users::id).nullable())),
+        )
+        .left_join(
+            assignee_user
+                .on(incidents::assigned_to_id.eq(assignee_user.field(users::id).nullable())),
+        )
+        .filter(incidents::id.eq(id))
+        .select((
+            IncidentRow::as_select(),
+            (users::id, users::descriptive_name),
+            regulator_user
+                .fields((users::id, users::descriptive_name))
+                .nullable(),
+            assignee_user
+                .fields((users::id, users::descriptive_name))
+                .nullable(),
+        ))
+        .first(&mut conn)
+        .await
+        .optional()?;
+    Ok(
+        row.map(|(r, created_by, regulator, assignee)| IncidentDetail {
+            id: r.id,
+            number: r.number,
+            state: r.state,
+            version: r.version,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+            created_by: user_option(created_by),
+            basic_data: BasicData {
+                caller_name: r.caller_name,
+                caller_phone: r.caller_phone,
+                address: r.address,
+                city: r.city,
+                complaint: r.complaint,
+                related_incident_id: r.related_incident_id,
+            },
+            occurrence: Occurrence {
+                occurrence_type: r.occurrence_type,
+                priority: r.priority,
+                notes: r.occurrence_notes,
+            },
+            patient: Patient {
+                name: r.patient_name,
+                age: r.patient_age,
+                sex: r.patient_sex,
+            },
+            regulation: Regulation {
+                regulator: opt_user(regulator),
+                regulated_at: r.regulated_at,
+                assigned_to: opt_user(assignee),
+            },
+            conclusion: Conclusion {
+                text: r.conclusion,
+                closed_at: r.closed_at,
+            },
+            history: None,
+        }),
+    )
+}
+
+/// The incident's history, oldest first.
+pub async fn history(mut conn: &AsyncPgConnection, id: i64) -> Result<Vec<HistoryEntry>, Error> {
+    let rows: Vec<(i32, DateTime<Utc>, String, i64, String, serde_json::Value)> =
+        incident_history::table
+            .inner_join(users::table)
+            .filter(incident_history::incident_id.eq(id))
+            .order_by(incident_history::id)
+            .select((
+                incident_history::version,
+                incident_history::at,
+                incident_history::action,
+                users::id,
+                users::descriptive_name,
+                incident_history::changes,
+            ))
+            .load(&mut conn)
+            .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(version, at, action, uid, uname, changes)| HistoryEntry {
+            version,
+            at,
+            action,
+            user: user_option((uid, uname)),
+            changes,
+        })
+        .collect())
+}
+
+/// `GET /incident/mask`: matches on number, caller, patient, phone or address; word-prefix
+/// matches first, then newest first. Without a term, newest first.
+pub async fn mask(
+    mut conn: &AsyncPgConnection,
+    search: &Search,
+) -> Result<Vec<IncidentMaskItem>, Error> {
+    let mut query = incidents::table
+        .select((
+            incidents::id,
+            incidents::number,
+            incidents::state,
+            incidents::caller_name,
+            incidents::patient_name,
+            incidents::address,
+            incidents::created_at,
+        ))
+        .into_boxed();
+    if let Some((infix, prefix)) = search.like_patterns() {
+        // `search_text` is the folded fields joined by spaces: a word starts at its
+        // beginning or after a space.
+        let word_prefix = format!("% {prefix}");
+        query = query.filter(incidents::search_text.like(infix)).order_by(
+            incidents::search_text
+                .like(prefix)
+                .or(incidents::search_text.like(word_prefix))
+                .desc(),
+        );
+    }
+    type Row = (
+        i64,
+        String,
+        String,
+        String,
+        Option<String>,
+        String,
+        DateTime<Utc>,
+    );
+    let rows: Vec<Row> = query
+        .then_order_by(incidents::created_at.desc())
+        .then_order_by(incidents::id.desc())
+        .limit(search.limit)
+        .offset(search.offset)
+        .load(&mut conn)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(
+            |(id, number, state, caller_name, patient_name, address, created_at)| {
+                IncidentMaskItem {
+                    id,
+                    number,
+                    state,
+                    caller_name,
+                    patient_name,
+                    address,
+                    created_at,
+                }
+            },
+        )
+        .collect())
+}
+
+/// What the fleet and unit-selection screens read of an incident, with the vehicle type of
+/// its latest technical decision, in one statement (a correlated subquery picks the latest).
+pub struct FleetRow {
+    pub summary: IncidentFleetSummary,
+    pub patient: Patient,
+}
+
+pub async fn fleet_row(mut conn: &AsyncPgConnection, id: i64) -> Result<Option<FleetRow>, Error> {
+    type Row = (
+        i64,
+        String,
+        String,
+        i32,
+        DateTime<Utc>,
+        String,
+        String,
+        String,
+        Option<String>,
+        (Option<String>, Option<i32>, Option<String>),
+        Option<i32>,
+        Option<String>,
+    );
+    let latest_vehicle = diesel::dsl::sql::<diesel::sql_types::Nullable<diesel::sql_types::Integer>>(
+        "(SELECT td.mobile_unit_type_id FROM technical_decisions td \
+          WHERE td.incident_id = incidents.id ORDER BY td.decided_at DESC, td.id DESC LIMIT 1)",
+    );
+    let row: Option<Row> = incidents::table
+        .left_join(mobile_unit_types::table.on(mobile_unit_types::id.nullable().eq(latest_vehicle)))
+        .filter(incidents::id.eq(id))
+        .select((
+            incidents::id,
+            incidents::number,
+            incidents::state,
+            incidents::version,
+            incidents::created_at,
+            incidents::address,
+            incidents::city,
+            incidents::complaint,
+            incidents::priority,
+            (
+                incidents::patient_name,
+                incidents::patient_age,
+                incidents::patient_sex,
+            ),
+            mobile_unit_types::id.nullable(),
+            mobile_unit_types::name.nullable(),
+        ))
+        .first(&mut conn)
+        .await
+        .optional()?;
+    Ok(row.map(
+        |(
+            id,
+            number,
+            state,
+            version,
+            created_at,
+            address,
+            city,
+            complaint,
+            priority,
+            (pname, page, psex),
+            vt_id,
+            vt_name,
+        )| FleetRow {
+            summary: IncidentFleetSummary {
+                id,
+                number,
+                state,
+                version,
+                created_at,
+                address,
+                city,
+                complaint,
+                priority,
+                requested_vehicle_type: crate::store::opt_ref(vt_id, vt_name),
+            },
+            patient: Patient {
+                name: pname,
+                age: page,
+                sex: psex,
+            },
+        },
+    ))
+}
+
+/// Whether the incident exists: asked only when a list of its rows came back empty.
+pub async fn exists(mut conn: &AsyncPgConnection, id: i64) -> Result<bool, Error> {
+    diesel::select(diesel::dsl::exists(
+        incidents::table.filter(incidents::id.eq(id)),
+    ))
+    .get_result(&mut conn)
+    .await
+}
+
+/// The technical decisions of an incident, oldest first.
+pub async fn decisions(
+    mut conn: &AsyncPgConnection,
+    incident_id: i64,
+) -> Result<Vec<TechnicalDecisionView>, Error> {
+    type Row = (
+        i64,
+        (i32, String),
+        Option<i32>,
+        Option<String>,
+        (i64, String),
+        String,
+        DateTime<Utc>,
+    );
+    let rows: Vec<Row> = technical_decisions::table
+        .inner_join(technical_decision_actions::table)
+        .inner_join(users::table)
+        .left_join(mobile_unit_types::table)
+        .filter(technical_decisions::incident_id.eq(incident_id))
+        .order_by((technical_decisions::decided_at, technical_decisions::id))
+        .select((
+            technical_decisions::id,
+            (
+                technical_decision_actions::id,
+                technical_decision_actions::name,
+            ),
+            mobile_unit_types::id.nullable(),
+            mobile_unit_types::name.nullable(),
+            (users::id, users::descriptive_name),
+            technical_decisions::notes,
+            technical_decisions::decided_at,
+        ))
+        .load(&mut conn)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(
+            |(id, action, vt_id, vt_name, regulator, notes, decided_at)| TechnicalDecisionView {
+                id,
+                action: ref_option(action),
+                vehicle_type: crate::store::opt_ref(vt_id, vt_name),
+                regulator: user_option(regulator),
+                notes,
+                decided_at,
+            },
+        )
+        .collect())
+}
+
+/// How many prank calls to list; `total` still counts them all.
+const PRANK_CALLS_SHOWN: usize = 20;
+
+/// Prank calls of a phone, given as bare digits, newest first.
+pub async fn prank_calls(mut conn: &AsyncPgConnection, digits: &str) -> Result<PrankCalls, Error> {
+    let rows: Vec<(i64, String, DateTime<Utc>)> = prank_calls::table
+        .inner_join(incidents::table)
+        .filter(prank_calls::phone_digits.eq(digits))
+        .order_by((prank_calls::recorded_at.desc(), prank_calls::id.desc()))
+        .select((incidents::id, incidents::number, prank_calls::recorded_at))
+        .load(&mut conn)
+        .await?;
+    Ok(prank_page(digits.to_owned(), rows))
+}
+
+/// Intercurrences recorded on an incident's attendance, oldest first.
+pub async fn recorded_intercurrences(
+    mut conn: &AsyncPgConnection,
+    incident_id: i64,
+) -> Result<Vec<RecordedIntercurrence>, Error> {
+    type Row = (i64, (i32, String), String, (i64, String), DateTime<Utc>);
+    let rows: Vec<Row> = incident_intercurrences::table
+        .inner_join(intercurrences::table)
+        .inner_join(users::table.on(users::id.eq(incident_intercurrences::recorded_by)))
+        .filter(incident_intercurrences::incident_id.eq(incident_id))
+        .order_by((
+            incident_intercurrences::recorded_at,
+            incident_intercurrences::id,
+        ))
+        .select((
+            incident_intercurrences::id,
+            (intercurrences::id, intercurrences::name),
+            incident_intercurrences::notes,
+            (users::id, users::descriptive_name),
+            incident_intercurrences::recorded_at,
+        ))
+        .load(&mut conn)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(
+            |(id, intercurrence, notes, by, recorded_at)| RecordedIntercurrence {
+                id,
+                intercurrence: ref_option(intercurrence),
+                notes,
+                recorded_by: user_option(by),
+                recorded_at,
+            },
+        )
+        .collect())
+}
+
+/// Prank calls of the phone of an incident's caller: the phone is read by a subquery, so
+/// this runs in the same pipeline as the incident's own statement.
+pub async fn prank_calls_of_incident(
+    mut conn: &AsyncPgConnection,
+    incident_id: i64,
+) -> Result<PrankCalls, Error> {
+    // The same digits expression as the `phone_digits` column of the migration.
+    let same_phone = diesel::dsl::sql::<diesel::sql_types::Bool>(
+        "prank_calls.phone_digits = (SELECT regexp_replace(c.caller_phone, '\\D', '', 'g') \
+         FROM incidents c WHERE c.id = ",
+    )
+    .bind::<diesel::sql_types::BigInt, _>(incident_id)
+    .sql(")");
+    let rows: Vec<(i64, String, DateTime<Utc>, String)> = prank_calls::table
+        .inner_join(incidents::table)
+        .filter(same_phone)
+        .order_by((prank_calls::recorded_at.desc(), prank_calls::id.desc()))
+        .select((
+            incidents::id,
+            incidents::number,
+            prank_calls::recorded_at,
+            prank_calls::phone_digits,
+        ))
+        .load(&mut conn)
+        .await?;
+    let phone = <[_]>::first(&rows).map(|r| r.3.clone()).unwrap_or_default();
+    Ok(prank_page(
+        phone,
+        rows.into_iter().map(|(a, b, c, _)| (a, b, c)).collect(),
+    ))
+}
+
+fn prank_page(phone: String, rows: Vec<(i64, String, DateTime<Utc>)>) -> PrankCalls {
+    PrankCalls {
+        phone,
+        total: rows.len() as i64,
+        calls: rows
+            .into_iter()
+            .take(PRANK_CALLS_SHOWN)
+            .map(|(incident_id, number, recorded_at)| PrankCall {
+                incident_id,
+                number,
+                recorded_at,
+            })
+            .collect(),
+    }
+}
+
+/// Digits of a phone, the key prank calls are looked up by.
+pub fn phone_digits(phone: &str) -> String {
+    phone.chars().filter(char::is_ascii_digit).collect()
+}

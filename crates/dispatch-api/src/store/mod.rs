@@ -1,0 +1,35 @@
+//! Diesel queries, one module per resource. Each function is one statement (one round trip)
+//! unless its comment says otherwise, and returns wire types from `views`.
+
+pub mod dispatches;
+pub mod incidents;
+pub mod reference;
+pub mod users;
+
+use crate::search::Search;
+use crate::views::{RefOption, UserOption};
+
+pub fn user_option((id, descriptive_name): (i64, String)) -> UserOption {
+    UserOption {
+        id,
+        descriptive_name,
+    }
+}
+
+pub fn ref_option((id, name): (i32, String)) -> RefOption {
+    RefOption { id, name }
+}
+
+/// A joined optional reference: both columns null when the row has none.
+pub fn opt_ref(id: Option<i32>, name: Option<String>) -> Option<RefOption> {
+    id.zip(name).map(ref_option)
+}
+
+pub fn opt_user(row: Option<(i64, String)>) -> Option<UserOption> {
+    row.map(user_option)
+}
+
+/// Page bounds of a checked search, as SQL wants them.
+pub fn page(search: &Search) -> (i64, i64) {
+    (search.limit, search.offset)
+}

@@ -1,0 +1,218 @@
+//! Reference lists, the fleet and the unallocated staff.
+
+use diesel::prelude::*;
+use diesel::result::Error;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+
+use crate::catalog::Snapshot;
+use crate::schema::*;
+use crate::search::NameIndex;
+use crate::store::{opt_ref, ref_option, user_option};
+use crate::views::*;
+
+/// Five small statements; runs at start and on `Catalog::refresh`, never per request.
+pub async fn load_snapshot(mut conn: &AsyncPgConnection) -> Result<Snapshot, Error> {
+    let units: Vec<(i64, String, String, String)> = health_units::table
+        .filter(health_units::active)
+        .select((
+            health_units::id,
+            health_units::name,
+            health_units::city,
+            health_units::uf,
+        ))
+        .load(&mut conn)
+        .await?;
+    let health_units = NameIndex::new(
+        units
+            .into_iter()
+            .map(|(id, name, city, uf)| HealthUnitOption { id, name, city, uf })
+            .collect(),
+        |h| h.name.as_str(),
+    );
+    let mobile_unit_types = mobile_unit_types::table
+        .order_by((mobile_unit_types::name, mobile_unit_types::id))
+        .select((
+            mobile_unit_types::id,
+            mobile_unit_types::name,
+            mobile_unit_types::description,
+            mobile_unit_types::active,
+        ))
+        .load::<(i32, String, String, bool)>(&mut conn)
+        .await?
+        .into_iter()
+        .map(|(id, name, description, active)| MobileUnitTypeView {
+            id,
+            name,
+            description,
+            active,
+        })
+        .collect();
+    let professional_types = professional_types::table
+        .order_by((professional_types::name, professional_types::id))
+        .select((
+            professional_types::id,
+            professional_types::name,
+            professional_types::active,
+        ))
+        .load::<(i32, String, bool)>(&mut conn)
+        .await?
+        .into_iter()
+        .map(|(id, name, active)| ProfessionalTypeView { id, name, active })
+        .collect();
+    let technical_decision_actions = technical_decision_actions::table
+        .filter(
+            technical_decision_actions::active.and(technical_decision_actions::deleted.eq(false)),
+        )
+        .order_by((
+            technical_decision_actions::name,
+            technical_decision_actions::id,
+        ))
+        .select((
+            technical_decision_actions::id,
+            technical_decision_actions::name,
+        ))
+        .load(&mut conn)
+        .await?
+        .into_iter()
+        .map(ref_option)
+        .collect();
+    let intercurrences = intercurrences::table
+        .filter(intercurrences::active.and(intercurrences::deleted.eq(false)))
+        .order_by((intercurrences::name, intercurrences::id))
+        .select((intercurrences::id, intercurrences::name))
+        .load(&mut conn)
+        .await?
+        .into_iter()
+        .map(ref_option)
+        .collect();
+    Ok(Snapshot {
+        health_units,
+        mobile_unit_types,
+        professional_types,
+        technical_decision_actions,
+        intercurrences,
+    })
+}
+
+/// `GET /mobile-unit`: all units, or only the active ones.
+pub async fn mobile_units(
+    mut conn: &AsyncPgConnection,
+    active_only: bool,
+) -> Result<Vec<MobileUnitView>, Error> {
+    let mut query = mobile_units::table
+        .inner_join(mobile_unit_types::table)
+        .select((
+            mobile_units::id,
+            mobile_units::name,
+            mobile_units::plate,
+            mobile_units::base,
+            mobile_units::active,
+            mobile_unit_types::id,
+            mobile_unit_types::name,
+        ))
+        .order_by((mobile_units::name, mobile_units::id))
+        .into_boxed();
+    if active_only {
+        query = query.filter(mobile_units::active);
+    }
+    Ok(query
+        .load::<(i64, String, String, String, bool, i32, String)>(&mut conn)
+        .await?
+        .into_iter()
+        .map(
+            |(id, name, plate, base, active, type_id, type_name)| MobileUnitView {
+                id,
+                name,
+                plate,
+                base,
+                active,
+                unit_type: RefOption {
+                    id: type_id,
+                    name: type_name,
+                },
+            },
+        )
+        .collect())
+}
+
+/// `GET /mobile-unit/options`: active units, `{id, name}` only.
+pub async fn mobile_unit_options(
+    mut conn: &AsyncPgConnection,
+) -> Result<Vec<MobileUnitOption>, Error> {
+    Ok(mobile_units::table
+        .filter(mobile_units::active)
+        .order_by((mobile_units::name, mobile_units::id))
+        .select((mobile_units::id, mobile_units::name))
+        .load::<(i64, String)>(&mut conn)
+        .await?
+        .into_iter()
+        .map(|(id, name)| MobileUnitOption { id, name })
+        .collect())
+}
+
+/// `GET /unallocated`: one page of active staff without a post, in name order, and the total.
+/// One statement (the total is a window over the same rows); a page past the end costs a
+/// second one to count.
+pub async fn unallocated_page(
+    mut conn: &AsyncPgConnection,
+    exclude_user: Option<i64>,
+    page: i64,
+    page_size: i64,
+) -> Result<(Vec<UnallocatedEntry>, i64), Error> {
+    let base = || {
+        let mut q = unallocated::table
+            .inner_join(users::table.left_join(professional_types::table))
+            .filter(users::status.eq(crate::auth::ACTIVE))
+            .into_boxed();
+        if let Some(me) = exclude_user {
+            q = q.filter(unallocated::user_id.ne(me));
+        }
+        q
+    };
+    type Row = (
+        i64,
+        i64,
+        String,
+        Option<i32>,
+        Option<String>,
+        String,
+        chrono::DateTime<chrono::Utc>,
+        i64,
+    );
+    let rows: Vec<Row> = base()
+        .select((
+            unallocated::id,
+            users::id,
+            users::descriptive_name,
+            professional_types::id.nullable(),
+            professional_types::name.nullable(),
+            unallocated::reason,
+            unallocated::since,
+            diesel::dsl::sql::<diesel::sql_types::BigInt>("count(*) over ()"),
+        ))
+        .order_by((
+            crate::schema::search_key(users::descriptive_name),
+            users::id,
+        ))
+        .limit(page_size)
+        .offset((page - 1) * page_size)
+        .load(&mut conn)
+        .await?;
+    let total = match <[_]>::first(&rows) {
+        Some(r) => r.7,
+        None => base().count().get_result(&mut conn).await?,
+    };
+    let items = rows
+        .into_iter()
+        .map(
+            |(id, user_id, name, pt_id, pt_name, reason, since, _)| UnallocatedEntry {
+                id,
+                user: user_option((user_id, name)),
+                professional_type: opt_ref(pt_id, pt_name),
+                reason,
+                since,
+            },
+        )
+        .collect();
+    Ok((items, total))
+}

@@ -1,0 +1,379 @@
+//! What goes on the wire: one type per response shape, named for what it shows, with only
+//! the fields its screen uses. Rows never reach a response directly (that is how logins leak).
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// An entry of a small reference list: `{id, name}`.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
+pub struct RefOption {
+    pub id: i32,
+    pub name: String,
+}
+
+/// A person in a select field: the "Send to" and "Transfer to" options, authors of records.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
+pub struct UserOption {
+    pub id: i64,
+    pub descriptive_name: String,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ProfileView {
+    pub id: i32,
+    pub title: String,
+    pub text: String,
+}
+
+/// `GET /user`, `GET /user/{id}`. `name` (the login) is present only for ADMIN callers.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct UserRecord {
+    pub id: i64,
+    pub descriptive_name: String,
+    /// `ativo` means active.
+    pub status: String,
+    /// The login. Only ADMIN callers get this key; for everyone else it is absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub profile: ProfileView,
+    pub professional_type: Option<RefOption>,
+    pub team: Option<RefOption>,
+}
+
+/// `GET /employee/user_id/{id}`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct EmployeeRecord {
+    pub id: i64,
+    pub user_id: i64,
+    pub descriptive_name: String,
+    pub registration: String,
+    pub phone: Option<String>,
+    pub active: bool,
+    pub professional_type: Option<RefOption>,
+    pub team: Option<RefOption>,
+}
+
+/// `GET /professional-type`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ProfessionalTypeView {
+    pub id: i32,
+    pub name: String,
+    pub active: bool,
+}
+
+/// `GET /mobile-unit-type`: admin screens need inactive types and the flag.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct MobileUnitTypeView {
+    pub id: i32,
+    pub name: String,
+    pub description: String,
+    pub active: bool,
+}
+
+/// `GET /mobile-unit`: the fleet list of the manage-fleet screen.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct MobileUnitView {
+    pub id: i64,
+    pub name: String,
+    pub plate: String,
+    pub base: String,
+    pub active: bool,
+    #[serde(rename = "type")]
+    pub unit_type: RefOption,
+}
+
+/// `GET /mobile-unit/options`: the "Select a mobile unit" field.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct MobileUnitOption {
+    pub id: i64,
+    pub name: String,
+}
+
+/// `GET /health-unit`: the patient destination field.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct HealthUnitOption {
+    pub id: i64,
+    pub name: String,
+    pub city: String,
+    pub uf: String,
+}
+
+/// `GET /incident/mask`: enough to recognise an incident in the relate-to picker.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct IncidentMaskItem {
+    pub id: i64,
+    pub number: String,
+    pub state: String,
+    pub caller_name: String,
+    pub patient_name: Option<String>,
+    pub address: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// The "Basic data" form.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct BasicData {
+    pub caller_name: String,
+    pub caller_phone: String,
+    pub address: String,
+    pub city: String,
+    pub complaint: String,
+    pub related_incident_id: Option<i64>,
+}
+
+/// The "Occurrence" form.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Occurrence {
+    #[serde(rename = "type")]
+    pub occurrence_type: Option<String>,
+    /// `low`, `medium`, `high` or `critical`.
+    pub priority: Option<String>,
+    pub notes: Option<String>,
+}
+
+/// The "Patient" form.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Patient {
+    pub name: Option<String>,
+    pub age: Option<i32>,
+    /// `F`, `M` or `X`.
+    pub sex: Option<String>,
+}
+
+/// The "Regulation" tab's header: who regulated and who holds the incident now.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Regulation {
+    pub regulator: Option<UserOption>,
+    pub regulated_at: Option<DateTime<Utc>>,
+    pub assigned_to: Option<UserOption>,
+}
+
+/// The "Conclusion" tab.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Conclusion {
+    pub text: Option<String>,
+    pub closed_at: Option<DateTime<Utc>>,
+}
+
+/// One append-only history entry: who, when, what changed.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct HistoryEntry {
+    /// The incident's version this change produced.
+    pub version: i32,
+    pub at: DateTime<Utc>,
+    pub action: String,
+    pub user: UserOption,
+    /// What changed, e.g. `{"state": {"from": "registering", "to": "awaiting_regulation"}}`.
+    #[schema(value_type = Object)]
+    pub changes: serde_json::Value,
+}
+
+/// `GET /incident/{id}`: the forms of an incident. `history` only with `include_history=true`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct IncidentDetail {
+    pub id: i64,
+    pub number: String,
+    /// `registering`, `awaiting_regulation`, `regulated`, `dispatched`, `closed`,
+    /// `cancelled` or `prank`.
+    pub state: String,
+    /// Raised by every write; also sent as the `ETag` header.
+    pub version: i32,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub created_by: UserOption,
+    pub basic_data: BasicData,
+    pub occurrence: Occurrence,
+    pub patient: Patient,
+    pub regulation: Regulation,
+    pub conclusion: Conclusion,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<Vec<HistoryEntry>>,
+}
+
+/// The time of each step of a unit on an incident; a skipped step stays null.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct DispatchTimes {
+    pub assigned_at: DateTime<Utc>,
+    pub en_route_at: Option<DateTime<Utc>>,
+    pub on_scene_at: Option<DateTime<Utc>>,
+    pub transporting_at: Option<DateTime<Utc>>,
+    pub at_destination_at: Option<DateTime<Utc>>,
+    pub released_at: Option<DateTime<Utc>>,
+}
+
+/// The unit of a dispatch, with its type.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct DispatchedUnit {
+    pub id: i64,
+    pub name: String,
+    #[serde(rename = "type")]
+    pub unit_type: RefOption,
+}
+
+/// One unit on one incident: `/dispatch/incident/{id}`, `/mobile-unit/incident/{id}` and the
+/// screens that show the incident's units.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct DispatchView {
+    pub id: i64,
+    /// `assigned`, `en_route`, `on_scene`, `transporting`, `at_destination` or `released`.
+    pub status: String,
+    pub mobile_unit: DispatchedUnit,
+    pub times: DispatchTimes,
+    pub destination: Option<HealthUnitOption>,
+}
+
+/// `GET /incident/prank-calls/{phone_number}`: prank calls recorded for that phone.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PrankCalls {
+    /// The phone as digits only.
+    pub phone: String,
+    /// Every prank call of that phone.
+    pub total: i64,
+    /// The 20 newest.
+    pub calls: Vec<PrankCall>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PrankCall {
+    pub incident_id: i64,
+    pub number: String,
+    pub recorded_at: DateTime<Utc>,
+}
+
+/// A regulator's technical decision on an incident.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TechnicalDecisionView {
+    pub id: i64,
+    pub action: RefOption,
+    /// The vehicle type the decision asks for, when it sends one.
+    pub vehicle_type: Option<RefOption>,
+    pub regulator: UserOption,
+    pub notes: String,
+    pub decided_at: DateTime<Utc>,
+}
+
+/// An intercurrence recorded on an attendance.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RecordedIntercurrence {
+    pub id: i64,
+    pub intercurrence: RefOption,
+    pub notes: String,
+    pub recorded_by: UserOption,
+    pub recorded_at: DateTime<Utc>,
+}
+
+/// `GET /incident/{id}/fleet-summary`: what a fleet operator needs to pick an incident.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct IncidentFleetSummary {
+    pub id: i64,
+    pub number: String,
+    pub state: String,
+    pub version: i32,
+    pub created_at: DateTime<Utc>,
+    pub address: String,
+    pub city: String,
+    pub complaint: String,
+    pub priority: Option<String>,
+    /// The vehicle type of the latest technical decision.
+    pub requested_vehicle_type: Option<RefOption>,
+}
+
+/// `GET /incident/{id}/unit-selection`: the patient and the vehicle of the incident.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct UnitSelection {
+    pub id: i64,
+    pub number: String,
+    pub state: String,
+    pub version: i32,
+    pub patient: Patient,
+    /// The vehicle type of the latest technical decision.
+    pub requested_vehicle_type: Option<RefOption>,
+    /// The units on the incident that are not released yet.
+    pub active_dispatches: Vec<DispatchView>,
+}
+
+/// `GET /incident/{id}/fleet-occurrence`: the whole fleet occurrence screen.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct FleetOccurrence {
+    pub incident: IncidentFleetSummary,
+    pub patient: Patient,
+    pub technical_decision: Option<TechnicalDecisionView>,
+    pub dispatches: Vec<DispatchView>,
+    pub intercurrences: Vec<RecordedIntercurrence>,
+}
+
+/// `GET /dispatch/bff/dispatch-data/{id}`: the incident and its units.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct DispatchData {
+    pub incident: IncidentFleetSummary,
+    pub dispatches: Vec<DispatchView>,
+}
+
+/// `GET /incident/{id}/regulation`: what a regulating physician reads, in one response.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RegulationDetail {
+    pub incident: IncidentDetail,
+    pub mobile_units: Vec<DispatchView>,
+    pub prank_calls: PrankCalls,
+}
+
+/// `GET /incident/{id}/occurrence-view`: every tab of the occurrence view.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct OccurrenceView {
+    pub incident: IncidentDetail,
+    pub technical_decisions: Vec<TechnicalDecisionView>,
+    pub dispatches: Vec<DispatchView>,
+}
+
+/// One entry of `GET /unallocated`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct UnallocatedEntry {
+    pub id: i64,
+    pub user: UserOption,
+    pub professional_type: Option<RefOption>,
+    pub reason: String,
+    pub since: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct UnallocatedPage {
+    pub items: Vec<UnallocatedEntry>,
+    pub page: i64,
+    pub page_size: i64,
+    pub total: i64,
+}
+
+/// The small lists the screens load once, at start.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Lookups {
+    /// Active types only.
+    pub mobile_unit_types: Vec<RefOption>,
+    /// Active, not deleted.
+    pub technical_decision_actions: Vec<RefOption>,
+    /// Active, not deleted.
+    pub intercurrences: Vec<RefOption>,
+    /// Active types only.
+    pub professional_types: Vec<RefOption>,
+}
+
+/// `GET /shared/default-values`: the caller and the lookup lists.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct DefaultValues {
+    pub user: UserOption,
+    /// The caller's profile title.
+    pub profile: String,
+    #[serde(flatten)]
+    pub lookups: Lookups,
+}
+
+/// `GET /shared/possible-values` (deprecated): the default values plus `employee`, every
+/// active employee, kept until the client stops reading it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PossibleValues {
+    pub user: UserOption,
+    pub profile: String,
+    #[serde(flatten)]
+    pub lookups: Lookups,
+    pub employee: Vec<UserOption>,
+}
