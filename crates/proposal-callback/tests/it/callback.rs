@@ -1,0 +1,462 @@
+use serde_json::{Value, json};
+
+use crate::support::{ProposalState, TestApp, edited, example, strings};
+
+const EXAMPLES: [(&str, &str, &str); 9] = [
+    ("porto", "approved", "POR-2026-000123"),
+    ("porto", "pending", "POR-2026-000124"),
+    ("porto", "refused", "POR-2026-000125"),
+    ("tokio", "approved", "548812"),
+    ("tokio", "pending", "548813"),
+    ("tokio", "refused", "548814"),
+    ("too", "approved", "99120"),
+    ("too", "pending", "99121"),
+    ("too", "refused", "99122"),
+];
+
+#[actix_web::test]
+async fn each_insurers_three_outcomes() {
+    let t = TestApp::start().await;
+    for (insurer, outcome, id) in EXAMPLES {
+        let (status, body) = t
+            .callback("demo-a", insurer, example(insurer, outcome))
+            .await;
+        assert_eq!(status, 200, "{insurer}/{outcome}: {body}");
+        assert_eq!(
+            body,
+            json!({"result": "processed", "proposal_id": id, "status": outcome}),
+            "{insurer}/{outcome}"
+        );
+        let final_ = outcome != "pending";
+        let mut events = strings(&["callback_received", "status_changed"]);
+        if final_ {
+            events.push("left_queue".into());
+        }
+        events.push("email_queued".into());
+        assert_eq!(
+            t.proposal("demo-a", id).await,
+            ProposalState {
+                status: outcome.into(),
+                in_queue: !final_,
+                events,
+                history: vec![format!("under_analysis->{outcome}")],
+                emails: vec![format!("Proposal {id}: {outcome}")],
+            },
+            "{insurer}/{outcome}"
+        );
+    }
+}
+
+#[actix_web::test]
+async fn a_pending_email_says_what_the_insurer_asks_for() {
+    use diesel::prelude::*;
+    use diesel_async::RunQueryDsl;
+    use proposal_callback::schema::email_outbox as o;
+    let t = TestApp::start().await;
+    for insurer in ["porto", "tokio", "too"] {
+        assert_eq!(
+            t.callback("demo-a", insurer, example(insurer, "pending"))
+                .await
+                .0,
+            200
+        );
+    }
+    let bodies: Vec<(String, String)> = o::table
+        .order(o::id)
+        .select((o::recipient, o::body))
+        .load(&mut t.conn().await)
+        .await
+        .unwrap();
+    assert_eq!(
+        bodies,
+        vec![
+            (
+                "locatario.por-2026-000124@demo-a.example.com".into(),
+                "Proposal POR-2026-000124 is now pending.\n\nThe insurer asks for:\n- Comprovante de renda ilegível\n".into()
+            ),
+            (
+                "locatario.548813@demo-a.example.com".into(),
+                "Proposal 548813 is now pending.\n\nThe insurer asks for:\n- Pending: guarantor documents\n".into()
+            ),
+            (
+                "locatario.99121@demo-a.example.com".into(),
+                "Proposal 99121 is now pending.\n\nThe insurer asks for:\n- Aguardando documentos\n- RG: Documento de identidade do fiador\n- IR: Declaração de imposto de renda\n".into()
+            ),
+        ]
+    );
+}
+
+fn problem(status: u16, code: &str, detail: &str) -> Value {
+    let title = actix_web::http::StatusCode::from_u16(status)
+        .unwrap()
+        .canonical_reason()
+        .unwrap()
+        .to_owned();
+    json!({"type": format!("urn:problem-type:{code}"), "title": title, "status": status,
+           "detail": detail, "code": code})
+}
+
+#[actix_web::test]
+async fn every_row_of_the_status_table() {
+    let t = TestApp::start().await;
+    let porto = || example("porto", "approved");
+
+    // 400 bad path parameter.
+    let (s, b) = t.callback("demo%20a", "porto", porto()).await;
+    let mut expected = problem(
+        400,
+        "invalid_parameter",
+        "parameter `dsTenantId`: must be 1 to 64 of A-Z, a-z, 0-9, `_` and `-`",
+    );
+    expected["errors"] = json!([{"field": "dsTenantId", "message": "must be 1 to 64 of A-Z, a-z, 0-9, `_` and `-`"}]);
+    assert_eq!((s, &b), (400, &expected));
+    let (s, _) = t.callback(&"x".repeat(65), "porto", porto()).await;
+    assert_eq!(s, 400);
+
+    // 400 body not JSON.
+    let (s, b) = t
+        .callback("demo-a", "porto", b"{\"idProposta\": ".to_vec())
+        .await;
+    assert_eq!(
+        (s, b["code"].as_str()),
+        (400, Some("invalid_payload")),
+        "{b}"
+    );
+
+    // 401 no token, a bad token, an expired one, an admin token.
+    let path = "/callback/demo-a/porto";
+    for token in [
+        None,
+        Some("junk".to_owned()),
+        Some(expired(&t)),
+        Some(t.admin("demo-a")),
+    ] {
+        let (s, b) = t
+            .post(path, token.as_deref(), "application/json", porto())
+            .await;
+        assert_eq!(
+            (s, b["code"].as_str()),
+            (401, Some("unauthorized")),
+            "{token:?}"
+        );
+    }
+
+    // 403 a token of another tenant, and of another insurer.
+    let (s, b) = t
+        .post(
+            path,
+            Some(&t.bearer("demo-b", "porto")),
+            "application/json",
+            porto(),
+        )
+        .await;
+    assert_eq!(
+        (s, &b),
+        (
+            403,
+            &problem(
+                403,
+                "forbidden",
+                "this token belongs to another tenant or insurer"
+            )
+        )
+    );
+    let (s, _) = t
+        .post(
+            path,
+            Some(&t.bearer("demo-a", "tokio")),
+            "application/json",
+            porto(),
+        )
+        .await;
+    assert_eq!(s, 403);
+
+    // 404 unknown insurer, and unknown proposal.
+    let (s, b) = t.callback("demo-a", "allianz", porto()).await;
+    assert_eq!(
+        (s, &b),
+        (
+            404,
+            &problem(
+                404,
+                "unknown_insurer",
+                "no insurer is known by the identifier \"allianz\""
+            )
+        )
+    );
+    let (s, b) = t
+        .callback(
+            "demo-a",
+            "porto",
+            edited("porto", "approved", |v| v["idProposta"] = json!("NOPE-1")),
+        )
+        .await;
+    assert_eq!(
+        (s, &b),
+        (
+            404,
+            &problem(
+                404,
+                "proposal_not_found",
+                "no proposal \"NOPE-1\" for this tenant"
+            )
+        )
+    );
+    // A proposal of another tenant is not found either.
+    let (s, b) = t.callback("demo-b", "porto", porto()).await;
+    assert_eq!((s, b["code"].as_str()), (404, Some("proposal_not_found")));
+
+    // 409 approved -> refused.
+    assert_eq!(t.callback("demo-a", "porto", porto()).await.0, 200);
+    let refuse = edited("porto", "refused", |v| {
+        v["idProposta"] = json!("POR-2026-000123")
+    });
+    let (s, b) = t.callback("demo-a", "porto", refuse).await;
+    assert_eq!(
+        (s, &b),
+        (
+            409,
+            &problem(
+                409,
+                "invalid_transition",
+                "a callback cannot move a proposal from approved to refused"
+            )
+        )
+    );
+
+    // 413 over 64 KiB (valid JSON all the same).
+    let mut big = edited("porto", "pending", |v| {
+        v["padding"] = json!("x".repeat(64 * 1024))
+    });
+    let (s, b) = t
+        .callback("demo-a", "porto", std::mem::take(&mut big))
+        .await;
+    assert_eq!((s, b["code"].as_str()), (413, Some("payload_too_large")));
+
+    // 415 not application/json.
+    let (s, b) = t
+        .post(
+            path,
+            Some(&t.bearer("demo-a", "porto")),
+            "text/plain",
+            porto(),
+        )
+        .await;
+    assert_eq!(
+        (s, b["code"].as_str()),
+        (415, Some("unsupported_media_type"))
+    );
+
+    // Nothing of the above touched the pending proposal.
+    assert_eq!(
+        t.proposal("demo-a", "POR-2026-000124").await.status,
+        "under_analysis"
+    );
+}
+
+fn expired(t: &TestApp) -> String {
+    #[derive(serde::Serialize)]
+    struct Claims<'a> {
+        sub: &'a str,
+        tenant: &'a str,
+        insurer: &'a str,
+        iat: i64,
+        exp: i64,
+    }
+    let now = common::auth::now_secs();
+    t.keys
+        .issue(&Claims {
+            sub: "1",
+            tenant: "demo-a",
+            insurer: "porto",
+            iat: now - 7200,
+            exp: now - 3600,
+        })
+        .unwrap()
+}
+
+/// 422 for each parser's broken variants: a missing essential field names it, a wrong shape
+/// or an unknown outcome is `invalid_payload`.
+#[actix_web::test]
+async fn broken_payloads_of_each_insurer_are_422() {
+    let t = TestApp::start().await;
+    type Edit = Box<dyn FnOnce(&mut Value)>;
+    let cases: Vec<(&str, &str, Edit, &str, &str)> = vec![
+        (
+            "porto",
+            "approved",
+            Box::new(|v| {
+                v.as_object_mut().unwrap().remove("idProposta");
+            }),
+            "missing_field",
+            "idProposta",
+        ),
+        (
+            "porto",
+            "approved",
+            Box::new(|v| v["protocolo"] = json!(null)),
+            "missing_field",
+            "protocolo",
+        ),
+        (
+            "porto",
+            "approved",
+            Box::new(|v| v["situacao"] = json!("CANCELADA")),
+            "invalid_payload",
+            "situacao",
+        ),
+        (
+            "porto",
+            "approved",
+            Box::new(|v| v["idProposta"] = json!(123)),
+            "invalid_payload",
+            "idProposta",
+        ),
+        (
+            "tokio",
+            "approved",
+            Box::new(|v| {
+                v["data"]["proposal"].as_object_mut().unwrap().remove("id");
+            }),
+            "missing_field",
+            "data.proposal.id",
+        ),
+        (
+            "tokio",
+            "approved",
+            Box::new(|v| {
+                v.as_object_mut().unwrap().remove("event_id");
+            }),
+            "missing_field",
+            "event_id",
+        ),
+        (
+            "tokio",
+            "approved",
+            Box::new(|v| v["data"]["result"]["code"] = json!(99)),
+            "invalid_payload",
+            "data.result.code",
+        ),
+        (
+            "tokio",
+            "approved",
+            Box::new(|v| v["event"] = json!("proposal.created")),
+            "invalid_payload",
+            "event",
+        ),
+        (
+            "too",
+            "approved",
+            Box::new(|v| {
+                v.as_object_mut().unwrap().remove("numeroProposta");
+            }),
+            "missing_field",
+            "numeroProposta",
+        ),
+        (
+            "too",
+            "approved",
+            Box::new(|v| v["parecer"] = json!({})),
+            "missing_field",
+            "parecer.resultado",
+        ),
+        (
+            "too",
+            "approved",
+            Box::new(|v| v["parecer"]["resultado"] = json!("Z")),
+            "invalid_payload",
+            "parecer.resultado",
+        ),
+        (
+            "too",
+            "approved",
+            Box::new(|v| v["emitidoEm"] = json!("ontem")),
+            "invalid_payload",
+            "emitidoEm",
+        ),
+    ];
+    for (insurer, outcome, edit, code, field) in cases {
+        let (s, b) = t
+            .callback("demo-a", insurer, edited(insurer, outcome, edit))
+            .await;
+        assert_eq!(
+            (s, b["code"].as_str()),
+            (422, Some(code)),
+            "{insurer} {field}: {b}"
+        );
+        assert_eq!(b["errors"][0]["field"], field, "{b}");
+    }
+    // Unknown extra fields are ignored.
+    let extra = edited("tokio", "approved", |v| v["data"]["novo"] = json!([1, 2]));
+    assert_eq!(t.callback("demo-a", "tokio", extra).await.0, 200);
+}
+
+#[actix_web::test]
+async fn metrics_count_per_tenant_insurer_and_outcome() {
+    let t = TestApp::start().await;
+    t.callback("demo-a", "too", example("too", "approved"))
+        .await;
+    t.callback("demo-a", "too", example("too", "approved"))
+        .await;
+    t.callback("demo-a", "too", b"nope".to_vec()).await;
+    let text = t
+        .client
+        .get(format!("{}/metrics", t.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    // The counter is process-wide and tests run in parallel: check it is exposed, labelled.
+    for outcome in ["processed", "duplicate", "invalid_payload"] {
+        let line = format!(
+            "proposal_callback_callbacks_total{{insurer=\"too\",outcome=\"{outcome}\",tenant=\"demo-a\"}}"
+        );
+        assert!(text.contains(&line), "{line} in\n{text}");
+    }
+}
+
+#[actix_web::test]
+async fn openapi_documents_every_route() {
+    let t = TestApp::start().await;
+    let (s, doc) = t.get("/openapi.json", None).await;
+    assert_eq!(s, 200);
+    let paths: Vec<&String> = doc["paths"].as_object().unwrap().keys().collect();
+    for p in [
+        "/callback/auth",
+        "/callback/{dsTenantId}/{insuranceCompany}",
+        "/admin/receipts",
+        "/admin/receipts/{id}/replay",
+        "/healthz",
+        "/readyz",
+        "/metrics",
+    ] {
+        assert!(paths.iter().any(|k| k.as_str() == p), "{p} in {paths:?}");
+    }
+    for schema in [
+        "CallbackResult",
+        "AccessToken",
+        "ReceiptPage",
+        "ProblemDocument",
+    ] {
+        assert!(
+            doc["components"]["schemas"].get(schema).is_some(),
+            "{schema}"
+        );
+    }
+}
+
+/// The crate's copies of the example payloads are the shared ones (when `shared/` is there).
+#[test]
+fn fixtures_equal_the_shared_examples() {
+    let shared = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/insurers");
+    if !shared.exists() {
+        eprintln!("{} not found; skipping the comparison", shared.display());
+        return;
+    }
+    for (insurer, outcome, _) in EXAMPLES {
+        let theirs = std::fs::read(shared.join(insurer).join(format!("{outcome}.json"))).unwrap();
+        assert_eq!(example(insurer, outcome), theirs, "{insurer}/{outcome}");
+    }
+}

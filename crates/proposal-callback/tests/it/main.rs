@@ -1,0 +1,10 @@
+//! HTTP tests of proposal-callback: a real server, a real database per test.
+
+mod support;
+
+mod admin;
+mod auth;
+mod callback;
+mod email;
+mod exactly_once;
+mod restart;

@@ -1,0 +1,155 @@
+//! A PostgreSQL server of the test's own, for tests that stop or restart the database: the
+//! machine's shared server is never touched. `initdb` and `pg_ctl` refuse to run as root, so
+//! they run as the `postgres` user when the tests run as root.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::Command;
+
+pub struct PrivatePg {
+    dir: PathBuf,
+    pub port: u16,
+}
+
+fn bin(name: &str) -> String {
+    for dir in ["/usr/local/bin", "/usr/lib/postgresql/15/bin"] {
+        let p = format!("{dir}/{name}");
+        if std::path::Path::new(&p).exists() {
+            return p;
+        }
+    }
+    name.to_owned()
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+/// Runs a PostgreSQL tool, as `postgres` when we are root.
+fn run(tool: &str, args: &[&str]) {
+    let mut cmd = if is_root() {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "postgres", "--", &bin(tool)]);
+        c
+    } else {
+        Command::new(bin(tool))
+    };
+    let out = cmd
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{tool}: {e}"));
+    assert!(
+        out.status.success(),
+        "{tool} {args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+impl PrivatePg {
+    /// initdb in a fresh temporary directory and start on a free port.
+    pub fn start() -> PrivatePg {
+        let dir = std::env::temp_dir().join(format!("pcb-pg-{}", uuid_like()));
+        std::fs::create_dir_all(&dir).unwrap();
+        if is_root() {
+            let ok = Command::new("chown")
+                .args(["-R", "postgres:postgres", dir.to_str().unwrap()])
+                .status()
+                .unwrap();
+            assert!(ok.success(), "chown the private database directory");
+        }
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let data = dir.join("data");
+        run(
+            "initdb",
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-U",
+                "postgres",
+                "-A",
+                "trust",
+                "--no-sync",
+                "-E",
+                "UTF8",
+            ],
+        );
+        let pg = PrivatePg { dir, port };
+        pg.pg_ctl(&["start"]);
+        pg
+    }
+
+    pub fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+
+    fn pg_ctl(&self, action: &[&str]) {
+        let data = self.dir.join("data");
+        let log = self.dir.join("server.log");
+        let opts = format!(
+            "-c listen_addresses=127.0.0.1 -p {} -c unix_socket_directories={} -c max_connections=50",
+            self.port,
+            self.dir.display()
+        );
+        let mut args = vec![
+            "-D",
+            data.to_str().unwrap(),
+            "-l",
+            log.to_str().unwrap(),
+            "-o",
+            &opts,
+            "-w",
+            "-t",
+            "30",
+        ];
+        args.extend_from_slice(action);
+        run("pg_ctl", &args);
+    }
+
+    /// Kills the server the way a crash would (`-m immediate`) and starts it again.
+    pub fn restart_immediate(&self) {
+        self.pg_ctl(&["-m", "immediate", "restart"]);
+    }
+}
+
+impl Drop for PrivatePg {
+    fn drop(&mut self) {
+        let data = self.dir.join("data");
+        let _ = Command::new(if is_root() { "runuser" } else { "true" })
+            .args([
+                "-u",
+                "postgres",
+                "--",
+                &bin("pg_ctl"),
+                "-D",
+                data.to_str().unwrap(),
+                "-m",
+                "immediate",
+                "stop",
+            ])
+            .output();
+        if !is_root() {
+            let _ = Command::new(bin("pg_ctl"))
+                .args(["-D", data.to_str().unwrap(), "-m", "immediate", "stop"])
+                .output();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn uuid_like() -> String {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("{}-{nanos}", std::process::id())
+}

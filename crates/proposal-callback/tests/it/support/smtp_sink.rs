@@ -1,0 +1,92 @@
+//! A tiny SMTP server on 127.0.0.1:0 that keeps what it receives. While `down`, it answers
+//! every connection `421` (service not available), as a relay in trouble does.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpListener;
+
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub rcpt: Vec<String>,
+    pub data: String,
+}
+
+#[derive(Clone)]
+pub struct SmtpSink {
+    pub port: u16,
+    pub down: Arc<AtomicBool>,
+    pub received: Arc<Mutex<Vec<Received>>>,
+}
+
+impl SmtpSink {
+    pub async fn start() -> SmtpSink {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let sink = SmtpSink {
+            port: listener.local_addr().unwrap().port(),
+            down: Arc::new(AtomicBool::new(false)),
+            received: Arc::new(Mutex::new(Vec::new())),
+        };
+        let s = sink.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let s = s.clone();
+                tokio::spawn(async move {
+                    let _ = s.session(stream).await;
+                });
+            }
+        });
+        sink
+    }
+
+    pub fn url(&self) -> String {
+        format!("smtp://127.0.0.1:{}", self.port)
+    }
+
+    pub fn messages(&self) -> Vec<Received> {
+        self.received.lock().unwrap().clone()
+    }
+
+    async fn session(&self, stream: tokio::net::TcpStream) -> std::io::Result<()> {
+        let (r, mut w) = stream.into_split();
+        let mut lines = BufReader::new(r).lines();
+        if self.down.load(Ordering::SeqCst) {
+            w.write_all(b"421 sink is down\r\n").await?;
+            return Ok(());
+        }
+        w.write_all(b"220 sink ready\r\n").await?;
+        let mut rcpt = Vec::new();
+        while let Some(line) = lines.next_line().await? {
+            let upper = line.to_ascii_uppercase();
+            if upper.starts_with("EHLO") || upper.starts_with("HELO") {
+                w.write_all(b"250 sink\r\n").await?;
+            } else if upper.starts_with("RCPT TO:") {
+                rcpt.push(line[8..].trim().trim_matches(['<', '>']).to_owned());
+                w.write_all(b"250 ok\r\n").await?;
+            } else if upper == "DATA" {
+                w.write_all(b"354 go ahead\r\n").await?;
+                let mut data = String::new();
+                while let Some(l) = lines.next_line().await? {
+                    if l == "." {
+                        break;
+                    }
+                    data.push_str(&l);
+                    data.push('\n');
+                }
+                self.received.lock().unwrap().push(Received {
+                    rcpt: std::mem::take(&mut rcpt),
+                    data,
+                });
+                w.write_all(b"250 queued\r\n").await?;
+            } else if upper == "QUIT" {
+                w.write_all(b"221 bye\r\n").await?;
+                return Ok(());
+            } else {
+                // MAIL FROM, RSET, NOOP and anything else.
+                w.write_all(b"250 ok\r\n").await?;
+            }
+        }
+        Ok(())
+    }
+}
