@@ -1,0 +1,82 @@
+//! Who may call what: 401 without a valid token or for an inactive user, 403 for a profile a
+//! screen route does not serve.
+
+use crate::support::Api;
+
+/// One concrete URI per route (incident 1 exists at every scale).
+pub const ROUTES: &[&str] = &[
+    "/user",
+    "/user/1",
+    "/user/search?q=a",
+    "/employee/user_id/2",
+    "/employee/search?query=a",
+    "/shared/default-values",
+    "/shared/possible-values",
+    "/incident/mask?q=a",
+    "/incident/1?include_history=true",
+    "/incident/prank-calls/12991004321",
+    "/incident/1/unit-selection",
+    "/incident/1/fleet-summary",
+    "/incident/1/fleet-occurrence",
+    "/incident/1/regulation",
+    "/incident/1/occurrence-view",
+    "/mobile-unit?active_only=true",
+    "/mobile-unit/options",
+    "/mobile-unit/incident/1",
+    "/mobile-unit-type?active=true",
+    "/dispatch/incident/1",
+    "/dispatch/bff/dispatch-data/1",
+    "/technical-decision/incident/1",
+    "/technical-decision-action",
+    "/intercurrence",
+    "/health-unit?q=sao",
+    "/professional-type?active_only=true",
+    "/unallocated?page=1&page_size=20&include_self=false",
+];
+
+#[actix_web::test]
+async fn every_route_is_401_without_a_token_or_for_an_inactive_user() {
+    let api = Api::new().await;
+    let inactive = api.token("inativo");
+    for uri in ROUTES {
+        api.get_as(None, uri).await.problem(401, "unauthorized");
+        api.get_with_token(Some(&inactive), uri)
+            .await
+            .problem(401, "unauthorized");
+        api.get_with_token(Some("not-a-jwt"), uri)
+            .await
+            .problem(401, "unauthorized");
+    }
+}
+
+#[actix_web::test]
+async fn screen_routes_serve_the_profiles_of_the_contract_only() {
+    let api = Api::new().await;
+    // (route, profiles allowed) from CONTRACT §1's new-routes table.
+    let table: &[(&str, &[&str])] = &[
+        ("/incident/1/unit-selection", &["frota", "regulador"]),
+        ("/incident/1/fleet-summary", &["frota"]),
+        ("/incident/1/fleet-occurrence", &["frota"]),
+        ("/incident/1/regulation", &["regulador"]),
+        ("/incident/1/occurrence-view", &["regulador", "tarm"]),
+    ];
+    for (uri, allowed) in table {
+        for login in ["admin", "tarm", "regulador", "frota"] {
+            let reply = api.get(login, uri).await;
+            if allowed.contains(&login) {
+                reply.ok();
+            } else {
+                reply.problem(403, "forbidden");
+            }
+        }
+    }
+    // The "any" routes of the table and the current routes serve every active profile.
+    for uri in ROUTES
+        .iter()
+        .filter(|u| !table.iter().any(|(t, _)| t == *u))
+    {
+        for login in ["admin", "tarm", "regulador", "frota"] {
+            api.get(login, uri).await.ok();
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! HTTP tests of every read route, each on its own freshly seeded database.
+
+mod access;
+mod fleet;
+mod incidents;
+mod openapi;
+mod reference;
+mod support;
+mod users;

@@ -1,0 +1,54 @@
+//! `/openapi.json` describes every route, its parameters and its response schema.
+
+use crate::access::ROUTES;
+use crate::support::Api;
+
+#[actix_web::test]
+async fn every_route_is_in_the_document_with_params_and_schema() {
+    let api = Api::new().await;
+    let doc = api.get_as(None, "/openapi.json").await;
+    let doc = doc.ok();
+    let paths = doc["paths"].as_object().unwrap();
+    for uri in ROUTES {
+        // The concrete URI back to its template: numbers and phones become `{...}`.
+        let path = uri.split('?').next().unwrap();
+        let template = paths
+            .keys()
+            .find(|t| matches(t, path))
+            .unwrap_or_else(|| panic!("{path} is not in /openapi.json"));
+        let op = &paths[template]["get"];
+        let ok = &op["responses"]["200"]["content"]["application/json"]["schema"];
+        assert!(ok.is_object(), "{template}: no 200 schema");
+        for status in ["400", "401", "403", "404", "503"] {
+            assert!(
+                op["responses"][status].is_object(),
+                "{template}: no {status}"
+            );
+        }
+        assert!(op["security"].is_array(), "{template}: no security");
+        if let Some(query) = uri.split('?').nth(1) {
+            let documented: Vec<&str> = op["parameters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["name"].as_str().unwrap())
+                .collect();
+            for pair in query.split('&') {
+                let name = pair.split('=').next().unwrap();
+                assert!(
+                    documented.contains(&name),
+                    "{template}: {name} undocumented"
+                );
+            }
+        }
+    }
+    assert!(paths["/shared/possible-values"]["get"]["deprecated"] == true);
+}
+
+fn matches(template: &str, path: &str) -> bool {
+    let (t, p): (Vec<&str>, Vec<&str>) = (template.split('/').collect(), path.split('/').collect());
+    t.len() == p.len()
+        && t.iter().zip(&p).all(|(t, p)| {
+            t == p || (t.starts_with('{') && !["search", "options", "mask"].contains(p))
+        })
+}

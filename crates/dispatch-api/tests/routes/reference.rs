@@ -1,0 +1,197 @@
+//! `/health-unit`, `/technical-decision-action`, `/intercurrence`, `/professional-type`,
+//! `/unallocated`.
+
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use dispatch_api::schema::{health_units, unallocated, users};
+use dispatch_api::search::fold;
+use serde_json::{Value, json};
+
+use crate::support::{Api, keys, set};
+
+fn names(v: &[Value]) -> Vec<String> {
+    v.iter()
+        .map(|x| x["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[actix_web::test]
+async fn health_units_search_is_accent_blind_prefix_first_and_capped() {
+    let api = Api::new().await;
+    let reply = api.get("tarm", "/health-unit?q=sao%20jose").await;
+    let found = reply.array();
+    assert!(!found.is_empty() && found.len() <= 20);
+    for h in found {
+        assert_eq!(keys(h), set(&["id", "name", "city", "uf"]));
+        assert!(
+            fold(h["name"].as_str().unwrap()).contains("sao jose"),
+            "{h}"
+        );
+    }
+    // Prefix matches first, then infix ones; each group in name order.
+    let folded: Vec<String> = names(found).iter().map(|n| fold(n)).collect();
+    let split = folded
+        .iter()
+        .position(|n| !n.starts_with("sao jose"))
+        .unwrap_or(folded.len());
+    assert!(folded[split..].iter().all(|n| !n.starts_with("sao jose")));
+    for group in [&folded[..split], &folded[split..]] {
+        let mut sorted = group.to_vec();
+        sorted.sort();
+        assert_eq!(group, &sorted[..]);
+    }
+
+    // "hospital" matches many: 20 at most, paging continues where the page ended.
+    let first = api.get("tarm", "/health-unit?q=HOSPITAL").await;
+    assert_eq!(first.array().len(), 20);
+    let five = api
+        .get("tarm", "/health-unit?q=hospital&limit=5&offset=5")
+        .await;
+    assert_eq!(five.array()[..], first.array()[5..10]);
+    let no_q = api.get("tarm", "/health-unit").await;
+    assert_eq!(no_q.array().len(), 20);
+
+    // Inactive units are no destination.
+    let (inactive_id, inactive_name): (i64, String) = health_units::table
+        .filter(health_units::active.eq(false))
+        .select((health_units::id, health_units::name))
+        .first(&mut api.conn().await)
+        .await
+        .unwrap();
+    let mut offset = 0;
+    loop {
+        let q = fold(&inactive_name).replace(' ', "%20");
+        let page = api
+            .get("tarm", &format!("/health-unit?q={q}&offset={offset}"))
+            .await;
+        let page = page.array();
+        assert!(page.iter().all(|h| h["id"] != inactive_id));
+        if page.len() < 20 {
+            break;
+        }
+        offset += 20;
+    }
+}
+
+#[actix_web::test]
+async fn reference_lists_hide_inactive_and_deleted_records() {
+    let api = Api::new().await;
+    let actions = api.get("regulador", "/technical-decision-action").await;
+    assert_eq!(
+        names(actions.array()),
+        [
+            "Acionamento do Corpo de Bombeiros",
+            "Encaminhamento a unidade de saúde",
+            "Envio de USA",
+            "Envio de USB",
+            "Envio de motolância",
+            "Orientação médica por telefone",
+            "Transferência inter-hospitalar"
+        ]
+    );
+    for a in actions.array() {
+        assert_eq!(keys(a), set(&["id", "name"]));
+    }
+    let inter = api.get("frota", "/intercurrence").await;
+    assert_eq!(
+        names(inter.array()),
+        [
+            "Agressão à equipe",
+            "Endereço não localizado",
+            "Falta de maca na unidade de destino",
+            "Paciente recusou atendimento",
+            "Pane mecânica",
+            "Pneu furado",
+            "Trânsito intenso",
+            "Óbito no local"
+        ]
+    );
+    let all = api.get("admin", "/professional-type").await;
+    assert_eq!(all.array().len(), 9);
+    let active = api
+        .get("admin", "/professional-type?active_only=true")
+        .await;
+    assert_eq!(active.array().len(), 7);
+    for t in active.array() {
+        assert_eq!(keys(t), set(&["id", "name", "active"]));
+        assert_eq!(t["active"], true);
+    }
+    assert_eq!(
+        api.get("admin", "/professional-type?active_only=yes")
+            .await
+            .problem(400, "invalid_parameter"),
+        Some("active_only".into())
+    );
+}
+
+#[actix_web::test]
+async fn unallocated_pages_with_or_without_the_caller() {
+    let api = Api::new().await;
+    let total: i64 = unallocated::table
+        .inner_join(users::table)
+        .filter(users::status.eq("ativo"))
+        .count()
+        .get_result(&mut api.conn().await)
+        .await
+        .unwrap();
+    let reply = api.get("frota", "/unallocated").await;
+    let body = reply.ok();
+    assert_eq!(keys(body), set(&["items", "page", "page_size", "total"]));
+    assert_eq!(
+        (body["page"].clone(), body["page_size"].clone()),
+        (json!(1), json!(20))
+    );
+    assert_eq!(body["total"], total);
+    let me = api.id("frota");
+    let mine = |v: &Value| {
+        v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["user"]["id"] == me)
+    };
+    let e = &body["items"][0];
+    assert_eq!(
+        keys(e),
+        set(&["id", "user", "professional_type", "reason", "since"])
+    );
+    assert_eq!(keys(&e["user"]), set(&["id", "descriptive_name"]));
+
+    let big = api.get("frota", "/unallocated?page_size=100").await;
+    assert!(mine(big.ok()));
+    assert_eq!(big.ok()["items"].as_array().unwrap().len() as i64, total);
+    let without = api
+        .get("frota", "/unallocated?page_size=100&include_self=false")
+        .await;
+    assert!(!mine(without.ok()));
+    assert_eq!(without.ok()["total"], total - 1);
+
+    // Page 2 continues page 1.
+    let all = big.ok()["items"].as_array().unwrap();
+    assert!(all.len() >= 4);
+    let p1 = api.get("frota", "/unallocated?page=1&page_size=2").await;
+    let p2 = api.get("frota", "/unallocated?page=2&page_size=2").await;
+    assert_eq!(p1.ok()["items"].as_array().unwrap()[..], all[..2]);
+    assert_eq!(p2.ok()["items"].as_array().unwrap()[..], all[2..4]);
+    let past = api
+        .get("frota", "/unallocated?page=500&page_size=100")
+        .await;
+    assert_eq!(past.ok()["items"], json!([]));
+    assert_eq!(past.ok()["total"], total);
+
+    for (uri, field) in [
+        ("/unallocated?page=0", "page"),
+        ("/unallocated?page=-1", "page"),
+        ("/unallocated?page=x", "page"),
+        ("/unallocated?page_size=0", "page_size"),
+        ("/unallocated?page_size=101", "page_size"),
+        ("/unallocated?include_self=maybe", "include_self"),
+    ] {
+        let reply = api.get("frota", uri).await;
+        assert_eq!(
+            reply.problem(400, "invalid_parameter"),
+            Some(field.into()),
+            "{uri}"
+        );
+    }
+}

@@ -1,0 +1,138 @@
+//! One seeded database per test and an app to call over HTTP, as the client does.
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::Duration;
+
+use actix_web::http::StatusCode;
+use actix_web::test;
+use common::auth::JwtKeys;
+use common::db::Conn;
+use common::test_support::TestDb;
+use dispatch_api::startup::{self, AppState};
+use dispatch_api::{MIGRATIONS, MIGRATIONS_DIR, SCHEMA, auth, seed};
+use secrecy::SecretString;
+use serde_json::Value;
+
+pub struct Api {
+    pub db: TestDb,
+    state: AppState,
+    metrics: actix_web_prom::PrometheusMetrics,
+    keys: JwtKeys,
+    pub ids: HashMap<String, i64>,
+}
+
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: actix_web::http::header::HeaderMap,
+    pub body: Value,
+}
+
+impl Reply {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// Asserts a problem+json with this status and code; returns the named field, if any.
+    pub fn problem(&self, status: u16, code: &str) -> Option<String> {
+        assert_eq!(self.status.as_u16(), status, "{}", self.body);
+        assert_eq!(
+            self.header("content-type"),
+            Some("application/problem+json")
+        );
+        assert_eq!(self.body["code"], code, "{}", self.body);
+        assert_eq!(self.body["status"], status);
+        self.body["errors"][0]["field"].as_str().map(str::to_owned)
+    }
+
+    pub fn ok(&self) -> &Value {
+        assert_eq!(self.status, StatusCode::OK, "{}", self.body);
+        &self.body
+    }
+
+    pub fn array(&self) -> &Vec<Value> {
+        self.ok().as_array().expect("a JSON array")
+    }
+}
+
+/// The keys of a JSON object, to compare with the exact set a route promises.
+pub fn keys(v: &Value) -> BTreeSet<&str> {
+    v.as_object()
+        .unwrap_or_else(|| panic!("not an object: {v}"))
+        .keys()
+        .map(String::as_str)
+        .collect()
+}
+
+pub fn set<'a>(items: &[&'a str]) -> BTreeSet<&'a str> {
+    items.iter().copied().collect()
+}
+
+impl Api {
+    /// A fresh database with the test-scale demo data.
+    pub async fn new() -> Api {
+        let db = TestDb::new(SCHEMA, MIGRATIONS, MIGRATIONS_DIR).await;
+        let report = seed::run_with(&mut db.pool().get().await.unwrap(), seed::Scale::Test)
+            .await
+            .unwrap();
+        let keys = JwtKeys::new(&SecretString::from("test-secret-test-secret-test-secret!"));
+        let state = AppState::new(db.pool(), keys.clone());
+        let metrics = startup::metrics(&db.pool());
+        let ids = report
+            .users
+            .iter()
+            .map(|u| (u.login.clone(), u.id))
+            .collect();
+        Api {
+            db,
+            state,
+            metrics,
+            keys,
+            ids,
+        }
+    }
+
+    pub fn id(&self, login: &str) -> i64 {
+        self.ids[login]
+    }
+
+    pub fn token(&self, login: &str) -> String {
+        auth::issue_token(&self.keys, self.id(login), Duration::from_secs(300)).unwrap()
+    }
+
+    pub async fn conn(&self) -> Conn {
+        self.db.pool().get().await.unwrap()
+    }
+
+    /// GET `uri` as `login` (no token when `None`).
+    pub async fn get_as(&self, login: Option<&str>, uri: &str) -> Reply {
+        let token = login.map(|l| self.token(l));
+        self.get_with_token(token.as_deref(), uri).await
+    }
+
+    pub async fn get_with_token(&self, token: Option<&str>, uri: &str) -> Reply {
+        let app = test::init_service(startup::app(self.state.clone(), self.metrics.clone())).await;
+        let mut req = test::TestRequest::get().uri(uri);
+        if let Some(t) = token {
+            req = req.insert_header(("Authorization", format!("Bearer {t}")));
+        }
+        let res = test::call_service(&app, req.to_request()).await;
+        let status = res.status();
+        let headers = res.headers().clone();
+        let bytes = test::read_body(res).await;
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()))
+        };
+        Reply {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    pub async fn get(&self, login: &str, uri: &str) -> Reply {
+        self.get_as(Some(login), uri).await
+    }
+}
