@@ -1,6 +1,7 @@
 //! No data loss when the database restarts under callbacks: every callback answered 200 is
 //! applied, every other one got a 5xx, and retrying those applies each exactly once.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use common::db;
@@ -73,23 +74,34 @@ async fn a_database_restart_loses_no_callback() {
             (i, status, Instant::now())
         }
     };
+    // A third is sent before the restart, a third while the database goes down and comes
+    // back, the last third once it is back: the test holds on a loaded machine too.
+    let sent = AtomicUsize::new(0);
+    let (restarted_tx, mut restarted_rx) = tokio::sync::watch::channel(None::<Instant>);
     let load = async {
         let mut answers = Vec::new();
         for chunk in (0..PROPOSALS).collect::<Vec<_>>().chunks(CLIENTS) {
+            if chunk[0] >= 2 * PROPOSALS / 3 {
+                let _ = restarted_rx.wait_for(Option::is_some).await;
+            }
             answers.extend(futures_util::future::join_all(chunk.iter().map(|i| send(*i))).await);
-            // Paced so that the load spans the restart on both sides.
-            tokio::time::sleep(Duration::from_millis(25)).await;
+            sent.fetch_add(chunk.len(), Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(5)).await;
         }
         answers
     };
     let chaos = async {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        while AtomicUsize::load(&sent, Ordering::SeqCst) < PROPOSALS / 3 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         // pg_ctl blocks: off the runtime, so callbacks keep flowing meanwhile.
         let pg = pg.clone();
         actix_web::rt::task::spawn_blocking(move || pg.restart_immediate())
             .await
             .unwrap();
-        Instant::now()
+        let at = Instant::now();
+        let _ = restarted_tx.send(Some(at));
+        at
     };
     let (answers, restarted) = tokio::join!(load, chaos);
 
