@@ -1,0 +1,30 @@
+-- wrk: each request is a new Porto callback (approved) for its own proposal B-<n>, with its
+-- own protocolo, so every request is one real transition (no duplicates, no lock waits).
+-- Each wrk thread takes its own range of proposal numbers: thread t sends t*PER+1, t*PER+2, ...
+local threads = {}
+
+function setup(thread)
+  thread:set("tid", #threads)
+  table.insert(threads, thread)
+end
+
+function init(args)
+  per = tonumber(os.getenv("PER_THREAD") or "100000")
+  base = tid * per
+  counter = 0
+  wrk.method = "POST"
+  wrk.headers["Content-Type"] = "application/json"
+  wrk.headers["Authorization"] = "Bearer " .. os.getenv("TOKEN")
+end
+
+function request()
+  counter = counter + 1
+  if counter > per then
+    error("PER_THREAD exhausted: seed more proposals")
+  end
+  local n = base + counter
+  local body = string.format(
+    '{"idProposta":"B-%d","situacao":"APROVADA","dataHora":"2026-11-20T14:03:11-03:00","motivo":null,"protocolo":"bench-%d"}',
+    n, n)
+  return wrk.format(nil, nil, nil, body)
+end

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Callbacks/s and p99 of proposal-callback end to end (wrk -> HTTP -> PostgreSQL), against
+# pgbench running the same database work directly (the ceiling). Run by hand, not in CI:
+#
+#   bench/callback/run.sh            # DURATION=20s CONNECTIONS=16 by default
+#
+# Needs: PostgreSQL at $PGURL (default the local server), wrk, pgbench, jq, and a release
+# build (built here with thin LTO off to keep the build short on small machines).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+PGURL=${PGURL:-postgres://postgres@127.0.0.1:5432}
+DB=${BENCH_DB:-pcb_bench}
+DURATION=${DURATION:-20s}
+CONNECTIONS=${CONNECTIONS:-16}
+THREADS=${THREADS:-2}
+PER_THREAD=${PER_THREAD:-100000}
+BIND=${BENCH_BIND:-127.0.0.1:18081}
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target-callback}
+BIN=$CARGO_TARGET_DIR/release/proposal-callback
+OUT=$(mktemp -d /tmp/pcb-bench.XXXXXX)
+
+CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
+  cargo build --release -q -p proposal-callback
+
+psql "$PGURL/postgres" -qc "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
+export DATABASE_URL="$PGURL/$DB"
+"$BIN" migrate >/dev/null
+"$BIN" seed >"$OUT/seed.json"
+BASIC=$(jq -r '.integrations[] | select(.tenant=="demo-a" and .insurer=="porto") | .token' "$OUT/seed.json")
+NPROP=$((THREADS * PER_THREAD))
+# B-* for the service, G-* for pgbench: the same number of under_analysis proposals each.
+psql "$DATABASE_URL" -q <<SQL
+SET search_path TO proposal;
+INSERT INTO proposals (tenant_id, proposal_id, status, contact_email)
+  SELECT 'demo-a', p || '-' || n, 'under_analysis', 'locatario' || n || '@example.com'
+  FROM generate_series(1, $NPROP) AS n, unnest(ARRAY['B', 'G']) AS p;
+VACUUM ANALYZE;
+SQL
+
+echo "== pgbench: the same database work, $CONNECTIONS clients, $DURATION"
+psql "$DATABASE_URL" -qc "ALTER DATABASE $DB SET search_path TO proposal"
+PGB_SECS=${DURATION%s}
+(cd "$OUT" && pgbench -n -M prepared -c "$CONNECTIONS" -j "$THREADS" -T "$PGB_SECS" \
+  -D nprop="$NPROP" -f "$OLDPWD/bench/callback/equivalent.sql" -l --log-prefix=pgb \
+  "$DATABASE_URL" >"$OUT/pgbench.txt")
+PGB_TPS=$(awk '/^tps/ {print int($3)}' "$OUT/pgbench.txt")
+PGB_P99=$(cat "$OUT"/pgb.* | awk '{print $3/1000}' | sort -n | awk '{a[NR]=$1} END {print a[int(NR*0.99)]}')
+grep -E "^(tps|latency)" "$OUT/pgbench.txt"
+echo "pgbench p99: ${PGB_P99} ms"
+
+echo "== proposal-callback: wrk, $CONNECTIONS connections, $DURATION"
+JWT_SECRET=bench-secret-bench-secret-bench-secret-00 BIND=$BIND LOG_FORMAT=json RUST_LOG=warn \
+  DATABASE_POOL_SIZE=$CONNECTIONS "$BIN" serve >"$OUT/serve.log" 2>&1 &
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null || true' EXIT
+for _ in $(seq 50); do curl -sf "http://$BIND/readyz" >/dev/null && break; sleep 0.2; done
+TOKEN=$(curl -sf -X POST -H "Authorization: Basic $BASIC" "http://$BIND/callback/auth" | jq -r .access_token)
+TOKEN=$TOKEN PER_THREAD=$PER_THREAD wrk -t "$THREADS" -c "$CONNECTIONS" -d "$DURATION" --latency \
+  -s bench/callback/callback.lua "http://$BIND/callback/demo-a/porto" | tee "$OUT/wrk.txt"
+kill $SERVER; wait $SERVER 2>/dev/null || true
+trap - EXIT
+
+SVC_RPS=$(awk '/^Requests\/sec/ {print int($2)}' "$OUT/wrk.txt")
+SVC_P99=$(awk '$1=="99%" {print $2}' "$OUT/wrk.txt")
+APPLIED=$(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM proposals WHERE proposal_id LIKE 'B-%' AND status = 'approved'")
+SENT=$(awk '/requests in/ {print $1}' "$OUT/wrk.txt")
+NON2XX=$(awk '/Non-2xx/ {print $5}' "$OUT/wrk.txt")
+echo
+echo "== summary ($(nproc) cores, $CONNECTIONS connections, $DURATION)"
+echo "pgbench ceiling:   ${PGB_TPS} tx/s, p99 ${PGB_P99} ms"
+echo "proposal-callback: ${SVC_RPS} callbacks/s, p99 ${SVC_P99}; ${SENT} sent, ${APPLIED} applied, ${NON2XX:-0} non-2xx"
+echo "ratio:             $(awk -v a="$SVC_RPS" -v b="$PGB_TPS" 'BEGIN {printf "%.0f%%", 100*a/b}') of the ceiling"
+echo "raw output in $OUT"
