@@ -15,6 +15,7 @@ use diesel_async::RunQueryDsl;
 use serde::{Deserialize, Serialize};
 
 use crate::schema::{profiles, users};
+use crate::user_cache::UserCache;
 
 /// Profiles of the dispatch centre (CONTRACT §1). A title we do not know grants nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
@@ -96,13 +97,32 @@ impl CurrentUser {
         self.profile == Profile::Admin
     }
 
-    /// Verifies `token` and loads its user; 401 when either fails or the user is not active.
-    pub async fn from_token(keys: &JwtKeys, pool: &Pool, token: &str) -> Result<Self, Problem> {
+    /// As [`Self::from_token`], through the replica's user cache (see `user_cache`).
+    pub async fn from_token_cached(state: &AuthState, token: &str) -> Result<Self, Problem> {
+        let id = Self::verify(&state.keys, token)?;
+        if let Some(user) = state.users.get(id) {
+            return Ok(user);
+        }
+        let user = Self::load(&state.pool, id).await?;
+        state.users.put(&user);
+        Ok(user)
+    }
+
+    fn verify(keys: &JwtKeys, token: &str) -> Result<i64, Problem> {
         let claims: Claims = keys.verify(token)?;
-        let id: i64 = claims
+        claims
             .sub
             .parse()
-            .map_err(|_| Problem::unauthorized("the token's subject is not a user id"))?;
+            .map_err(|_| Problem::unauthorized("the token's subject is not a user id"))
+    }
+
+    /// Verifies `token` and loads its user; 401 when either fails or the user is not active.
+    pub async fn from_token(keys: &JwtKeys, pool: &Pool, token: &str) -> Result<Self, Problem> {
+        let id = Self::verify(keys, token)?;
+        Self::load(pool, id).await
+    }
+
+    async fn load(pool: &Pool, id: i64) -> Result<Self, Problem> {
         let mut conn = db::conn(pool).await?;
         let row: Option<(i64, String, String, String)> = users::table
             .inner_join(profiles::table)
@@ -129,11 +149,12 @@ impl CurrentUser {
     }
 }
 
-/// What the extractor needs from the app: the token keys and the pool.
+/// What the extractor needs from the app: the token keys, the pool and the user cache.
 #[derive(Clone)]
 pub struct AuthState {
     pub keys: JwtKeys,
     pub pool: Pool,
+    pub users: UserCache,
 }
 
 impl FromRequest for CurrentUser {
@@ -148,7 +169,7 @@ impl FromRequest for CurrentUser {
             let token = token.ok_or_else(|| {
                 Problem::unauthorized("an `Authorization: Bearer <token>` header is required")
             })?;
-            CurrentUser::from_token(&state.keys, &state.pool, &token).await
+            CurrentUser::from_token_cached(&state, &token).await
         })
     }
 }

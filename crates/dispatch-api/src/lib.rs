@@ -1,6 +1,8 @@
 //! Emergency dispatch service: incidents from the first call to the unit's release.
 
 pub mod auth;
+#[cfg(feature = "bench")]
+pub mod bench;
 pub mod catalog;
 pub mod openapi;
 pub mod routes;
@@ -9,6 +11,7 @@ pub mod search;
 pub mod seed;
 pub mod startup;
 pub mod store;
+pub mod user_cache;
 pub mod views;
 
 use diesel_migrations::{EmbeddedMigrations, embed_migrations};

@@ -10,6 +10,7 @@ use common::http::{self, OpenApiJson};
 
 use crate::auth::AuthState;
 use crate::catalog::Catalog;
+use crate::user_cache::{self, UserCache};
 
 /// Everything the handlers share. Cheap to clone.
 #[derive(Clone)]
@@ -19,6 +20,8 @@ pub struct AppState {
     pub openapi: OpenApiJson,
     /// Reference data served from memory (health units, small lists).
     pub catalog: Catalog,
+    /// Authenticated users; serves only while `serve`'s change listener runs.
+    pub users: UserCache,
 }
 
 impl AppState {
@@ -28,6 +31,7 @@ impl AppState {
             keys,
             openapi: OpenApiJson::new(&crate::openapi::document()),
             catalog: Catalog::default(),
+            users: UserCache::default(),
         }
     }
 }
@@ -60,9 +64,12 @@ pub fn app(
             cfg.app_data(web::Data::new(AuthState {
                 keys: state.keys.clone(),
                 pool: state.pool.clone(),
+                users: state.users.clone(),
             }))
             .app_data(web::Data::new(state))
             .configure(crate::routes::configure);
+            #[cfg(feature = "bench")]
+            cfg.configure(crate::bench::configure);
         },
     )
 }
@@ -91,6 +98,10 @@ pub async fn serve(config: CommonConfig) -> anyhow::Result<()> {
     if let Err(e) = state.catalog.refresh(&pool).await {
         tracing::warn!(error = %e, "reference data not loaded at start");
     }
+    tokio::spawn(user_cache::listen(
+        config.database_url.clone(),
+        state.users.clone(),
+    ));
     let metrics = metrics(&pool);
     tracing::info!(bind = %config.bind, "dispatch-api listening");
     HttpServer::new(move || app(state.clone(), metrics.clone()))

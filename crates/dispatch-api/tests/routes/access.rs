@@ -1,6 +1,13 @@
 //! Who may call what: 401 without a valid token or for an inactive user, 403 for a profile a
 //! screen route does not serve.
 
+use std::time::Duration;
+
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use dispatch_api::schema::users;
+use dispatch_api::user_cache;
+
 use crate::support::Api;
 
 /// One concrete URI per route (incident 1 exists at every scale).
@@ -79,4 +86,36 @@ async fn screen_routes_serve_the_profiles_of_the_contract_only() {
             api.get(login, uri).await.ok();
         }
     }
+}
+
+#[actix_web::test]
+async fn a_cached_user_deactivated_is_refused_at_once() {
+    let api = Api::new().await;
+    let cache = api.user_cache();
+    actix_web::rt::spawn(user_cache::listen(api.db.url().to_owned(), cache.clone()));
+    for _ in 0..100 {
+        if cache.is_live() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(cache.is_live(), "the listener connects");
+    let id = api.id("tarm");
+    api.get("tarm", "/shared/default-values").await.ok();
+    assert!(cache.get(id).is_some(), "the caller is cached");
+    diesel::update(users::table.find(id))
+        .set(users::status.eq("inativo"))
+        .execute(&mut api.conn().await)
+        .await
+        .unwrap();
+    for _ in 0..100 {
+        if cache.get(id).is_none() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(cache.get(id).is_none(), "the change evicts the user");
+    api.get("tarm", "/shared/default-values")
+        .await
+        .problem(401, "unauthorized");
 }

@@ -91,6 +91,11 @@ impl Api {
         }
     }
 
+    /// The cache the app authenticates through (idle unless a listener runs).
+    pub fn user_cache(&self) -> dispatch_api::user_cache::UserCache {
+        self.state.users.clone()
+    }
+
     pub fn id(&self, login: &str) -> i64 {
         self.ids[login]
     }

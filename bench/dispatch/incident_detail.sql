@@ -1,0 +1,18 @@
+-- The SQL GET /incident/{id} runs, as diesel sends it (prepared): the caller's lookup of the
+-- CurrentUser extractor, then the incident with its creator, regulator and assignee.
+\set id random(1, 3000)
+SELECT users.id, users.descriptive_name, users.status, profiles.title
+  FROM users INNER JOIN profiles ON profiles.id = users.profile_id
+ WHERE users.id = :uid LIMIT 1;
+SELECT incidents.id, incidents.number, incidents.state, incidents.version, incidents.created_at,
+       incidents.updated_at, incidents.caller_name, incidents.caller_phone, incidents.address,
+       incidents.city, incidents.complaint, incidents.related_incident_id,
+       incidents.occurrence_type, incidents.priority, incidents.occurrence_notes,
+       incidents.patient_name, incidents.patient_age, incidents.patient_sex,
+       incidents.regulated_at, incidents.conclusion, incidents.closed_at,
+       users.id, users.descriptive_name, r.id, r.descriptive_name, a.id, a.descriptive_name
+  FROM incidents
+ INNER JOIN users ON users.id = incidents.created_by
+  LEFT JOIN users r ON incidents.regulator_id = r.id
+  LEFT JOIN users a ON incidents.assigned_to_id = a.id
+ WHERE incidents.id = :id LIMIT 1;

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Benchmark of dispatch-api, run by hand (not a test). From the workspace root:
+#   bench/dispatch/run.sh
+# Builds the release binary with the `bench` feature, loads the demo data into a database of
+# its own, then measures with wrk (HTTP) and pgbench (SQL):
+#   1. GET /health-unit?q=sao jose        vs GET /bench/constant (same bytes: framework ceiling)
+#   2. GET /incident/{id} (random ids)    vs pgbench running that route's SQL (database ceiling)
+# Environment: PGURL (server, default postgres://postgres@127.0.0.1:5432), DURATION (s, 15),
+# CONNECTIONS (32), PORT (18090), TARGET_DIR (target-dispatch).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+PGURL=${PGURL:-postgres://postgres@127.0.0.1:5432}
+DB=dispatch_bench
+DURATION=${DURATION:-15}
+CONNECTIONS=${CONNECTIONS:-32}
+PORT=${PORT:-18090}
+TARGET_DIR=${TARGET_DIR:-target-dispatch}
+BIN=$TARGET_DIR/release/dispatch-api
+HERE=bench/dispatch
+WORK=$(mktemp -d)
+export DATABASE_URL=$PGURL/$DB JWT_SECRET=bench-secret-bench-secret-bench-secret-0 BIND=127.0.0.1:$PORT
+export RUST_LOG=warn LOG_FORMAT=json DATABASE_POOL_SIZE=${DATABASE_POOL_SIZE:-16}
+
+CARGO_TARGET_DIR=$TARGET_DIR cargo build --release -q -p dispatch-api --features bench
+psql -X -q "$PGURL/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
+"$BIN" seed > /dev/null
+psql -X -q "$DATABASE_URL" -c "VACUUM ANALYZE"
+TOKEN=$("$BIN" token --login regulador --ttl 1h)
+UID_REG=$(psql -X -At "$DATABASE_URL" -c "SELECT id FROM dispatch.users WHERE login = 'regulador'")
+
+SERVER=
+start() {
+  BENCH_CONSTANT_FILE=$WORK/constant.json "$BIN" serve > "$WORK/server.log" 2>&1 &
+  SERVER=$!
+  for _ in $(seq 50); do curl -sf "http://127.0.0.1:$PORT/healthz" > /dev/null && return; sleep 0.1; done
+  echo "server did not start"; cat "$WORK/server.log"; exit 1
+}
+stop() { [ -n "$SERVER" ] && kill "$SERVER" && wait "$SERVER" 2> /dev/null || true; SERVER=; }
+trap 'stop; rm -rf "$WORK"' EXIT
+
+# The constant route answers the bytes of a real search response, so both move the same size.
+echo '[]' > "$WORK/constant.json"
+start
+curl -sf -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT/health-unit?q=sao%20jose" > "$WORK/search.json"
+cp "$WORK/search.json" "$WORK/constant.json"
+stop
+start
+
+wrk_run() { # name, then wrk arguments; prints "name rps p99"
+  local name=$1; shift
+  wrk -t2 -c"$CONNECTIONS" -d3s "$@" > /dev/null  # warm-up
+  wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --latency "$@" > "$WORK/$name.txt"
+  local rps p99
+  rps=$(awk '/Requests\/sec/ {print $2}' "$WORK/$name.txt")
+  p99=$(awk '$1 == "99%" {print $2}' "$WORK/$name.txt")
+  echo "$name $rps $p99"
+}
+AUTH=(-H "Authorization: Bearer $TOKEN")
+R1=$(wrk_run constant "${AUTH[@]}" "http://127.0.0.1:$PORT/bench/constant")
+R2=$(wrk_run health_unit "${AUTH[@]}" "http://127.0.0.1:$PORT/health-unit?q=sao%20jose")
+R3=$(wrk_run incident "${AUTH[@]}" -s "$HERE/random_incident.lua" "http://127.0.0.1:$PORT")
+stop
+
+# pgbench: same SQL, prepared like diesel's, as many clients as the server's pool.
+PGOPTIONS="-c search_path=dispatch,public" pgbench -n -M prepared -c "$DATABASE_POOL_SIZE" -j 2 \
+  -T 3 -D uid="$UID_REG" -f "$HERE/incident_detail.sql" "$DATABASE_URL" > /dev/null
+(cd "$WORK" && PGOPTIONS="-c search_path=dispatch,public" pgbench -n -M prepared \
+  -c "$DATABASE_POOL_SIZE" -j 2 -T "$DURATION" -D uid="$UID_REG" -l --log-prefix=pgb \
+  -f "$OLDPWD/$HERE/incident_detail.sql" "$DATABASE_URL" > pgbench.txt)
+TPS=$(awk '/^tps/ {print $3}' "$WORK/pgbench.txt")
+P99=$(cat "$WORK"/pgb* | awk '{print $3}' | sort -n | awk '{a[NR]=$1} END {printf "%.2fms", a[int(NR*0.99)]/1000}')
+
+bytes_search=$(wc -c < "$WORK/search.json")
+echo
+echo "bytes per response: /health-unit?q=sao%20jose and /bench/constant: $bytes_search"
+printf '%-34s %12s %10s\n' "measure" "req/s" "p99"
+read -r _ c_rps c_p99 <<< "$R1"; printf '%-34s %12s %10s\n' "GET /bench/constant" "$c_rps" "$c_p99"
+read -r _ h_rps h_p99 <<< "$R2"; printf '%-34s %12s %10s\n' "GET /health-unit?q=sao jose" "$h_rps" "$h_p99"
+read -r _ i_rps i_p99 <<< "$R3"; printf '%-34s %12s %10s\n' "GET /incident/{id}" "$i_rps" "$i_p99"
+printf '%-34s %12s %10s\n' "pgbench (that route's SQL)" "$TPS" "$P99"
+awk -v h="$h_rps" -v c="$c_rps" -v i="$i_rps" -v t="$TPS" 'BEGIN {
+  printf "health-unit / constant = %.0f%% (target >= 50%%)\n", 100 * h / c
+  printf "incident / pgbench     = %.0f%% (target >= 60%%)\n", 100 * i / t }'
