@@ -11,7 +11,7 @@ BEGIN;
 SELECT id AS pid, status AS st FROM proposals
   WHERE tenant_id = 'demo-a' AND proposal_id = 'G-' || (:n)::text FOR UPDATE \gset
 INSERT INTO applied_callbacks (tenant_id, insurer, dedup_key, proposal_id, receipt_id, status)
-  VALUES ('demo-a', 'porto', 'event:pgb-' || (:rid)::text, :pid, :rid, 'approved')
+  VALUES ('demo-a', 'porto', 'event-pgb-' || (:rid)::text, :pid, :rid, 'approved')
   ON CONFLICT DO NOTHING;
 UPDATE proposals SET status = 'approved', in_queue = false, updated_at = now() WHERE id = :pid;
 INSERT INTO integration_history (proposal_id, insurer, receipt_id, from_status, to_status,
@@ -27,6 +27,7 @@ INSERT INTO proposal_events (proposal_id, kind, receipt_id, data) VALUES
   (:pid, 'left_queue', :rid, '{"status": "approved"}'),
   (:pid, 'email_queued', :rid, '{}');
 UPDATE callback_receipts SET status = 'processed', http_status = 200, proposal_id = 'G-' || (:n)::text,
-  dedup_key = 'event:pgb-' || (:rid)::text, attempts = attempts + 1, processed_at = now()
+  dedup_key = 'event-pgb-' || (:rid)::text, attempts = attempts + 1, processed_at = now()
   WHERE id = :rid;
 COMMIT;
+-- (No `:` inside string literals above: pgbench would take `:name` for a variable.)

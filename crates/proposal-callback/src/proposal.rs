@@ -175,8 +175,7 @@ async fn parse_and_apply(
     // The tenant comes from the URL the callback arrived on (stored on the receipt), never
     // from the payload.
     let key = dedup_key(&callback, &receipt.body_sha256);
-    let receipt = receipt.clone();
-    conn.transaction::<_, Error, _>(async |conn| apply(conn, &receipt, &callback, &key).await)
+    conn.transaction::<_, Error, _>(async |conn| apply(conn, receipt, &callback, &key).await)
         .await
 }
 
