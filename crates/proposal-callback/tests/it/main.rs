@@ -8,3 +8,4 @@ mod callback;
 mod email;
 mod exactly_once;
 mod restart;
+mod serve;
