@@ -7,5 +7,6 @@ mod auth;
 mod callback;
 mod email;
 mod exactly_once;
+mod migrations;
 mod restart;
 mod serve;
