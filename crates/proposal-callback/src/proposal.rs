@@ -195,93 +195,71 @@ async fn apply(
         })?;
     let current = Status::parse(&proposal.status)
         .ok_or_else(|| Error::Internal(format!("unknown stored status {:?}", proposal.status)))?;
-    let done = |outcome, status, email_id| Processed {
+    // The proposal row is locked, so a racing twin waits here and then finds the key taken.
+    let claimed = p::claim_dedup_key(conn, receipt, proposal.id, key, callback.status).await?;
+    let (outcome, status, email_id) = if !claimed {
+        (Outcome::Duplicate, current, None)
+    } else {
+        match transition(current, callback.status) {
+            Transition::Forbidden => {
+                return Err(Error::InvalidTransition {
+                    from: current,
+                    to: callback.status,
+                });
+            }
+            Transition::Unchanged => {
+                let event = p::received_event(receipt, callback);
+                p::insert_events(conn, proposal.id, receipt.id, &[event]).await?;
+                (Outcome::Unchanged, current, None)
+            }
+            Transition::Allowed => {
+                let email_id =
+                    apply_transition(conn, receipt, &proposal, current, callback).await?;
+                (Outcome::Processed, callback.status, Some(email_id))
+            }
+        }
+    };
+    store::receipts::record_outcome(conn, receipt.id, outcome, &callback.proposal_id, key).await?;
+    Ok(Processed {
         outcome,
         proposal_id: callback.proposal_id.clone(),
         status,
         email_id,
-    };
+    })
+}
 
-    // The proposal row is locked, so a racing twin waits here and then finds the key taken.
-    let claimed = p::claim_dedup_key(conn, receipt, proposal.id, key, callback.status).await?;
-    if !claimed {
-        store::receipts::record_outcome(
-            conn,
-            receipt.id,
-            Outcome::Duplicate,
-            &callback.proposal_id,
-            key,
-        )
-        .await?;
-        return Ok(done(Outcome::Duplicate, current, None));
+/// The writes of an accepted transition; returns the queued email's id.
+async fn apply_transition(
+    conn: &mut AsyncPgConnection,
+    receipt: &Receipt,
+    proposal: &store::proposals::ProposalRow,
+    from: Status,
+    callback: &Callback,
+) -> Result<i64, Error> {
+    use serde_json::json;
+    use store::proposals as p;
+    let to = callback.status;
+    p::set_status(conn, proposal.id, to).await?;
+    let history_id = p::insert_history(conn, proposal.id, receipt, from, callback).await?;
+    let email = crate::email::compose(&proposal.proposal_id, to, callback);
+    let email_id = store::outbox::enqueue(
+        conn,
+        proposal.id,
+        history_id,
+        &proposal.contact_email,
+        &email,
+    )
+    .await?;
+    let mut events = vec![
+        p::received_event(receipt, callback),
+        p::Event::new("status_changed", json!({"from": from, "to": to})),
+    ];
+    if from.in_queue() && !to.in_queue() {
+        events.push(p::Event::new("left_queue", json!({"status": to})));
     }
-
-    match transition(current, callback.status) {
-        Transition::Forbidden => Err(Error::InvalidTransition {
-            from: current,
-            to: callback.status,
-        }),
-        Transition::Unchanged => {
-            p::insert_events(
-                conn,
-                proposal.id,
-                receipt.id,
-                &[p::received_event(receipt, callback)],
-            )
-            .await?;
-            store::receipts::record_outcome(
-                conn,
-                receipt.id,
-                Outcome::Unchanged,
-                &callback.proposal_id,
-                key,
-            )
-            .await?;
-            Ok(done(Outcome::Unchanged, current, None))
-        }
-        Transition::Allowed => {
-            let to = callback.status;
-            p::set_status(conn, proposal.id, to).await?;
-            let history_id =
-                p::insert_history(conn, proposal.id, receipt, current, callback).await?;
-            let email = crate::email::compose(&proposal.proposal_id, to, callback);
-            let email_id = store::outbox::enqueue(
-                conn,
-                proposal.id,
-                history_id,
-                &proposal.contact_email,
-                &email,
-            )
-            .await?;
-            let mut events = vec![
-                p::received_event(receipt, callback),
-                p::Event::new(
-                    "status_changed",
-                    serde_json::json!({"from": current, "to": to}),
-                ),
-            ];
-            if current.in_queue() && !to.in_queue() {
-                events.push(p::Event::new(
-                    "left_queue",
-                    serde_json::json!({"status": to}),
-                ));
-            }
-            events.push(p::Event::new(
-                "email_queued",
-                serde_json::json!({"email_id": email_id}),
-            ));
-            p::insert_events(conn, proposal.id, receipt.id, &events).await?;
-            store::receipts::record_outcome(
-                conn,
-                receipt.id,
-                Outcome::Processed,
-                &callback.proposal_id,
-                key,
-            )
-            .await?;
-            Ok(done(Outcome::Processed, to, Some(email_id)))
-        }
-    }
+    events.push(p::Event::new("email_queued", json!({"email_id": email_id})));
+    p::insert_events(conn, proposal.id, receipt.id, &events).await?;
+    Ok(email_id)
 }
 
 #[cfg(test)]
