@@ -1,9 +1,7 @@
--- The SQL GET /incident/{id} runs, as diesel sends it (prepared): the caller's lookup of the
--- CurrentUser extractor, then the incident with its creator, regulator and assignee.
+-- The SQL GET /incident/{id} runs, as diesel sends it (prepared): the incident with its
+-- creator, regulator and assignee. (The caller's own row comes from the user cache, which
+-- the server keeps while its change listener runs.)
 \set id random(1, 3000)
-SELECT users.id, users.descriptive_name, users.status, profiles.title
-  FROM users INNER JOIN profiles ON profiles.id = users.profile_id
- WHERE users.id = :uid LIMIT 1;
 SELECT incidents.id, incidents.number, incidents.state, incidents.version, incidents.created_at,
        incidents.updated_at, incidents.caller_name, incidents.caller_phone, incidents.address,
        incidents.city, incidents.complaint, incidents.related_incident_id,

@@ -26,7 +26,6 @@ psql -X -q "$PGURL/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "C
 "$BIN" seed > /dev/null
 psql -X -q "$DATABASE_URL" -c "VACUUM ANALYZE"
 TOKEN=$("$BIN" token --login regulador --ttl 1h)
-UID_REG=$(psql -X -At "$DATABASE_URL" -c "SELECT id FROM dispatch.users WHERE login = 'regulador'")
 
 SERVER=
 start() {
@@ -63,9 +62,9 @@ stop
 
 # pgbench: same SQL, prepared like diesel's, as many clients as the server's pool.
 PGOPTIONS="-c search_path=dispatch,public" pgbench -n -M prepared -c "$DATABASE_POOL_SIZE" -j 2 \
-  -T 3 -D uid="$UID_REG" -f "$HERE/incident_detail.sql" "$DATABASE_URL" > /dev/null
+  -T 3 -f "$HERE/incident_detail.sql" "$DATABASE_URL" > /dev/null
 (cd "$WORK" && PGOPTIONS="-c search_path=dispatch,public" pgbench -n -M prepared \
-  -c "$DATABASE_POOL_SIZE" -j 2 -T "$DURATION" -D uid="$UID_REG" -l --log-prefix=pgb \
+  -c "$DATABASE_POOL_SIZE" -j 2 -T "$DURATION" -l --log-prefix=pgb \
   -f "$OLDPWD/$HERE/incident_detail.sql" "$DATABASE_URL" > pgbench.txt)
 TPS=$(awk '/^tps/ {print $3}' "$WORK/pgbench.txt")
 P99=$(cat "$WORK"/pgb* | awk '{print $3}' | sort -n | awk '{a[NR]=$1} END {printf "%.2fms", a[int(NR*0.99)]/1000}')
