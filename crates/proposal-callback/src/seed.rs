@@ -117,7 +117,8 @@ async fn seed(
     let mut demo = Vec::new();
     for id in DEMO_PROPOSALS {
         proposals::insert_if_absent(conn, "demo-a", id, &demo_email(id)).await?;
-        if let Some(p) = proposals::find(conn, "demo-a", id).await? {
+        // Inside seed's transaction: the lock is released at its end.
+        if let Some(p) = proposals::lock(conn, "demo-a", id).await? {
             demo.push(SeededProposal {
                 tenant: p.tenant_id,
                 proposal_id: p.proposal_id,

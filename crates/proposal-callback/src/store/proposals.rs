@@ -36,20 +36,6 @@ pub async fn lock(
         .optional()?)
 }
 
-pub async fn find(
-    conn: &mut AsyncPgConnection,
-    tenant: &str,
-    proposal_id: &str,
-) -> Result<Option<ProposalRow>, Error> {
-    Ok(proposals::table
-        .filter(proposals::tenant_id.eq(tenant))
-        .filter(proposals::proposal_id.eq(proposal_id))
-        .select(ProposalRow::as_select())
-        .first(conn)
-        .await
-        .optional()?)
-}
-
 /// Creates an `under_analysis` proposal unless the tenant already has one by that id.
 pub async fn insert_if_absent(
     conn: &mut AsyncPgConnection,
