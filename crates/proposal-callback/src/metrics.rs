@@ -6,6 +6,9 @@ use std::sync::LazyLock;
 
 use prometheus::{IntCounterVec, Opts, Registry};
 
+use crate::error::Error;
+use crate::routes::CallbackResult;
+
 pub static CALLBACKS: LazyLock<IntCounterVec> = LazyLock::new(|| {
     IntCounterVec::new(
         Opts::new(
@@ -23,7 +26,12 @@ pub fn register(registry: &Registry) {
     let _ = registry.register(Box::new(CALLBACKS.clone()));
 }
 
-pub fn count(tenant: &str, insurer: &str, outcome: &str) {
+/// Counts a callback's (or a replay's) answer: its `result`, or the error's code.
+pub fn count(tenant: &str, insurer: &str, result: &Result<CallbackResult, Error>) {
+    let outcome = match result {
+        Ok(r) => r.result.as_str(),
+        Err(e) => e.code(),
+    };
     CALLBACKS
         .with_label_values(&[tenant, insurer, outcome])
         .inc();

@@ -149,11 +149,9 @@ pub async fn replay(
     let receipt = receipts::find(&mut conn, &admin.tenant, id)
         .await?
         .ok_or(Error::ReceiptNotFound(id))?;
-    let result = proposal::handle_receipt(&mut conn, &receipt).await;
-    let outcome = match &result {
-        Ok(p) => p.outcome.as_str(),
-        Err(e) => e.code(),
-    };
-    metrics::count(&receipt.tenant_id, &receipt.insurer, outcome);
-    Ok(HttpResponse::Ok().json(CallbackResult::from(result?)))
+    let result = proposal::handle_receipt(&mut conn, &receipt)
+        .await
+        .map(CallbackResult::from);
+    metrics::count(&receipt.tenant_id, &receipt.insurer, &result);
+    Ok(HttpResponse::Ok().json(result?))
 }

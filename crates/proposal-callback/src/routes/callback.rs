@@ -71,11 +71,7 @@ pub async fn receive(
     let insurer = req.match_info().get("insuranceCompany").unwrap_or_default();
     let result = receive_checked(&req, &who, tenant, insurer, payload, &state).await;
     // Counted under the token's tenant and insurer: the path may name anything.
-    let outcome = match &result {
-        Ok(r) => r.result.as_str(),
-        Err(e) => e.code(),
-    };
-    metrics::count(&who.tenant, &who.insurer, outcome);
+    metrics::count(&who.tenant, &who.insurer, &result);
     Ok(HttpResponse::Ok().json(result?))
 }
 
