@@ -5,5 +5,6 @@ mod fleet;
 mod incidents;
 mod openapi;
 mod reference;
+mod seed;
 mod support;
 mod users;

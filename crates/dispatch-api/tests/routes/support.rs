@@ -71,9 +71,12 @@ impl Api {
     /// A fresh database with the test-scale demo data.
     pub async fn new() -> Api {
         let db = TestDb::new(SCHEMA, MIGRATIONS, MIGRATIONS_DIR).await;
+        let started = std::time::Instant::now();
         let report = seed::run_with(&mut db.pool().get().await.unwrap(), seed::Scale::Test)
             .await
             .unwrap();
+        // Visible with --nocapture: the per-test cost of the demo data at test scale.
+        eprintln!("seed (test scale) took {:?}", started.elapsed());
         let keys = JwtKeys::new(&SecretString::from("test-secret-test-secret-test-secret!"));
         let state = AppState::new(db.pool(), keys.clone());
         let metrics = startup::metrics(&db.pool());
