@@ -74,24 +74,7 @@ impl FromRequest for InsurerIntegration {
     type Future = std::future::Ready<Result<Self, Error>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        std::future::ready((|| {
-            let token = authorization(req, "Bearer").ok_or(Error::Unauthorized(
-                "a Bearer token from /callback/auth is required",
-            ))?;
-            let claims: CallbackClaims = state(req)?
-                .keys
-                .verify(token)
-                .map_err(|_| Error::Unauthorized("the token is not valid or has expired"))?;
-            let integration_id = claims
-                .sub
-                .parse()
-                .map_err(|_| Error::Unauthorized("the token is not a callback token"))?;
-            Ok(InsurerIntegration {
-                integration_id,
-                tenant: claims.tenant,
-                insurer: claims.insurer,
-            })
-        })())
+        std::future::ready(Self::from_callback_token(req))
     }
 }
 
@@ -135,21 +118,46 @@ impl FromRequest for TenantAdmin {
     type Future = std::future::Ready<Result<Self, Error>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        std::future::ready((|| {
-            let token = authorization(req, "Bearer")
-                .ok_or(Error::Unauthorized("an admin Bearer token is required"))?;
-            let claims: AdminClaims = state(req)?
-                .keys
-                .verify(token)
-                .map_err(|_| Error::Unauthorized("the token is not valid or has expired"))?;
-            if claims.role != "admin" {
-                return Err(Error::Forbidden("this route needs role admin"));
-            }
-            Ok(TenantAdmin {
-                sub: claims.sub,
-                tenant: claims.tenant,
-            })
-        })())
+        std::future::ready(Self::from_admin_token(req))
+    }
+}
+
+impl InsurerIntegration {
+    fn from_callback_token(req: &HttpRequest) -> Result<Self, Error> {
+        let token = authorization(req, "Bearer").ok_or(Error::Unauthorized(
+            "a Bearer token from /callback/auth is required",
+        ))?;
+        let claims: CallbackClaims = state(req)?
+            .keys
+            .verify(token)
+            .map_err(|_| Error::Unauthorized("the token is not valid or has expired"))?;
+        let integration_id = claims
+            .sub
+            .parse()
+            .map_err(|_| Error::Unauthorized("the token is not a callback token"))?;
+        Ok(InsurerIntegration {
+            integration_id,
+            tenant: claims.tenant,
+            insurer: claims.insurer,
+        })
+    }
+}
+
+impl TenantAdmin {
+    fn from_admin_token(req: &HttpRequest) -> Result<Self, Error> {
+        let token = authorization(req, "Bearer")
+            .ok_or(Error::Unauthorized("an admin Bearer token is required"))?;
+        let claims: AdminClaims = state(req)?
+            .keys
+            .verify(token)
+            .map_err(|_| Error::Unauthorized("the token is not valid or has expired"))?;
+        if claims.role != "admin" {
+            return Err(Error::Forbidden("this route needs role admin"));
+        }
+        Ok(TenantAdmin {
+            sub: claims.sub,
+            tenant: claims.tenant,
+        })
     }
 }
 
