@@ -11,14 +11,25 @@ pub struct PrivatePg {
     pub port: u16,
 }
 
+/// The tool from /usr/local/bin, else the newest /usr/lib/postgresql/<version>/bin, else PATH.
 fn bin(name: &str) -> String {
-    for dir in ["/usr/local/bin", "/usr/lib/postgresql/15/bin"] {
-        let p = format!("{dir}/{name}");
-        if std::path::Path::new(&p).exists() {
-            return p;
-        }
+    let local = format!("/usr/local/bin/{name}");
+    if std::path::Path::new(&local).exists() {
+        return local;
     }
-    name.to_owned()
+    let mut versions: Vec<u32> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    versions.sort_unstable();
+    versions
+        .iter()
+        .rev()
+        .map(|v| format!("/usr/lib/postgresql/{v}/bin/{name}"))
+        .find(|p| std::path::Path::new(p).exists())
+        .unwrap_or_else(|| name.to_owned())
 }
 
 fn is_root() -> bool {
