@@ -40,22 +40,25 @@ fn is_root() -> bool {
         .unwrap_or(false)
 }
 
-/// Runs a PostgreSQL tool, as `postgres` when we are root.
-fn run(tool: &str, args: &[&str]) {
-    let mut cmd = if is_root() {
+/// A PostgreSQL tool, run as `postgres` when we are root.
+fn tool(name: &str) -> Command {
+    if is_root() {
         let mut c = Command::new("runuser");
-        c.args(["-u", "postgres", "--", &bin(tool)]);
+        c.args(["-u", "postgres", "--", &bin(name)]);
         c
     } else {
-        Command::new(bin(tool))
-    };
-    let out = cmd
+        Command::new(bin(name))
+    }
+}
+
+fn run(name: &str, args: &[&str]) {
+    let out = tool(name)
         .args(args)
         .output()
-        .unwrap_or_else(|e| panic!("{tool}: {e}"));
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
     assert!(
         out.status.success(),
-        "{tool} {args:?} failed: {}{}",
+        "{name} {args:?} failed: {}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
@@ -134,24 +137,15 @@ impl PrivatePg {
 impl Drop for PrivatePg {
     fn drop(&mut self) {
         let data = self.dir.join("data");
-        let _ = Command::new(if is_root() { "runuser" } else { "true" })
+        let _ = tool("pg_ctl")
             .args([
-                "-u",
-                "postgres",
-                "--",
-                &bin("pg_ctl"),
                 "-D",
-                data.to_str().unwrap(),
+                data.to_str().unwrap_or_default(),
                 "-m",
                 "immediate",
                 "stop",
             ])
             .output();
-        if !is_root() {
-            let _ = Command::new(bin("pg_ctl"))
-                .args(["-D", data.to_str().unwrap(), "-m", "immediate", "stop"])
-                .output();
-        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
