@@ -6,7 +6,6 @@ pub mod incidents;
 pub mod reference;
 pub mod users;
 
-use crate::search::Search;
 use crate::views::{RefOption, UserOption};
 
 pub fn user_option((id, descriptive_name): (i64, String)) -> UserOption {
@@ -27,9 +26,4 @@ pub fn opt_ref(id: Option<i32>, name: Option<String>) -> Option<RefOption> {
 
 pub fn opt_user(row: Option<(i64, String)>) -> Option<UserOption> {
     row.map(user_option)
-}
-
-/// Page bounds of a checked search, as SQL wants them.
-pub fn page(search: &Search) -> (i64, i64) {
-    (search.limit, search.offset)
 }

@@ -23,24 +23,23 @@ type UserRow = (
 );
 
 /// Users with profile, professional type and team, in one statement.
-macro_rules! user_records {
-    () => {
-        users::table
-            .inner_join(profiles::table)
-            .left_join(professional_types::table)
-            .left_join(teams::table)
-            .select((
-                users::id,
-                users::descriptive_name,
-                users::status,
-                users::login,
-                (profiles::id, profiles::title, profiles::text),
-                professional_types::id.nullable(),
-                professional_types::name.nullable(),
-                teams::id.nullable(),
-                teams::name.nullable(),
-            ))
-    };
+#[diesel::dsl::auto_type(no_type_alias)]
+fn user_records() -> _ {
+    users::table
+        .inner_join(profiles::table)
+        .left_join(professional_types::table)
+        .left_join(teams::table)
+        .select((
+            users::id,
+            users::descriptive_name,
+            users::status,
+            users::login,
+            (profiles::id, profiles::title, profiles::text),
+            professional_types::id.nullable(),
+            professional_types::name.nullable(),
+            teams::id.nullable(),
+            teams::name.nullable(),
+        ))
 }
 
 /// `with_login` decides whether the login leaves the service (ADMIN callers only).
@@ -64,7 +63,7 @@ fn user_record(row: UserRow, with_login: bool) -> UserRecord {
 
 /// `GET /user`: every user, in name order.
 pub async fn all(mut conn: &AsyncPgConnection, with_login: bool) -> Result<Vec<UserRecord>, Error> {
-    let rows: Vec<UserRow> = user_records!()
+    let rows: Vec<UserRow> = user_records()
         .order_by((search_key(users::descriptive_name), users::id))
         .load(&mut conn)
         .await?;
@@ -79,7 +78,7 @@ pub async fn by_id(
     id: i64,
     with_login: bool,
 ) -> Result<Option<UserRecord>, Error> {
-    let row: Option<UserRow> = user_records!()
+    let row: Option<UserRow> = user_records()
         .filter(users::id.eq(id))
         .first(&mut conn)
         .await
