@@ -282,3 +282,31 @@ async fn default_values_come_from_the_token_and_active_lists() {
         assert_eq!(keys(e), set(&["id", "descriptive_name"]));
     }
 }
+
+#[actix_web::test]
+async fn sql_searches_put_prefix_matches_first_then_name_order() {
+    let api = Api::new().await;
+    for uri in ["/employee/search?query=MAR", "/user/search?q=mar"] {
+        let reply = api.get("tarm", uri).await;
+        let names: Vec<String> = reply
+            .array()
+            .iter()
+            .map(|u| dispatch_api::search::fold(u["descriptive_name"].as_str().unwrap()))
+            .collect();
+        assert!(names.iter().all(|n| n.contains("mar")), "{uri}: {names:?}");
+        let split = names
+            .iter()
+            .position(|n| !n.starts_with("mar"))
+            .unwrap_or(names.len());
+        assert!(split > 0, "{uri}: some names start with the term");
+        assert!(
+            names[split..].iter().all(|n| !n.starts_with("mar")),
+            "{uri}: {names:?}"
+        );
+        for group in [&names[..split], &names[split..]] {
+            let mut sorted = group.to_vec();
+            sorted.sort();
+            assert_eq!(group, &sorted[..], "{uri}");
+        }
+    }
+}
