@@ -206,13 +206,14 @@ pub async fn mask(
         .collect())
 }
 
-/// What the fleet and unit-selection screens read of an incident, with the vehicle type of
-/// its latest technical decision, in one statement (a correlated subquery picks the latest).
+/// What the fleet and unit-selection screens read of an incident.
 pub struct FleetRow {
     pub summary: IncidentFleetSummary,
     pub patient: Patient,
 }
 
+/// The fleet row with the vehicle type of the latest technical decision, in one statement
+/// (a correlated subquery picks the latest).
 pub async fn fleet_row(mut conn: &AsyncPgConnection, id: i64) -> Result<Option<FleetRow>, Error> {
     type Row = (
         i64,
@@ -292,7 +293,8 @@ pub async fn fleet_row(mut conn: &AsyncPgConnection, id: i64) -> Result<Option<F
     ))
 }
 
-/// Whether the incident exists: asked only when a list of its rows came back empty.
+/// Whether the incident exists, so an empty list of its rows can tell 404 from `[]`. Cheap
+/// (primary key) and sent in the same pipeline as the list.
 pub async fn exists(mut conn: &AsyncPgConnection, id: i64) -> Result<bool, Error> {
     diesel::select(diesel::dsl::exists(
         incidents::table.filter(incidents::id.eq(id)),
