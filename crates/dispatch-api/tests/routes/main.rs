@@ -3,6 +3,7 @@
 mod access;
 mod fleet;
 mod incidents;
+mod migrations;
 mod openapi;
 mod reference;
 mod seed;
