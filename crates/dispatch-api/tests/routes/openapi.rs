@@ -52,3 +52,22 @@ fn matches(template: &str, path: &str) -> bool {
             t == p || (t.starts_with('{') && !["search", "options", "mask"].contains(p))
         })
 }
+
+/// The whole document against its snapshot, so a change to any route's shape shows in review.
+/// After an intended change: `UPDATE_OPENAPI_SNAPSHOT=1 cargo test -p dispatch-api --test routes openapi`.
+#[test]
+fn the_document_matches_its_snapshot() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/routes/openapi.snapshot.json"
+    );
+    let now = serde_json::to_string_pretty(&dispatch_api::openapi::document()).unwrap() + "\n";
+    if std::env::var_os("UPDATE_OPENAPI_SNAPSHOT").is_some() {
+        std::fs::write(path, &now).unwrap();
+    }
+    let saved = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        saved == now,
+        "the OpenAPI document changed; review it and rerun with UPDATE_OPENAPI_SNAPSHOT=1"
+    );
+}

@@ -195,3 +195,38 @@ async fn unallocated_pages_with_or_without_the_caller() {
         );
     }
 }
+
+#[actix_web::test]
+async fn reference_data_is_served_from_memory_until_refreshed() {
+    let api = Api::new().await;
+    let id: i64 = health_units::table
+        .filter(health_units::active)
+        .select(health_units::id)
+        .first(&mut api.conn().await)
+        .await
+        .unwrap();
+    assert!(
+        api.get("tarm", "/health-unit?q=xyzzy")
+            .await
+            .array()
+            .is_empty()
+    );
+    diesel::update(health_units::table.find(id))
+        .set(health_units::name.eq("Hospital Xyzzy de Açaí"))
+        .execute(&mut api.conn().await)
+        .await
+        .unwrap();
+    // The snapshot does not change under a request...
+    assert!(
+        api.get("tarm", "/health-unit?q=xyzzy")
+            .await
+            .array()
+            .is_empty()
+    );
+    // ...until a write calls refresh().
+    let state = api.state();
+    state.catalog.refresh(&state.pool).await.unwrap();
+    let found = api.get("tarm", "/health-unit?q=XYZZY%20de%20acai").await;
+    assert_eq!(found.array().len(), 1);
+    assert_eq!(found.array()[0]["id"], id);
+}

@@ -94,6 +94,11 @@ impl Api {
         }
     }
 
+    /// The app's reference data in memory.
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
     /// The cache the app authenticates through (idle unless a listener runs).
     pub fn user_cache(&self) -> dispatch_api::user_cache::UserCache {
         self.state.users.clone()
