@@ -6,6 +6,7 @@ use common::{FieldError, Problem};
 
 use crate::insurer::ParseError;
 use crate::proposal::Status;
+use crate::registration::RegistrationFailure;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -28,6 +29,21 @@ pub enum Error {
     InvalidTransition { from: Status, to: Status },
     #[error("no receipt {0} for this tenant")]
     ReceiptNotFound(i64),
+    #[error("no integration {0} for this tenant")]
+    IntegrationNotFound(i64),
+    /// What is missing, as variable names (never values).
+    #[error("callback registration is not configured: set {0}")]
+    NotConfigured(String),
+    #[error(
+        "a registration of this integration is already waiting for the insurer; retry in {retry_after_secs} s"
+    )]
+    RegistrationInProgress { retry_after_secs: u32 },
+    #[error(
+        "the insurer accepted this registration, but a later registration of the integration replaced it; register again"
+    )]
+    RegistrationSuperseded,
+    #[error(transparent)]
+    Registration(#[from] RegistrationFailure),
     #[error("database: {0}")]
     Database(#[from] diesel::result::Error),
     #[error("no database connection: {0}")]
@@ -96,7 +112,26 @@ impl Error {
             Error::InvalidTransition { .. } => {
                 Problem::new(StatusCode::CONFLICT, "invalid_transition", self.to_string())
             }
-            Error::ReceiptNotFound(_) => Problem::not_found(self.to_string()),
+            Error::ReceiptNotFound(_) | Error::IntegrationNotFound(_) => {
+                Problem::not_found(self.to_string())
+            }
+            Error::NotConfigured(_) => {
+                Problem::new(StatusCode::BAD_GATEWAY, "not_configured", self.to_string())
+            }
+            Error::RegistrationInProgress { retry_after_secs } => Problem::new(
+                StatusCode::CONFLICT,
+                "registration_in_progress",
+                self.to_string(),
+            )
+            .with_retry_after(*retry_after_secs),
+            Error::RegistrationSuperseded => Problem::new(
+                StatusCode::CONFLICT,
+                "registration_superseded",
+                self.to_string(),
+            ),
+            Error::Registration(f) => {
+                Problem::new(StatusCode::BAD_GATEWAY, f.code(), self.to_string())
+            }
             Error::Database(e) => {
                 if common::db::is_unavailable(e) {
                     tracing::warn!(error = %e, "database unavailable");
@@ -122,7 +157,11 @@ impl Error {
     pub fn is_client_error(&self) -> bool {
         match self {
             Error::Problem(p) => (400..500).contains(&p.status),
-            Error::Database(_) | Error::Pool(_) | Error::Internal(_) => false,
+            Error::Database(_)
+            | Error::Pool(_)
+            | Error::Internal(_)
+            | Error::NotConfigured(_)
+            | Error::Registration(_) => false,
             _ => true,
         }
     }
@@ -139,7 +178,11 @@ impl Error {
             Error::Parse(_) => "invalid_payload",
             Error::ProposalNotFound { .. } => "proposal_not_found",
             Error::InvalidTransition { .. } => "invalid_transition",
-            Error::ReceiptNotFound(_) => "not_found",
+            Error::ReceiptNotFound(_) | Error::IntegrationNotFound(_) => "not_found",
+            Error::NotConfigured(_) => "not_configured",
+            Error::RegistrationInProgress { .. } => "registration_in_progress",
+            Error::RegistrationSuperseded => "registration_superseded",
+            Error::Registration(f) => f.code(),
             Error::Database(e) if common::db::is_unavailable(e) => "unavailable",
             Error::Pool(_) => "unavailable",
             Error::Database(_) | Error::Internal(_) => "internal",

@@ -8,6 +8,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod proposal;
 pub mod ratelimit;
+pub mod registration;
 pub mod routes;
 pub mod schema;
 pub mod seed;

@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand};
 use common::config::CommonConfig;
 use common::db;
 use proposal_callback::email::EmailConfig;
+use proposal_callback::registration::RegistrationConfig;
 use proposal_callback::{MIGRATIONS, SCHEMA, seed, startup, store};
 
 const DEFAULT_BIND: &str = "127.0.0.1:8081";
@@ -68,7 +69,8 @@ async fn run(command: Command) -> anyhow::Result<()> {
         Command::Serve { .. } => {
             common::telemetry::init(config.log_format);
             let email = EmailConfig::from_source(&common::config::Env)?;
-            startup::serve(config, email).await
+            let registration = RegistrationConfig::from_source(&common::config::Env)?;
+            startup::serve(config, email, registration).await
         }
         Command::Migrate => {
             let applied = db::migrate_async(config.database_url, SCHEMA, MIGRATIONS).await?;

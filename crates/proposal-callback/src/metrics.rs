@@ -7,6 +7,7 @@ use std::sync::LazyLock;
 use prometheus::{IntCounterVec, Opts, Registry};
 
 use crate::error::Error;
+use crate::registration::Environment;
 use crate::routes::CallbackResult;
 
 pub static CALLBACKS: LazyLock<IntCounterVec> = LazyLock::new(|| {
@@ -21,9 +22,29 @@ pub static CALLBACKS: LazyLock<IntCounterVec> = LazyLock::new(|| {
     .expect("valid counter")
 });
 
+pub static REGISTRATIONS: LazyLock<IntCounterVec> = LazyLock::new(|| {
+    IntCounterVec::new(
+        Opts::new(
+            "callback_registrations_total",
+            "RegisterCallback calls by insurer, environment and result (registered, or the error code)",
+        )
+        .namespace("proposal_callback"),
+        &["insurer", "environment", "result"],
+    )
+    .expect("valid counter")
+});
+
 pub fn register(registry: &Registry) {
     // A registry refuses a collector twice; tests build several apps in one process.
     let _ = registry.register(Box::new(CALLBACKS.clone()));
+    let _ = registry.register(Box::new(REGISTRATIONS.clone()));
+}
+
+/// Counts a registration that reached the insurer's configuration (known insurer only).
+pub fn count_registration(insurer: &str, env: Environment, result: &str) {
+    REGISTRATIONS
+        .with_label_values(&[insurer, env.as_str(), result])
+        .inc();
 }
 
 /// Counts a callback's (or a replay's) answer: its `result`, or the error's code.

@@ -19,6 +19,8 @@ use crate::routes;
         routes::callback::receive,
         routes::admin::list_receipts,
         routes::admin::replay,
+        routes::admin::list_integrations,
+        routes::admin::register_callback,
     ),
     components(schemas(
         common::problem::ProblemDocument,
@@ -27,6 +29,7 @@ use crate::routes;
         routes::auth::AccessToken,
         routes::admin::ReceiptView,
         routes::admin::ReceiptPage,
+        routes::admin::IntegrationView,
         crate::proposal::Status,
         crate::proposal::Outcome,
     )),

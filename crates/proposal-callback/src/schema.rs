@@ -17,6 +17,7 @@ diesel::table! {
         environment -> Text,
         is_callback_active -> Bool,
         created_at -> Timestamptz,
+        callback_registered_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -28,6 +29,7 @@ diesel::table! {
         token_hash -> Bytea,
         created_at -> Timestamptz,
         revoked_at -> Nullable<Timestamptz>,
+        activated_at -> Nullable<Timestamptz>,
     }
 }
 

@@ -1,5 +1,6 @@
 //! Builds the one `App` that `serve` runs and the tests drive.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::body::MessageBody;
@@ -12,6 +13,7 @@ use common::http::{self, OpenApiJson};
 
 use crate::email::EmailConfig;
 use crate::ratelimit::FailureLimiter;
+use crate::registration::{Registrar, RegistrationConfig, SharedRegistrar};
 
 /// Everything the handlers share. Cheap to clone.
 #[derive(Clone)]
@@ -21,6 +23,8 @@ pub struct AppState {
     pub openapi: OpenApiJson,
     /// Failed `/callback/auth` attempts per client address; shared by every worker.
     pub auth_limiter: FailureLimiter,
+    /// RegisterCallback's configuration and HTTP client.
+    pub registrar: SharedRegistrar,
 }
 
 /// Failed Basic-token attempts one address may make per window before it gets 429.
@@ -28,13 +32,24 @@ pub const AUTH_MAX_FAILURES: u32 = 10;
 pub const AUTH_FAILURE_WINDOW: Duration = Duration::from_secs(60);
 
 impl AppState {
+    /// No insurer configured for registration: see [`AppState::with_registration`].
     pub fn new(pool: Pool, keys: JwtKeys) -> Self {
-        Self {
+        Self::with_registration(pool, keys, RegistrationConfig::default())
+            .expect("the default HTTP client builds")
+    }
+
+    pub fn with_registration(
+        pool: Pool,
+        keys: JwtKeys,
+        registration: RegistrationConfig,
+    ) -> anyhow::Result<Self> {
+        Ok(Self {
             pool,
             keys,
             openapi: OpenApiJson::new(&crate::openapi::document()),
             auth_limiter: FailureLimiter::new(AUTH_MAX_FAILURES, AUTH_FAILURE_WINDOW),
-        }
+            registrar: Arc::new(Registrar::new(registration)?),
+        })
     }
 }
 
@@ -74,7 +89,11 @@ pub fn metrics(pool: &Pool) -> actix_web_prom::PrometheusMetrics {
 }
 
 /// `serve`: migrate, then listen until SIGTERM/SIGINT, draining in-flight requests.
-pub async fn serve(config: CommonConfig, email: EmailConfig) -> anyhow::Result<()> {
+pub async fn serve(
+    config: CommonConfig,
+    email: EmailConfig,
+    registration: RegistrationConfig,
+) -> anyhow::Result<()> {
     if config.dev {
         tracing::warn!("DEV MODE: tokens are signed with the public development key");
     }
@@ -87,7 +106,13 @@ pub async fn serve(config: CommonConfig, email: EmailConfig) -> anyhow::Result<(
     tracing::info!(?applied, "migrations up to date");
     let pool = db::pool(&config.database_url, &pool_settings(config.pool_size))?;
     crate::email::start(&pool, &email).await?;
-    let state = AppState::new(pool.clone(), JwtKeys::new(&config.jwt_secret));
+    tracing::info!(
+        callback_base_url = %registration.callback_base_url,
+        configured = ?registration.configured(),
+        "callback registration"
+    );
+    let state =
+        AppState::with_registration(pool.clone(), JwtKeys::new(&config.jwt_secret), registration)?;
     let metrics = metrics(&pool);
     tracing::info!(bind = %config.bind, "proposal-callback listening");
     HttpServer::new(move || app(state.clone(), metrics.clone()))

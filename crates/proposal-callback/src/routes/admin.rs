@@ -11,8 +11,10 @@ use crate::auth::TenantAdmin;
 use crate::error::Error;
 use crate::metrics;
 use crate::proposal;
+use crate::registration;
 use crate::routes::CallbackResult;
 use crate::startup::AppState;
+use crate::store::integrations::{self, IntegrationRow};
 use crate::store::receipts::{self, ReceiptRow};
 
 const RECEIPT_STATUSES: [&str; 5] = ["received", "processed", "duplicate", "unchanged", "failed"];
@@ -154,4 +156,89 @@ pub async fn replay(
         .map(CallbackResult::from);
     metrics::count(&receipt.tenant_id, &receipt.insurer, &result);
     Ok(HttpResponse::Ok().json(result?))
+}
+
+/// An integration as its tenant's admin sees it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct IntegrationView {
+    pub id: i64,
+    /// `porto`, `tokio` or `too`.
+    #[schema(example = "porto")]
+    pub insurer: String,
+    /// `homologation` or `production`: which of the insurer's URLs registration uses.
+    #[schema(example = "homologation")]
+    pub environment: String,
+    /// True once the insurer accepted our callback registration (HTTP 200).
+    pub is_callback_active: bool,
+    /// When the insurer last accepted it.
+    pub callback_registered_at: Option<DateTime<Utc>>,
+}
+
+impl From<IntegrationRow> for IntegrationView {
+    fn from(r: IntegrationRow) -> Self {
+        Self {
+            id: r.id,
+            insurer: r.insurer,
+            environment: r.environment,
+            is_callback_active: r.is_callback_active,
+            callback_registered_at: r.callback_registered_at,
+        }
+    }
+}
+
+/// The admin's tenant's integrations, by id.
+#[utoipa::path(
+    get,
+    path = "/admin/integrations",
+    tag = "admin",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, body = Vec<IntegrationView>),
+        (status = 401, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+    )
+)]
+pub async fn list_integrations(
+    admin: TenantAdmin,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Error> {
+    let mut conn = state.pool.get().await?;
+    let rows = integrations::list(&mut conn, &admin.tenant).await?;
+    Ok(HttpResponse::Ok().json(
+        rows.into_iter()
+            .map(IntegrationView::from)
+            .collect::<Vec<_>>(),
+    ))
+}
+
+/// RegisterCallback: register this integration's callback endpoint with its insurer.
+///
+/// A new Basic token is sent in `tokenApi` to the insurer's registration route of the
+/// integration's environment. Only the insurer's 200 activates it (replacing the previous
+/// token) and sets `is_callback_active`; otherwise nothing changes and the answer is 502.
+#[utoipa::path(
+    post,
+    path = "/admin/integrations/{id}/register-callback",
+    tag = "admin",
+    security(("bearer" = [])),
+    params(("id" = i64, Path, description = "integration id")),
+    responses(
+        (status = 200, body = IntegrationView, description = "the insurer accepted the registration"),
+        (status = 400, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "not an admin, or another tenant's integration"),
+        (status = 404, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`not_found`: no such integration"),
+        (status = 409, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`registration_in_progress` (see Retry-After) or `registration_superseded`"),
+        (status = 502, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`not_configured`, `insurer_rejected` (the insurer's status in `detail`), `insurer_timeout`, `insurer_unreachable` or `insurer_error`; nothing was changed"),
+        (status = 503, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+    )
+)]
+pub async fn register_callback(
+    admin: TenantAdmin,
+    Path(id): Path<i64>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Error> {
+    let integration = registration::register(&state, &admin, id).await?;
+    Ok(HttpResponse::Ok().json(IntegrationView::from(integration)))
 }

@@ -18,7 +18,15 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             web::post().to(callback::receive),
         )
         .route("/admin/receipts", web::get().to(admin::list_receipts))
-        .route("/admin/receipts/{id}/replay", web::post().to(admin::replay));
+        .route("/admin/receipts/{id}/replay", web::post().to(admin::replay))
+        .route(
+            "/admin/integrations",
+            web::get().to(admin::list_integrations),
+        )
+        .route(
+            "/admin/integrations/{id}/register-callback",
+            web::post().to(admin::register_callback),
+        );
 }
 
 /// The 200 answer to a callback (and to a replay).

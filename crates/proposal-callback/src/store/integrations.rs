@@ -1,5 +1,10 @@
 //! Integrations and their Token records (hash only).
+//!
+//! A token is *live* (authenticates at `/callback/auth`) when it is activated and not
+//! revoked; *pending* while RegisterCallback waits for the insurer (never authenticates);
+//! a pending token the insurer did not accept is revoked without ever having been live.
 
+use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
@@ -28,6 +33,7 @@ pub async fn find_by_token_hash(
         .filter(tokens::token_hash.eq(hash))
         .filter(tokens::token_type.eq(REGISTER_CALLBACK))
         .filter(tokens::revoked_at.is_null())
+        .filter(tokens::activated_at.is_not_null())
         .select((
             tokens::token_hash,
             integrations::id,
@@ -47,6 +53,7 @@ pub struct IntegrationRow {
     pub insurer: String,
     pub environment: String,
     pub is_callback_active: bool,
+    pub callback_registered_at: Option<DateTime<Utc>>,
 }
 
 /// The integration, created if absent.
@@ -82,35 +89,180 @@ pub async fn has_live_token(
         tokens::table
             .filter(tokens::integration_id.eq(integration_id))
             .filter(tokens::token_type.eq(REGISTER_CALLBACK))
-            .filter(tokens::revoked_at.is_null()),
+            .filter(tokens::revoked_at.is_null())
+            .filter(tokens::activated_at.is_not_null()),
     ))
     .get_result(conn)
     .await?)
 }
 
-/// Revokes the integration's live token (if any) and stores the hash of a new one. Call it
-/// inside a transaction so the integration is never left without a token.
+/// Revokes the integration's live token (if any) and stores the hash of a new, live one. Call
+/// it inside a transaction so the integration is never left without a token.
 pub async fn rotate_token(
     conn: &mut AsyncPgConnection,
     integration_id: i64,
     hash: &[u8],
 ) -> Result<(), Error> {
-    diesel::update(
-        tokens::table
-            .filter(tokens::integration_id.eq(integration_id))
-            .filter(tokens::token_type.eq(REGISTER_CALLBACK))
-            .filter(tokens::revoked_at.is_null()),
-    )
-    .set(tokens::revoked_at.eq(diesel::dsl::now))
-    .execute(conn)
-    .await?;
+    revoke_live(conn, integration_id).await?;
     diesel::insert_into(tokens::table)
         .values((
             tokens::integration_id.eq(integration_id),
             tokens::token_type.eq(REGISTER_CALLBACK),
             tokens::token_hash.eq(hash),
+            tokens::activated_at.eq(diesel::dsl::now),
         ))
         .execute(conn)
         .await?;
+    Ok(())
+}
+
+async fn revoke_live(conn: &mut AsyncPgConnection, integration_id: i64) -> Result<(), Error> {
+    diesel::update(
+        tokens::table
+            .filter(tokens::integration_id.eq(integration_id))
+            .filter(tokens::token_type.eq(REGISTER_CALLBACK))
+            .filter(tokens::revoked_at.is_null())
+            .filter(tokens::activated_at.is_not_null()),
+    )
+    .set(tokens::revoked_at.eq(diesel::dsl::now))
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// The tenant's integrations, by id.
+pub async fn list(
+    conn: &mut AsyncPgConnection,
+    tenant: &str,
+) -> Result<Vec<IntegrationRow>, Error> {
+    Ok(integrations::table
+        .filter(integrations::tenant_id.eq(tenant))
+        .order(integrations::id)
+        .select(IntegrationRow::as_select())
+        .load(conn)
+        .await?)
+}
+
+/// The integration, whatever its tenant (the caller checks that).
+pub async fn find(conn: &mut AsyncPgConnection, id: i64) -> Result<Option<IntegrationRow>, Error> {
+    Ok(integrations::table
+        .find(id)
+        .select(IntegrationRow::as_select())
+        .first(conn)
+        .await
+        .optional()?)
+}
+
+/// The integration, row-locked until the transaction ends: registrations of one integration
+/// take turns here.
+pub async fn lock(conn: &mut AsyncPgConnection, id: i64) -> Result<Option<IntegrationRow>, Error> {
+    Ok(integrations::table
+        .find(id)
+        .select(IntegrationRow::as_select())
+        .for_update()
+        .first(conn)
+        .await
+        .optional()?)
+}
+
+/// Whether a registration may start, after [`lock`] and inside its transaction.
+#[derive(Debug, PartialEq, Eq)]
+pub enum PendingSlot {
+    /// No registration in flight (a stale pending token, older than the cutoff, was revoked).
+    Free,
+    /// Another registration of this integration is waiting for the insurer.
+    Busy,
+}
+
+/// Frees the pending slot of a crashed registration (pending since before `stale_before`) and
+/// tells whether another one is still in flight.
+pub async fn claim_pending_slot(
+    conn: &mut AsyncPgConnection,
+    integration_id: i64,
+    stale_before: DateTime<Utc>,
+) -> Result<PendingSlot, Error> {
+    let pending = tokens::table
+        .filter(tokens::integration_id.eq(integration_id))
+        .filter(tokens::token_type.eq(REGISTER_CALLBACK))
+        .filter(tokens::revoked_at.is_null())
+        .filter(tokens::activated_at.is_null());
+    diesel::update(pending.filter(tokens::created_at.lt(stale_before)))
+        .set(tokens::revoked_at.eq(diesel::dsl::now))
+        .execute(conn)
+        .await?;
+    let busy: bool = diesel::select(diesel::dsl::exists(pending))
+        .get_result(conn)
+        .await?;
+    Ok(if busy {
+        PendingSlot::Busy
+    } else {
+        PendingSlot::Free
+    })
+}
+
+/// Stores a pending token (it cannot authenticate yet); returns its id.
+pub async fn insert_pending_token(
+    conn: &mut AsyncPgConnection,
+    integration_id: i64,
+    hash: &[u8],
+) -> Result<i64, Error> {
+    Ok(diesel::insert_into(tokens::table)
+        .values((
+            tokens::integration_id.eq(integration_id),
+            tokens::token_type.eq(REGISTER_CALLBACK),
+            tokens::token_hash.eq(hash),
+        ))
+        .returning(tokens::id)
+        .get_result(conn)
+        .await?)
+}
+
+/// After the insurer's 200, inside a transaction holding [`lock`]: the pending token replaces
+/// the live one and the integration becomes active. False when the token is no longer pending
+/// (a later registration declared it stale and took over): nothing is changed then.
+pub async fn activate(
+    conn: &mut AsyncPgConnection,
+    integration_id: i64,
+    token_id: i64,
+) -> Result<bool, Error> {
+    let still_pending: bool = diesel::select(diesel::dsl::exists(
+        tokens::table
+            .find(token_id)
+            .filter(tokens::revoked_at.is_null())
+            .filter(tokens::activated_at.is_null()),
+    ))
+    .get_result(conn)
+    .await?;
+    if !still_pending {
+        return Ok(false);
+    }
+    // The old live token goes first: at most one live token per integration (unique index).
+    revoke_live(conn, integration_id).await?;
+    diesel::update(tokens::table.find(token_id))
+        .set(tokens::activated_at.eq(diesel::dsl::now))
+        .execute(conn)
+        .await?;
+    diesel::update(integrations::table.find(integration_id))
+        .set((
+            integrations::is_callback_active.eq(true),
+            integrations::callback_registered_at.eq(diesel::dsl::now),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(true)
+}
+
+/// The insurer did not accept the registration: its pending token is revoked, never having
+/// been live. The integration's live token and `is_callback_active` stay as they were.
+pub async fn abandon(conn: &mut AsyncPgConnection, token_id: i64) -> Result<(), Error> {
+    diesel::update(
+        tokens::table
+            .find(token_id)
+            .filter(tokens::revoked_at.is_null())
+            .filter(tokens::activated_at.is_null()),
+    )
+    .set(tokens::revoked_at.eq(diesel::dsl::now))
+    .execute(conn)
+    .await?;
     Ok(())
 }

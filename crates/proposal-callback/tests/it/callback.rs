@@ -428,6 +428,8 @@ async fn openapi_documents_every_route() {
         "/callback/{dsTenantId}/{insuranceCompany}",
         "/admin/receipts",
         "/admin/receipts/{id}/replay",
+        "/admin/integrations",
+        "/admin/integrations/{id}/register-callback",
         "/healthz",
         "/readyz",
         "/metrics",
@@ -438,6 +440,7 @@ async fn openapi_documents_every_route() {
         "CallbackResult",
         "AccessToken",
         "ReceiptPage",
+        "IntegrationView",
         "ProblemDocument",
     ] {
         assert!(

@@ -8,5 +8,6 @@ mod callback;
 mod email;
 mod exactly_once;
 mod migrations;
+mod register;
 mod restart;
 mod serve;

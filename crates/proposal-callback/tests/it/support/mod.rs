@@ -1,6 +1,7 @@
 //! What the HTTP tests share: a real server on 127.0.0.1:0 over the test's own database,
 //! seeded with the demo data, and helpers to call it and look into the database.
 
+pub mod mock_insurer;
 pub mod private_pg;
 pub mod smtp_sink;
 
@@ -13,6 +14,7 @@ use common::db::{self, Pool};
 use common::test_support::TestDb;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
+use proposal_callback::registration::RegistrationConfig;
 use proposal_callback::seed::{self, SeedReport};
 use proposal_callback::startup::{self, AppState};
 use proposal_callback::{MIGRATIONS, MIGRATIONS_DIR, SCHEMA, auth};
@@ -53,6 +55,10 @@ pub struct TestApp {
 /// Starts the service on 127.0.0.1:0 over `pool`.
 pub fn serve(state: AppState) -> (String, ServerHandle) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    serve_on(listener, state)
+}
+
+fn serve_on(listener: TcpListener, state: AppState) -> (String, ServerHandle) {
     let base = format!("http://{}", listener.local_addr().unwrap());
     let metrics = startup::metrics(&state.pool);
     let server = HttpServer::new(move || startup::app(state.clone(), metrics.clone()))
@@ -73,12 +79,19 @@ pub async fn seeded(pool: &Pool) -> SeedReport {
 
 impl TestApp {
     pub async fn start() -> TestApp {
+        Self::start_with(|_| RegistrationConfig::default()).await
+    }
+
+    /// With RegisterCallback configured by `registration`, given the service's own base URL.
+    pub async fn start_with(registration: impl FnOnce(&str) -> RegistrationConfig) -> TestApp {
         let db = TestDb::new(SCHEMA, MIGRATIONS, MIGRATIONS_DIR).await;
         let seed = seeded(&db.pool()).await;
         // The server gets a pool of its own, so its connections live on its workers.
         let pool = db::pool(db.url(), &startup::pool_settings(8)).unwrap();
-        let state = AppState::new(pool, keys());
-        let (base, handle) = serve(state);
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let own_base = format!("http://{}", listener.local_addr().unwrap());
+        let state = AppState::with_registration(pool, keys(), registration(&own_base)).unwrap();
+        let (base, handle) = serve_on(listener, state);
         TestApp {
             db,
             base,
