@@ -37,7 +37,9 @@ pub struct UserRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     pub profile: ProfileView,
+    #[schema(required = true)]
     pub professional_type: Option<RefOption>,
+    #[schema(required = true)]
     pub team: Option<RefOption>,
 }
 
@@ -48,9 +50,12 @@ pub struct EmployeeRecord {
     pub user_id: i64,
     pub descriptive_name: String,
     pub registration: String,
+    #[schema(required = true)]
     pub phone: Option<String>,
     pub active: bool,
+    #[schema(required = true)]
     pub professional_type: Option<RefOption>,
+    #[schema(required = true)]
     pub team: Option<RefOption>,
 }
 
@@ -106,6 +111,7 @@ pub struct IncidentMaskItem {
     pub number: String,
     pub state: String,
     pub caller_name: String,
+    #[schema(required = true)]
     pub patient_name: Option<String>,
     pub address: String,
     pub created_at: DateTime<Utc>,
@@ -119,6 +125,7 @@ pub struct BasicData {
     pub address: String,
     pub city: String,
     pub complaint: String,
+    #[schema(required = true)]
     pub related_incident_id: Option<i64>,
 }
 
@@ -126,33 +133,44 @@ pub struct BasicData {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Occurrence {
     #[serde(rename = "type")]
+    #[schema(required = true)]
     pub occurrence_type: Option<String>,
     /// `low`, `medium`, `high` or `critical`.
+    #[schema(required = true)]
     pub priority: Option<String>,
+    #[schema(required = true)]
     pub notes: Option<String>,
 }
 
 /// The "Patient" form.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Patient {
+    #[schema(required = true)]
     pub name: Option<String>,
+    #[schema(required = true)]
     pub age: Option<i32>,
     /// `F`, `M` or `X`.
+    #[schema(required = true)]
     pub sex: Option<String>,
 }
 
 /// The "Regulation" tab's header: who regulated and who holds the incident now.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Regulation {
+    #[schema(required = true)]
     pub regulator: Option<UserOption>,
+    #[schema(required = true)]
     pub regulated_at: Option<DateTime<Utc>>,
+    #[schema(required = true)]
     pub assigned_to: Option<UserOption>,
 }
 
 /// The "Conclusion" tab.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Conclusion {
+    #[schema(required = true)]
     pub text: Option<String>,
+    #[schema(required = true)]
     pub closed_at: Option<DateTime<Utc>>,
 }
 
@@ -195,10 +213,15 @@ pub struct IncidentDetail {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct DispatchTimes {
     pub assigned_at: DateTime<Utc>,
+    #[schema(required = true)]
     pub en_route_at: Option<DateTime<Utc>>,
+    #[schema(required = true)]
     pub on_scene_at: Option<DateTime<Utc>>,
+    #[schema(required = true)]
     pub transporting_at: Option<DateTime<Utc>>,
+    #[schema(required = true)]
     pub at_destination_at: Option<DateTime<Utc>>,
+    #[schema(required = true)]
     pub released_at: Option<DateTime<Utc>>,
 }
 
@@ -220,6 +243,7 @@ pub struct DispatchView {
     pub status: String,
     pub mobile_unit: DispatchedUnit,
     pub times: DispatchTimes,
+    #[schema(required = true)]
     pub destination: Option<HealthUnitOption>,
 }
 
@@ -247,6 +271,7 @@ pub struct TechnicalDecisionView {
     pub id: i64,
     pub action: RefOption,
     /// The vehicle type the decision asks for, when it sends one.
+    #[schema(required = true)]
     pub vehicle_type: Option<RefOption>,
     pub regulator: UserOption,
     pub notes: String,
@@ -274,8 +299,10 @@ pub struct IncidentFleetSummary {
     pub address: String,
     pub city: String,
     pub complaint: String,
+    #[schema(required = true)]
     pub priority: Option<String>,
     /// The vehicle type of the latest technical decision.
+    #[schema(required = true)]
     pub requested_vehicle_type: Option<RefOption>,
 }
 
@@ -288,6 +315,7 @@ pub struct UnitSelection {
     pub version: i32,
     pub patient: Patient,
     /// The vehicle type of the latest technical decision.
+    #[schema(required = true)]
     pub requested_vehicle_type: Option<RefOption>,
     /// The units on the incident that are not released yet.
     pub active_dispatches: Vec<DispatchView>,
@@ -298,6 +326,7 @@ pub struct UnitSelection {
 pub struct FleetOccurrence {
     pub incident: IncidentFleetSummary,
     pub patient: Patient,
+    #[schema(required = true)]
     pub technical_decision: Option<TechnicalDecisionView>,
     pub dispatches: Vec<DispatchView>,
     pub intercurrences: Vec<RecordedIntercurrence>,
@@ -331,6 +360,7 @@ pub struct OccurrenceView {
 pub struct UnallocatedEntry {
     pub id: i64,
     pub user: UserOption,
+    #[schema(required = true)]
     pub professional_type: Option<RefOption>,
     pub reason: String,
     pub since: DateTime<Utc>,
