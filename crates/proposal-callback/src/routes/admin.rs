@@ -239,6 +239,13 @@ pub async fn register_callback(
     Path(id): Path<i64>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Error> {
-    let integration = registration::register(&state, &admin, id).await?;
+    // On a task of its own: an admin who disconnects while the insurer is being called does
+    // not cancel it, so the insurer's answer is always recorded (and the token never left
+    // pending until its lease runs out).
+    let task =
+        actix_web::rt::spawn(async move { registration::register(&state, &admin, id).await });
+    let integration = task
+        .await
+        .map_err(|e| Error::Internal(format!("the registration task failed: {e}")))??;
     Ok(HttpResponse::Ok().json(IntegrationView::from(integration)))
 }

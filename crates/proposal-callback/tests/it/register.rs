@@ -522,6 +522,36 @@ async fn registrations_of_one_integration_take_turns() {
     assert_eq!(t.token_counts(id).await, (1, 0));
 }
 
+#[actix_web::test]
+async fn an_admin_who_hangs_up_does_not_cancel_the_registration() {
+    let insurer = MockInsurer::start();
+    insurer.delay(Duration::from_millis(300));
+    let t = start(&insurer.base).await;
+    let id = t.integration_id("demo-a", "porto");
+    let impatient = t
+        .client
+        .post(format!(
+            "{}/admin/integrations/{id}/register-callback",
+            t.base
+        ))
+        .bearer_auth(t.admin("demo-a"))
+        .timeout(Duration::from_millis(50))
+        .send()
+        .await;
+    assert!(impatient.unwrap_err().is_timeout());
+    // The insurer's 200 arrives after the admin left, and is recorded all the same. (actix's
+    // HTTP/1 dispatcher happens not to cancel a handler on a disconnect today; the handler
+    // runs the registration on its own task so that this holds whatever the server does.)
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while t.integration("demo-a", id).await["is_callback_active"] != true {
+        assert!(Instant::now() < deadline, "never activated");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let token = token_api(&insurer.received()[0]);
+    assert_eq!(t.auth_status(&token).await, 200);
+    assert_eq!(t.token_counts(id).await, (1, 0));
+}
+
 /// Register, then the insurer authenticates with `tokenApi` at the URL it was given, gets a
 /// JWT, posts a callback to its callback URL, and the proposal changes.
 #[actix_web::test]
