@@ -601,3 +601,114 @@ async fn end_to_end_register_then_the_insurer_calls_back() {
     assert_eq!(p.history, vec!["under_analysis->approved".to_owned()]);
     assert_eq!(p.emails.len(), 1);
 }
+
+/// The binary reads the registration's configuration from its environment (a secret from a
+/// mounted file, a `_FILE` whose file is missing only warns), and logs no secret.
+#[actix_web::test]
+async fn serve_reads_the_insurers_configuration_from_the_environment() {
+    use std::process::{Command, Stdio};
+    let insurer = MockInsurer::start();
+    let t = TestApp::start().await;
+    let dir = std::env::temp_dir().join(format!("pcb-serve-secret-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let secret_file = dir.join("porto-secret-file");
+    std::fs::write(&secret_file, "porto-client-secret\n").unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let base = format!("http://127.0.0.1:{port}");
+    let binary = env!("CARGO_BIN_EXE_proposal-callback");
+    let mut child = Command::new(binary)
+        .arg("serve")
+        .env("DATABASE_URL", t.db.url())
+        .env("JWT_SECRET", crate::support::SECRET)
+        .env("BIND", format!("127.0.0.1:{port}"))
+        .env("RUST_LOG", "info")
+        .env("LOG_FORMAT", "json")
+        .env("CALLBACK_BASE_URL", "https://callbacks.example.com/")
+        .env("INSURER_PORTO_HOMOLOGATION_URL", &insurer.base)
+        .env("INSURER_PORTO_CLIENT_ID", "porto-client-id")
+        .env("INSURER_PORTO_CLIENT_SECRET_FILE", &secret_file)
+        .env("INSURER_TOKIO_CLIENT_ID", "tokio-client-id")
+        .env("INSURER_TOKIO_CLIENT_SECRET_FILE", dir.join("not-mounted"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let ready = t.client.get(format!("{base}/readyz")).send().await;
+        if matches!(&ready, Ok(r) if r.status() == 200) {
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("serve did not become ready: {:?}", child.wait_with_output());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let id = t.integration_id("demo-a", "porto");
+    let res = t
+        .client
+        .post(format!("{base}/admin/integrations/{id}/register-callback"))
+        .bearer_auth(t.admin("demo-a"))
+        .send()
+        .await
+        .unwrap();
+    let (s, body) = read(res).await;
+    let tokio_id = t.integration_id("demo-a", "tokio");
+    let res = t
+        .client
+        .post(format!(
+            "{base}/admin/integrations/{tokio_id}/register-callback"
+        ))
+        .bearer_auth(t.admin("demo-a"))
+        .send()
+        .await
+        .unwrap();
+    let (tokio_status, tokio_body) = read(res).await;
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let logs = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(s, 200, "{body}\n{logs}");
+    assert_eq!(
+        (tokio_status, tokio_body["code"].as_str()),
+        (502, Some("not_configured"))
+    );
+    let received = insurer.received();
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0].headers["authorization"], PORTO_BASIC);
+    assert_eq!(
+        received[0].json()["apiCallback"]["urlCallback"],
+        "https://callbacks.example.com/callback/demo-a/porto"
+    );
+    assert!(
+        logs.contains("INSURER_TOKIO_CLIENT_SECRET_FILE"),
+        "a warning names the missing file's variable:\n{logs}"
+    );
+    assert!(logs.contains("callback registration"), "{logs}");
+    for secret in ["porto-client-secret", &token_api(&received[0])] {
+        assert!(!logs.contains(secret), "{secret} in the logs:\n{logs}");
+    }
+}
+
+#[test]
+fn serve_refuses_a_bad_callback_base_url_naming_it() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_proposal-callback"))
+        .arg("serve")
+        .env("JWT_SECRET", crate::support::SECRET)
+        .env("DATABASE_URL", "postgres://127.0.0.1:1/none")
+        .env("CALLBACK_BASE_URL", "callbacks.example.com")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("CALLBACK_BASE_URL"), "{err}");
+}
