@@ -242,3 +242,8 @@ diesel::define_sql_function! {
     /// The folded comparison key of every search (see the migration): lower case, no accents.
     fn search_key(x: diesel::sql_types::Text) -> diesel::sql_types::Text;
 }
+
+diesel::define_sql_function! {
+    /// Locale-independent name order: the folded name's UTF-8 bytes (see migration 000004).
+    fn search_order(x: diesel::sql_types::Text) -> diesel::sql_types::Bytea;
+}

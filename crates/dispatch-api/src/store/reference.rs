@@ -6,7 +6,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use crate::catalog::Snapshot;
 use crate::schema::*;
-use crate::search::NameIndex;
+use crate::search::{NameIndex, fold};
 use crate::store::{opt_ref, ref_option, user_option};
 use crate::views::*;
 
@@ -30,7 +30,6 @@ pub async fn load_snapshot(mut conn: &AsyncPgConnection) -> Result<Snapshot, Err
         |h| h.name.as_str(),
     );
     let mobile_unit_types = mobile_unit_types::table
-        .order_by((mobile_unit_types::name, mobile_unit_types::id))
         .select((
             mobile_unit_types::id,
             mobile_unit_types::name,
@@ -48,7 +47,6 @@ pub async fn load_snapshot(mut conn: &AsyncPgConnection) -> Result<Snapshot, Err
         })
         .collect();
     let professional_types = professional_types::table
-        .order_by((professional_types::name, professional_types::id))
         .select((
             professional_types::id,
             professional_types::name,
@@ -63,10 +61,6 @@ pub async fn load_snapshot(mut conn: &AsyncPgConnection) -> Result<Snapshot, Err
         .filter(
             technical_decision_actions::active.and(technical_decision_actions::deleted.eq(false)),
         )
-        .order_by((
-            technical_decision_actions::name,
-            technical_decision_actions::id,
-        ))
         .select((
             technical_decision_actions::id,
             technical_decision_actions::name,
@@ -78,13 +72,21 @@ pub async fn load_snapshot(mut conn: &AsyncPgConnection) -> Result<Snapshot, Err
         .collect();
     let intercurrences = intercurrences::table
         .filter(intercurrences::active.and(intercurrences::deleted.eq(false)))
-        .order_by((intercurrences::name, intercurrences::id))
         .select((intercurrences::id, intercurrences::name))
         .load(&mut conn)
         .await?
         .into_iter()
         .map(ref_option)
         .collect();
+    // Name order by folded name, like every list: independent of the database's locale.
+    let mut mobile_unit_types: Vec<MobileUnitTypeView> = mobile_unit_types;
+    mobile_unit_types.sort_by_cached_key(|t| (fold(&t.name), t.id));
+    let mut professional_types: Vec<ProfessionalTypeView> = professional_types;
+    professional_types.sort_by_cached_key(|t| (fold(&t.name), t.id));
+    let mut technical_decision_actions: Vec<RefOption> = technical_decision_actions;
+    technical_decision_actions.sort_by_cached_key(|t| (fold(&t.name), t.id));
+    let mut intercurrences: Vec<RefOption> = intercurrences;
+    intercurrences.sort_by_cached_key(|t| (fold(&t.name), t.id));
     Ok(Snapshot {
         health_units,
         mobile_unit_types,
@@ -110,7 +112,7 @@ pub async fn mobile_units(
             mobile_unit_types::id,
             mobile_unit_types::name,
         ))
-        .order_by((mobile_units::name, mobile_units::id))
+        .order_by((search_order(mobile_units::name), mobile_units::id))
         .into_boxed();
     if active_only {
         query = query.filter(mobile_units::active);
@@ -141,7 +143,7 @@ pub async fn mobile_unit_options(
 ) -> Result<Vec<MobileUnitOption>, Error> {
     Ok(mobile_units::table
         .filter(mobile_units::active)
-        .order_by((mobile_units::name, mobile_units::id))
+        .order_by((search_order(mobile_units::name), mobile_units::id))
         .select((mobile_units::id, mobile_units::name))
         .load::<(i64, String)>(&mut conn)
         .await?
@@ -190,10 +192,7 @@ pub async fn unallocated_page(
             unallocated::since,
             diesel::dsl::sql::<diesel::sql_types::BigInt>("count(*) over ()"),
         ))
-        .order_by((
-            crate::schema::search_key(users::descriptive_name),
-            users::id,
-        ))
+        .order_by((search_order(users::descriptive_name), users::id))
         .limit(page_size)
         .offset((page - 1) * page_size)
         .load(&mut conn)

@@ -64,7 +64,7 @@ fn user_record(row: UserRow, with_login: bool) -> UserRecord {
 /// `GET /user`: every user, in name order.
 pub async fn all(mut conn: &AsyncPgConnection, with_login: bool) -> Result<Vec<UserRecord>, Error> {
     let rows: Vec<UserRow> = user_records()
-        .order_by((search_key(users::descriptive_name), users::id))
+        .order_by((search_order(users::descriptive_name), users::id))
         .load(&mut conn)
         .await?;
     Ok(rows
@@ -103,7 +103,7 @@ pub async fn search_regulators(
             .order_by(search_key(users::descriptive_name).like(prefix).desc());
     }
     let rows: Vec<(i64, String)> = query
-        .then_order_by(search_key(users::descriptive_name))
+        .then_order_by(search_order(users::descriptive_name))
         .then_order_by(users::id)
         .limit(search.limit)
         .offset(search.offset)
@@ -129,7 +129,7 @@ pub async fn search_employees(
             .order_by(search_key(users::descriptive_name).like(prefix).desc());
     }
     let rows: Vec<(i64, String)> = query
-        .then_order_by(search_key(users::descriptive_name))
+        .then_order_by(search_order(users::descriptive_name))
         .then_order_by(users::id)
         .limit(search.limit)
         .offset(search.offset)
@@ -144,7 +144,7 @@ pub async fn all_active_employees(mut conn: &AsyncPgConnection) -> Result<Vec<Us
         .inner_join(users::table)
         .filter(employees::active.and(users::status.eq(ACTIVE)))
         .select((users::id, users::descriptive_name))
-        .order_by((search_key(users::descriptive_name), users::id))
+        .order_by((search_order(users::descriptive_name), users::id))
         .load(&mut conn)
         .await?;
     Ok(rows.into_iter().map(user_option).collect())

@@ -60,7 +60,7 @@ async fn mobile_units_all_or_active_only() {
         })
         .collect();
     let mut sorted = names.clone();
-    sorted.sort();
+    sorted.sort_by_key(|n| dispatch_api::search::fold(n));
     assert_eq!(names, sorted);
 }
 

@@ -82,9 +82,9 @@ async fn reference_lists_hide_inactive_and_deleted_records() {
         [
             "Acionamento do Corpo de Bombeiros",
             "Encaminhamento a unidade de saúde",
+            "Envio de motolância",
             "Envio de USA",
             "Envio de USB",
-            "Envio de motolância",
             "Orientação médica por telefone",
             "Transferência inter-hospitalar"
         ]
@@ -99,11 +99,11 @@ async fn reference_lists_hide_inactive_and_deleted_records() {
             "Agressão à equipe",
             "Endereço não localizado",
             "Falta de maca na unidade de destino",
+            "Óbito no local",
             "Paciente recusou atendimento",
             "Pane mecânica",
             "Pneu furado",
-            "Trânsito intenso",
-            "Óbito no local"
+            "Trânsito intenso"
         ]
     );
     let all = api.get("admin", "/professional-type").await;
