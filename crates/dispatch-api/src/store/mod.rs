@@ -1,5 +1,9 @@
 //! Diesel queries, one module per resource. Each function is one statement (one round trip)
 //! unless its comment says otherwise, and returns wire types from `views`.
+//!
+//! Functions take `&AsyncPgConnection` (not `&mut`): diesel-async pipelines queries issued
+//! through a shared reference, so a screen route can `try_join!` several of them on one
+//! connection and wait about one round trip for all.
 
 pub mod dispatches;
 pub mod incidents;
