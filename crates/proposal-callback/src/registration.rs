@@ -233,7 +233,35 @@ impl RegistrationConfig {
                 ),
             }
         }
+        config.warn_about_gaps();
         Ok(config)
+    }
+
+    /// Start-up warnings for a configuration that cannot work as the operator likely meant.
+    fn warn_about_gaps(&self) {
+        for (insurer, env) in self.urls.keys() {
+            if !self.credentials.contains_key(insurer) {
+                tracing::warn!(
+                    "{} is set but the insurer's client id and secret are not: registration with {insurer} answers not_configured",
+                    url_var(insurer, *env)
+                );
+            }
+        }
+        let loopback = Url::parse(&self.callback_base_url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_owned))
+            .is_some_and(|h| {
+                h == "localhost"
+                    || h.parse::<std::net::IpAddr>()
+                        .is_ok_and(|ip| ip.is_loopback())
+                    || h == "[::1]"
+            });
+        if loopback && !self.configured().is_empty() {
+            tracing::warn!(
+                callback_base_url = %self.callback_base_url,
+                "CALLBACK_BASE_URL is a loopback address: insurers registered now cannot reach it"
+            );
+        }
     }
 
     /// Configures one insurer and environment (tests, tools).
@@ -552,7 +580,14 @@ pub async fn register(
         )
     };
 
-    let mut conn = state.pool.get().await?;
+    let mut conn = state.pool.get().await.inspect_err(|e| {
+        tracing::error!(
+            integration = id,
+            insurer_accepted = outcome.is_ok(),
+            error = %e,
+            "the registration's outcome could not be recorded; its token stays pending (never live) until its lease passes, then register again"
+        )
+    })?;
     match outcome {
         Ok(()) => {
             let activated = conn
@@ -562,7 +597,7 @@ pub async fn register(
                 })
                 .await?;
             if !activated {
-                log("superseded");
+                log("registration_superseded");
                 return Err(Error::RegistrationSuperseded);
             }
             log("registered");
