@@ -180,6 +180,58 @@ async fn the_insurer_receives_the_specs_request_and_its_token_works() {
     }
     // The other insurers' seed tokens are untouched.
     assert_eq!(t.auth_status(&t.basic_token("demo-a", "tokio")).await, 200);
+
+    let (_, metrics) = t.get("/metrics", None).await;
+    let metrics = metrics.as_str().unwrap();
+    assert!(
+        metrics.lines().any(
+            |l| l.starts_with("proposal_callback_callback_registrations_total{")
+                && l.contains(r#"insurer="porto""#)
+                && l.contains(r#"environment="homologation""#)
+                && l.contains(r#"result="registered""#)
+        ),
+        "{metrics}"
+    );
+}
+
+/// A registration whose pending token a later one declared stale (its process looked dead)
+/// does not activate it, even on the insurer's 200.
+#[actix_web::test]
+async fn a_superseded_pending_token_is_never_activated() {
+    use proposal_callback::store::integrations as i;
+    let t = TestApp::start().await;
+    let id = t.integration_id("demo-a", "porto");
+    let mut conn = t.conn().await;
+    let old = i::insert_pending_token(&mut conn, id, &[1u8; 32])
+        .await
+        .unwrap();
+    let future = chrono::Utc::now() + chrono::Duration::hours(1);
+    assert_eq!(
+        i::claim_pending_slot(&mut conn, id, future).await.unwrap(),
+        i::PendingSlot::Free
+    );
+    let new = i::insert_pending_token(&mut conn, id, &[2u8; 32])
+        .await
+        .unwrap();
+    assert_eq!(
+        i::claim_pending_slot(
+            &mut conn,
+            id,
+            chrono::Utc::now() - chrono::Duration::hours(1)
+        )
+        .await
+        .unwrap(),
+        i::PendingSlot::Busy
+    );
+    assert!(!i::activate(&mut conn, id, old).await.unwrap());
+    assert_eq!(t.token_counts(id).await, (1, 1));
+    assert_eq!(
+        t.integration("demo-a", id).await["is_callback_active"],
+        false
+    );
+    assert!(i::activate(&mut conn, id, new).await.unwrap());
+    assert_eq!(t.token_counts(id).await, (1, 0));
+    assert_eq!(t.auth_status(&t.basic_token("demo-a", "porto")).await, 401);
 }
 
 #[actix_web::test]
