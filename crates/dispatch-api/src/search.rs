@@ -78,6 +78,13 @@ impl Search {
                     format!("must be at most {MAX_TERM_CHARS} characters"),
                 ));
             }
+            // A NUL cannot reach PostgreSQL's text at all, and no name has control characters.
+            Some(t) if t.chars().any(char::is_control) => {
+                return Err(Problem::invalid_parameter(
+                    term_name,
+                    "must not contain control characters",
+                ));
+            }
             Some(t) => Some(fold(t.trim())).filter(|t| !t.is_empty()),
             None => None,
         };
@@ -292,6 +299,13 @@ mod tests {
         assert_eq!(p(None, None, Some(-1)).unwrap_err(), "offset");
         assert_eq!(p(Some(&"x".repeat(101)), None, None).unwrap_err(), "q");
         assert!(p(Some(&"é".repeat(100)), Some(20), Some(0)).is_ok());
+        for control in ["a\u{0}b", "\u{7}", "x\ny"] {
+            assert_eq!(
+                p(Some(control), None, None).unwrap_err(),
+                "q",
+                "{control:?}"
+            );
+        }
         assert_eq!(p(Some("  "), None, None).unwrap().term, None);
     }
 

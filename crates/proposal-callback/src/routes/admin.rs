@@ -134,6 +134,7 @@ pub async fn list_receipts(
     params(("id" = i64, Path, description = "receipt id")),
     responses(
         (status = 200, body = CallbackResult),
+        (status = 400, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`invalid_parameter`: the receipt id is not a positive integer"),
         (status = 401, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
         (status = 403, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
         (status = 404, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`not_found` (receipt) or `proposal_not_found`"),
