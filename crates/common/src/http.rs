@@ -196,3 +196,24 @@ where
         .wrap(metrics)
         .wrap(actix_web::middleware::from_fn(crate::telemetry::request_id))
 }
+
+/// OpenAPI modifier: declares the `bearer` (JWT) security scheme both services use.
+pub struct BearerJwt;
+
+impl utoipa::Modify for BearerJwt {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+        openapi
+            .components
+            .get_or_insert_with(Default::default)
+            .add_security_scheme(
+                "bearer",
+                SecurityScheme::Http(
+                    HttpBuilder::new()
+                        .scheme(HttpAuthScheme::Bearer)
+                        .bearer_format("JWT")
+                        .build(),
+                ),
+            );
+    }
+}

@@ -1,7 +1,8 @@
 //! The OpenAPI 3.1 document of every route.
 
+use common::http::BearerJwt;
 use utoipa::OpenApi;
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
+use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
 
 use crate::routes::{employees, fleet, incidents, reference, shared, users};
@@ -33,26 +34,9 @@ use crate::views::*;
         RegulationDetail, OccurrenceView, UnallocatedEntry, UnallocatedPage, Lookups,
         DefaultValues, PossibleValues,
     )),
-    modifiers(&BearerAuth, &ErrorResponses),
+    modifiers(&BearerJwt, &ErrorResponses),
 )]
 pub struct ApiDoc;
-
-struct BearerAuth;
-
-impl utoipa::Modify for BearerAuth {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "bearer",
-            SecurityScheme::Http(
-                HttpBuilder::new()
-                    .scheme(HttpAuthScheme::Bearer)
-                    .bearer_format("JWT")
-                    .build(),
-            ),
-        );
-    }
-}
 
 /// Every API route needs the bearer token and answers its errors as problem+json; this adds
 /// both to every operation outside the operational routes, so no handler can forget them.

@@ -1,5 +1,6 @@
 //! The OpenAPI 3.1 document of every route.
 
+use common::http::BearerJwt;
 use utoipa::OpenApi;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
@@ -33,28 +34,22 @@ use crate::routes;
         crate::proposal::Status,
         crate::proposal::Outcome,
     )),
-    modifiers(&Security),
+    modifiers(&BearerJwt, &BasicAuth),
 )]
 pub struct ApiDoc;
 
-struct Security;
+/// `/callback/auth` takes the Basic token an integration registered with its insurer.
+struct BasicAuth;
 
-impl utoipa::Modify for Security {
+impl utoipa::Modify for BasicAuth {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "bearer",
-            SecurityScheme::Http(
-                HttpBuilder::new()
-                    .scheme(HttpAuthScheme::Bearer)
-                    .bearer_format("JWT")
-                    .build(),
-            ),
-        );
-        components.add_security_scheme(
-            "basic",
-            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Basic).build()),
-        );
+        openapi
+            .components
+            .get_or_insert_with(Default::default)
+            .add_security_scheme(
+                "basic",
+                SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Basic).build()),
+            );
     }
 }
 
