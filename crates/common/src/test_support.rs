@@ -3,6 +3,15 @@
 //! The template's name carries a fingerprint of the migrations directory, so a changed
 //! migration builds a new template and every test process agrees on which one to use. Each
 //! test database is dropped when its `TestDb` is dropped.
+//!
+//! Also, for tests of faults: [`PrivatePg`], a PostgreSQL server of the test's own that may be
+//! stopped and restarted, and [`SmtpSink`], a tiny SMTP server that keeps what it receives.
+
+mod private_pg;
+mod smtp_sink;
+
+pub use private_pg::PrivatePg;
+pub use smtp_sink::{Received, SmtpSink};
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

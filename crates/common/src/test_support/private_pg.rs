@@ -132,6 +132,17 @@ impl PrivatePg {
     pub fn restart_immediate(&self) {
         self.pg_ctl(&["-m", "immediate", "restart"]);
     }
+
+    /// Kills the server the way a crash would; [`PrivatePg::start_again`] brings it back on
+    /// the same port with the same data.
+    pub fn stop_immediate(&self) {
+        self.pg_ctl(&["-m", "immediate", "stop"]);
+    }
+
+    /// Starts a stopped server again.
+    pub fn start_again(&self) {
+        self.pg_ctl(&["start"]);
+    }
 }
 
 impl Drop for PrivatePg {

@@ -1,4 +1,4 @@
-//! A tiny SMTP server on 127.0.0.1:0 that keeps what it receives. While `down`, it answers
+//! A tiny SMTP server on 127.0.0.1 that keeps what it receives. While `down`, it answers
 //! every connection `421` (service not available), as a relay in trouble does.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,8 +21,17 @@ pub struct SmtpSink {
 }
 
 impl SmtpSink {
+    /// On a free port.
     pub async fn start() -> SmtpSink {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        Self::start_on(0).await
+    }
+
+    /// On `port` (0: a free one), e.g. a port a service was told about before anything
+    /// listened on it.
+    pub async fn start_on(port: u16) -> SmtpSink {
+        let listener = TcpListener::bind(("127.0.0.1", port))
+            .await
+            .unwrap_or_else(|e| panic!("SMTP sink on port {port}: {e}"));
         let sink = SmtpSink {
             port: listener.local_addr().unwrap().port(),
             down: Arc::new(AtomicBool::new(false)),

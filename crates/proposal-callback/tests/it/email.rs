@@ -7,8 +7,8 @@ use diesel_async::RunQueryDsl;
 use proposal_callback::email::{EmailConfig, Mailer};
 use proposal_callback::schema::email_outbox as o;
 
-use crate::support::smtp_sink::SmtpSink;
 use crate::support::{TestApp, example};
+use common::test_support::SmtpSink;
 
 fn config(smtp_url: Option<String>) -> EmailConfig {
     let mut env: HashMap<String, String> = HashMap::new();

@@ -11,8 +11,8 @@ use proposal_callback::schema::{email_outbox, integration_history, proposals};
 use proposal_callback::startup::{self, AppState};
 use proposal_callback::{MIGRATIONS, SCHEMA, auth, store};
 
-use crate::support::private_pg::PrivatePg;
 use crate::support::{keys, seeded, serve};
+use common::test_support::PrivatePg;
 
 const PROPOSALS: usize = 300;
 const CLIENTS: usize = 6;

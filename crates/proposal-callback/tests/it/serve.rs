@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use common::db;
 use proposal_callback::startup::{self, AppState};
 
-use crate::support::smtp_sink::SmtpSink;
 use crate::support::{SECRET, TestApp, example, keys, read, serve};
+use common::test_support::SmtpSink;
 
 struct Killed(Child);
 

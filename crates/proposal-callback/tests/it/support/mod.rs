@@ -2,8 +2,6 @@
 //! seeded with the demo data, and helpers to call it and look into the database.
 
 pub mod mock_insurer;
-pub mod private_pg;
-pub mod smtp_sink;
 
 use std::net::TcpListener;
 
