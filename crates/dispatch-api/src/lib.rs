@@ -4,7 +4,9 @@ pub mod auth;
 #[cfg(feature = "bench")]
 pub mod bench;
 pub mod catalog;
+pub mod domain;
 pub mod openapi;
+pub mod realtime;
 pub mod routes;
 pub mod schema;
 pub mod search;

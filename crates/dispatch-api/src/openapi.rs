@@ -5,7 +5,9 @@ use utoipa::OpenApi;
 use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
 
-use crate::routes::{employees, fleet, incidents, reference, shared, users};
+use crate::routes::{employees, fleet, incidents, reference, shared, users, writes};
+use crate::store::incident_writes::{DispatchCreated, DispatchProgress};
+use crate::store::writes::Written;
 use crate::views::*;
 
 #[derive(OpenApi)]
@@ -23,6 +25,9 @@ use crate::views::*;
         fleet::dispatches_of_incident, fleet::dispatch_data,
         reference::health_units, reference::decision_actions, reference::decisions_of_incident,
         reference::intercurrences, reference::professional_types, reference::unallocated,
+        writes::create, writes::patch, writes::submit, writes::cancel, writes::prank_call,
+        writes::technical_decision, writes::send_to, writes::dispatch, writes::dispatch_status,
+        writes::intercurrence, writes::transfer, writes::close,
     ),
     components(schemas(
         common::problem::ProblemDocument, common::FieldError,
@@ -33,6 +38,10 @@ use crate::views::*;
         RecordedIntercurrence, IncidentFleetSummary, UnitSelection, FleetOccurrence, DispatchData,
         RegulationDetail, OccurrenceView, UnallocatedEntry, UnallocatedPage, Lookups,
         DefaultValues, PossibleValues,
+        Written, DispatchCreated, DispatchProgress, writes::CreateIncident, writes::PatchIncident,
+        writes::Empty, writes::CancelBody, writes::TechnicalDecisionBody, writes::SendToBody,
+        writes::DispatchBody, writes::StatusBody, writes::IntercurrenceBody, writes::TransferBody,
+        writes::CloseBody,
     )),
     modifiers(&BearerJwt, &ErrorResponses),
 )]
@@ -52,6 +61,30 @@ const ERRORS: [(&str, &str); 5] = [
     ("503", "The database is unavailable; retry"),
 ];
 
+/// What a write may answer besides the reads' errors.
+const WRITE_ERRORS: [(&str, &str); 11] = [
+    ("400", "A bad body field or header (named in `errors`)"),
+    ("401", "No valid token, or the user is not active"),
+    ("403", "The caller's profile may not use this route"),
+    ("404", "No such record"),
+    (
+        "409",
+        "`invalid_transition`, `unit_busy`, `unit_inactive`, `unit_assigned`",
+    ),
+    (
+        "412",
+        "`version_conflict`: the If-Match is not the incident's version",
+    ),
+    ("413", "The body is larger than 256 KiB"),
+    ("415", "The body is not application/json"),
+    (
+        "422",
+        "`invalid_reference` (a referenced record is unusable) or `idempotency_key_reused`",
+    ),
+    ("428", "`precondition_required`: If-Match is missing"),
+    ("503", "The database is unavailable; retry"),
+];
+
 impl utoipa::Modify for ErrorResponses {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
         let problem = ContentBuilder::new()
@@ -61,15 +94,21 @@ impl utoipa::Modify for ErrorResponses {
             if OPERATIONAL.contains(&path.as_str()) {
                 continue;
             }
-            if let Some(op) = item.get.as_mut() {
-                for (status, description) in ERRORS {
+            let ops = [
+                (item.get.as_mut(), &ERRORS[..]),
+                (item.post.as_mut(), &WRITE_ERRORS[..]),
+                (item.patch.as_mut(), &WRITE_ERRORS[..]),
+            ];
+            for (op, errors) in ops {
+                let Some(op) = op else { continue };
+                for (status, description) in errors {
                     let response = ResponseBuilder::new()
-                        .description(description)
+                        .description(*description)
                         .content("application/problem+json", problem.clone())
                         .build();
                     op.responses
                         .responses
-                        .entry(status.to_owned())
+                        .entry((*status).to_owned())
                         .or_insert(response.into());
                 }
                 op.security = Some(vec![SecurityRequirement::new(

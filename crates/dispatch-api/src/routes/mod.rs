@@ -7,6 +7,7 @@ pub mod incidents;
 pub mod reference;
 pub mod shared;
 pub mod users;
+pub mod writes;
 
 use actix_web::{HttpResponse, web};
 use common::Problem;
@@ -26,6 +27,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     incidents::configure(cfg);
     fleet::configure(cfg);
     reference::configure(cfg);
+    writes::configure(cfg);
 }
 
 pub fn ok<T: Serialize>(body: &T) -> Reply {

@@ -6,9 +6,11 @@
 //! connection and wait about one round trip for all.
 
 pub mod dispatches;
+pub mod incident_writes;
 pub mod incidents;
 pub mod reference;
 pub mod users;
+pub mod writes;
 
 use crate::views::{RefOption, UserOption};
 

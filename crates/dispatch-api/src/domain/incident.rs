@@ -1,0 +1,145 @@
+//! The incident's life: `registering` -> `awaiting_regulation` -> `regulated` ->
+//! `dispatched` -> `closed`; `regulated` -> `closed` (a decision without a unit); any open
+//! state -> `cancelled`; `registering`/`awaiting_regulation` -> `prank`. `closed`,
+//! `cancelled` and `prank` are final.
+
+use std::fmt;
+
+use actix_web::http::StatusCode;
+use common::Problem;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum State {
+    Registering,
+    AwaitingRegulation,
+    Regulated,
+    Dispatched,
+    Closed,
+    Cancelled,
+    Prank,
+}
+
+impl State {
+    pub const ALL: [State; 7] = [
+        State::Registering,
+        State::AwaitingRegulation,
+        State::Regulated,
+        State::Dispatched,
+        State::Closed,
+        State::Cancelled,
+        State::Prank,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Registering => "registering",
+            State::AwaitingRegulation => "awaiting_regulation",
+            State::Regulated => "regulated",
+            State::Dispatched => "dispatched",
+            State::Closed => "closed",
+            State::Cancelled => "cancelled",
+            State::Prank => "prank",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<State> {
+        State::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+
+    /// Closed, cancelled and prank incidents take no further write.
+    pub fn is_final(self) -> bool {
+        matches!(self, State::Closed | State::Cancelled | State::Prank)
+    }
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Every allowed move, and nothing else (CONTRACT §1 "Incident states").
+pub const TRANSITIONS: &[(State, State)] = &[
+    (State::Registering, State::AwaitingRegulation),
+    (State::AwaitingRegulation, State::Regulated),
+    (State::Regulated, State::Dispatched),
+    (State::Dispatched, State::Closed),
+    (State::Regulated, State::Closed),
+    (State::Registering, State::Cancelled),
+    (State::AwaitingRegulation, State::Cancelled),
+    (State::Regulated, State::Cancelled),
+    (State::Dispatched, State::Cancelled),
+    (State::Registering, State::Prank),
+    (State::AwaitingRegulation, State::Prank),
+];
+
+/// The one check every state-changing write makes: `Ok(to)` or 409 `invalid_transition`
+/// naming both states.
+pub fn transition(from: State, to: State) -> Result<State, Problem> {
+    if TRANSITIONS.contains(&(from, to)) {
+        Ok(to)
+    } else {
+        Err(invalid_transition(from, to.as_str()))
+    }
+}
+
+/// The check of writes that change an incident without moving it (PATCH, send-to,
+/// intercurrence, transfer, a further unit): the incident must still be open, and, when
+/// `allowed` is given, in one of those states.
+pub fn edit(from: State, what: &str, allowed: Option<&[State]>) -> Result<State, Problem> {
+    let ok = !from.is_final() && allowed.is_none_or(|a| a.contains(&from));
+    if ok {
+        Ok(from)
+    } else {
+        Err(invalid_transition(from, what))
+    }
+}
+
+pub fn invalid_transition(from: State, requested: &str) -> Problem {
+    Problem::new(
+        StatusCode::CONFLICT,
+        "invalid_transition",
+        format!("the incident is `{from}`; `{requested}` is not allowed from there"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pair_is_allowed_exactly_when_the_table_says() {
+        let mut allowed = 0;
+        for from in State::ALL {
+            for to in State::ALL {
+                let ok = transition(from, to).is_ok();
+                assert_eq!(ok, TRANSITIONS.contains(&(from, to)), "{from} -> {to}");
+                if ok {
+                    allowed += 1;
+                    assert!(!from.is_final(), "nothing leaves a final state");
+                } else {
+                    let p = transition(from, to).unwrap_err();
+                    assert_eq!((p.status, p.code.as_ref()), (409, "invalid_transition"));
+                    assert!(p.detail.contains(from.as_str()) && p.detail.contains(to.as_str()));
+                }
+            }
+        }
+        assert_eq!(allowed, 11);
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for s in State::ALL {
+            assert_eq!(State::parse(s.as_str()), Some(s));
+        }
+        assert_eq!(State::parse("open"), None);
+    }
+
+    #[test]
+    fn edits_only_while_open() {
+        for s in State::ALL {
+            assert_eq!(edit(s, "patch", None).is_ok(), !s.is_final());
+        }
+        assert!(edit(State::Registering, "x", Some(&[State::Dispatched])).is_err());
+    }
+}

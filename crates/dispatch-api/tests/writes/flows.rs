@@ -1,0 +1,459 @@
+//! Each write: who may call it, its body, its effect and its history.
+
+use actix_web::http::Method;
+use serde_json::{Value, json};
+
+use crate::client::W;
+
+#[actix_web::test]
+async fn create_answers_201_with_location_etag_and_history() {
+    let w = W::new().await;
+    let r = w
+        .post(
+            "/incident",
+            "tarm",
+            None,
+            json!({"caller_name": "Ana", "caller_phone": "12 3456-7890", "address": "Av. Brasil 1",
+                   "complaint": "queda", "city": "Taubaté", "priority": "high"}),
+        )
+        .await;
+    assert_eq!(r.status.as_u16(), 201, "{}", r.body);
+    let id = r.body["id"].as_i64().unwrap();
+    assert_eq!(
+        r.body,
+        json!({"id": id, "version": 1, "state": "registering"})
+    );
+    assert_eq!(
+        r.header("location"),
+        Some(format!("/incident/{id}").as_str())
+    );
+    assert_eq!(r.header("etag"), Some("\"1\""));
+    let d = w
+        .api
+        .get("tarm", &format!("/incident/{id}?include_history=true"))
+        .await;
+    let d = d.ok();
+    assert_eq!(d["basic_data"]["city"], "Taubaté");
+    assert_eq!(d["occurrence"]["priority"], "high");
+    let h = &d["history"][0];
+    assert_eq!(h["action"], "created");
+    assert_eq!(h["version"], 1);
+    assert_eq!(h["user"]["id"], w.api.id("tarm"));
+    assert_eq!(
+        h["changes"]["state"],
+        json!({"from": null, "to": "registering"})
+    );
+    assert_eq!(
+        h["changes"]["caller_name"],
+        json!({"from": null, "to": "Ana"})
+    );
+}
+
+#[actix_web::test]
+async fn bodies_are_validated_with_the_field_named() {
+    let w = W::new().await;
+    let base = json!({"caller_name": "Ana", "caller_phone": "12 3456-7890",
+                      "address": "Av. Brasil 1", "complaint": "queda"});
+    let with = |k: &str, v: Value| {
+        let mut b = base.clone();
+        b[k] = v;
+        b
+    };
+    let cases = [
+        (with("caller_name", json!("  ")), "caller_name"),
+        (with("caller_phone", json!("abc")), "caller_phone"),
+        (with("complaint", json!("x".repeat(4001))), "complaint"),
+        (with("priority", json!("urgent")), "priority"),
+        (with("patient_age", json!(200)), "patient_age"),
+        (with("surprise", json!(1)), ""),
+        (with("caller_name", json!(5)), "caller_name"),
+    ];
+    for (body, field) in cases {
+        let r = w.post("/incident", "tarm", None, body).await;
+        assert_eq!(r.status.as_u16(), 400, "{field}: {}", r.body);
+        assert_eq!(r.body["code"], "invalid_payload");
+        assert!(r.body.to_string().contains(field), "{field}: {}", r.body);
+    }
+    let mut missing = base.clone();
+    missing.as_object_mut().unwrap().remove("address");
+    let r = w.post("/incident", "tarm", None, missing).await;
+    r.problem(400, "invalid_payload");
+    assert!(r.body["detail"].as_str().unwrap().contains("address"));
+    let (id, v) = w.create().await;
+    let r = w
+        .call(
+            Method::PATCH,
+            &format!("/incident/{id}"),
+            "tarm",
+            Some(v),
+            Some(json!({})),
+        )
+        .await;
+    r.problem(400, "invalid_payload");
+    let r = w
+        .call(
+            Method::PATCH,
+            &format!("/incident/{id}"),
+            "tarm",
+            Some(v),
+            Some(json!({"related_incident_id": 999999999})),
+        )
+        .await;
+    assert_eq!(
+        r.problem(422, "invalid_reference").as_deref(),
+        Some("related_incident_id")
+    );
+}
+
+#[actix_web::test]
+async fn each_write_is_refused_to_the_other_profiles() {
+    let w = W::new().await;
+    let (id, v) = w.create().await;
+    let routes: &[(&str, &[&str])] = &[
+        ("/incident", &["tarm"]),
+        ("submit", &["tarm"]),
+        ("cancel", &["tarm", "regulador"]),
+        ("prank-call", &["tarm", "regulador"]),
+        ("technical-decision", &["regulador"]),
+        ("send-to", &["regulador"]),
+        ("dispatch", &["frota"]),
+        ("intercurrence", &["frota"]),
+        ("transfer", &["frota"]),
+        ("close", &["regulador"]),
+    ];
+    for (route, allowed) in routes {
+        let uri = if route.starts_with('/') {
+            (*route).to_owned()
+        } else {
+            format!("/incident/{id}/{route}")
+        };
+        for login in ["admin", "tarm", "regulador", "frota"] {
+            if allowed.contains(&login) {
+                continue;
+            }
+            let r = w.post(&uri, login, Some(v), json!({})).await;
+            r.problem(403, "forbidden");
+        }
+    }
+    for login in ["admin", "frota"] {
+        let r = w
+            .call(
+                Method::PATCH,
+                &format!("/incident/{id}"),
+                login,
+                Some(v),
+                Some(json!({"city": "x"})),
+            )
+            .await;
+        r.problem(403, "forbidden");
+    }
+    for login in ["admin", "tarm", "regulador"] {
+        let r = w
+            .post(
+                "/dispatch/1/status",
+                login,
+                None,
+                json!({"status": "en_route"}),
+            )
+            .await;
+        r.problem(403, "forbidden");
+    }
+    assert_eq!(w.version(id).await, v, "nothing refused changed anything");
+}
+
+async fn history(w: &W, id: i64) -> Vec<Value> {
+    let d = w
+        .api
+        .get("tarm", &format!("/incident/{id}?include_history=true"))
+        .await;
+    d.ok()["history"].as_array().unwrap().clone()
+}
+
+#[actix_web::test]
+async fn a_whole_attendance_with_its_history() {
+    let w = W::new().await;
+    let (id, v) = w.create().await;
+    let uri = |a: &str| format!("/incident/{id}/{a}");
+    // PATCH records only what changed, with before and after.
+    let r = w
+        .call(
+            Method::PATCH,
+            &format!("/incident/{id}"),
+            "tarm",
+            Some(v),
+            Some(json!({"patient_name": "José", "caller_name": "Maria Souza", "patient_sex": "M"})),
+        )
+        .await;
+    let v = r.ok()["version"].as_i64().unwrap() as i32;
+    let h = history(&w, id).await;
+    let last = h.last().unwrap();
+    assert_eq!(last["action"], "updated");
+    assert_eq!(last["version"], v);
+    assert_eq!(
+        last["changes"],
+        json!({"patient_name": {"from": null, "to": "José"}, "patient_sex": {"from": null, "to": "M"}})
+    );
+    let v = w.step(id, v, "submit").await;
+    // A deleted or inactive action is 422 naming action_id.
+    let bad = w.action(false).await;
+    let r = w
+        .post(
+            &uri("technical-decision"),
+            "regulador",
+            Some(v),
+            json!({"action_id": bad}),
+        )
+        .await;
+    assert_eq!(
+        r.problem(422, "invalid_reference").as_deref(),
+        Some("action_id")
+    );
+    let r = w
+        .post(
+            &uri("technical-decision"),
+            "regulador",
+            Some(v),
+            json!({"action_id": 999999}),
+        )
+        .await;
+    assert_eq!(
+        r.problem(422, "invalid_reference").as_deref(),
+        Some("action_id")
+    );
+    let v = w.step(id, v, "decide").await;
+    // Send to another regulator: only an active MEDICO_REGULADOR.
+    let r = w
+        .post(
+            &uri("send-to"),
+            "regulador",
+            Some(v),
+            json!({"user_id": w.api.id("frota")}),
+        )
+        .await;
+    assert_eq!(
+        r.problem(422, "invalid_reference").as_deref(),
+        Some("user_id")
+    );
+    let r = w
+        .post(
+            &uri("send-to"),
+            "regulador",
+            Some(v),
+            json!({"user_id": w.api.id("regulador")}),
+        )
+        .await;
+    let v = r.ok()["version"].as_i64().unwrap() as i32;
+    // An inactive unit is refused with its own code.
+    let inactive = w.inactive_unit().await;
+    let r = w
+        .post(
+            &uri("dispatch"),
+            "frota",
+            Some(v),
+            json!({"mobile_unit_id": inactive}),
+        )
+        .await;
+    r.problem(409, "unit_inactive");
+    let unit = w.free_units().await[0];
+    let r = w
+        .post(
+            &uri("dispatch"),
+            "frota",
+            Some(v),
+            json!({"mobile_unit_id": unit}),
+        )
+        .await;
+    assert_eq!(r.status.as_u16(), 201, "{}", r.body);
+    let d = r.body["id"].as_i64().unwrap();
+    assert_eq!(
+        r.body,
+        json!({"id": d, "status": "assigned", "incident_version": v + 1})
+    );
+    let v = v + 1;
+    // Close is refused while the unit is assigned.
+    let r = w
+        .post(
+            &uri("close"),
+            "regulador",
+            Some(v),
+            json!({"conclusion": "ok"}),
+        )
+        .await;
+    r.problem(409, "unit_assigned");
+    // The unit's steps: in order, skipping transport is allowed, never backwards.
+    let status = |s: &str| json!({"status": s});
+    let st = format!("/dispatch/{d}/status");
+    let r = w.post(&st, "frota", None, status("on_scene")).await;
+    r.problem(409, "invalid_transition");
+    let r = w.post(&st, "frota", None, status("parked")).await;
+    assert_eq!(r.problem(400, "invalid_payload").as_deref(), Some("status"));
+    let r = w.post(&st, "frota", None, status("en_route")).await;
+    assert_eq!(r.ok()["incident_version"], v + 1);
+    let r = w.post(&st, "frota", None, status("on_scene")).await;
+    assert_eq!(r.ok()["status"], "on_scene");
+    let r = w.post(&st, "frota", None, status("en_route")).await;
+    r.problem(409, "invalid_transition");
+    let mut v = v + 2;
+    // Intercurrence and transfer while dispatched.
+    let r = w
+        .post(
+            &uri("intercurrence"),
+            "frota",
+            Some(v),
+            json!({"intercurrence_id": 999999}),
+        )
+        .await;
+    assert_eq!(
+        r.problem(422, "invalid_reference").as_deref(),
+        Some("intercurrence_id")
+    );
+    let ic = w.api.get("frota", "/intercurrence").await;
+    let ic = ic.array()[0]["id"].as_i64().unwrap();
+    let r = w
+        .post(
+            &uri("intercurrence"),
+            "frota",
+            Some(v),
+            json!({"intercurrence_id": ic, "notes": "pneu furado"}),
+        )
+        .await;
+    v = r.ok()["version"].as_i64().unwrap() as i32;
+    let emp = w.api.get("frota", "/employee/search").await;
+    let emp = emp.array()[0]["id"].as_i64().unwrap();
+    let r = w
+        .post(
+            &uri("transfer"),
+            "frota",
+            Some(v),
+            json!({"employee_id": emp}),
+        )
+        .await;
+    v = r.ok()["version"].as_i64().unwrap() as i32;
+    let r = w.post(&st, "frota", None, status("released")).await;
+    assert_eq!(r.ok()["incident_version"], v + 1);
+    v += 1;
+    let r = w.post(&st, "frota", None, status("released")).await;
+    r.problem(409, "invalid_transition");
+    let r = w
+        .post("/dispatch/999999/status", "frota", None, status("released"))
+        .await;
+    r.problem(404, "not_found");
+    let r = w
+        .post(
+            &uri("close"),
+            "regulador",
+            Some(v),
+            json!({"conclusion": " "}),
+        )
+        .await;
+    assert_eq!(
+        r.problem(400, "invalid_payload").as_deref(),
+        Some("conclusion")
+    );
+    let r = w
+        .post(
+            &uri("close"),
+            "regulador",
+            Some(v),
+            json!({"conclusion": "Paciente removido."}),
+        )
+        .await;
+    assert_eq!(r.ok()["state"], "closed");
+    let v = v + 1;
+    // The whole history: one row per write, versions 1..=v, in order.
+    let h = history(&w, id).await;
+    let actions: Vec<&str> = h.iter().map(|e| e["action"].as_str().unwrap()).collect();
+    assert_eq!(
+        actions,
+        [
+            "created",
+            "updated",
+            "submitted",
+            "technical_decision",
+            "sent_to",
+            "dispatched",
+            "dispatch_status",
+            "dispatch_status",
+            "intercurrence",
+            "transferred",
+            "dispatch_status",
+            "closed"
+        ]
+    );
+    let versions: Vec<i64> = h.iter().map(|e| e["version"].as_i64().unwrap()).collect();
+    assert_eq!(versions, (1..=i64::from(v)).collect::<Vec<_>>());
+    assert_eq!(
+        h[2]["changes"]["state"],
+        json!({"from": "registering", "to": "awaiting_regulation"})
+    );
+    assert_eq!(h[3]["user"]["id"], w.api.id("regulador"));
+    assert_eq!(
+        h[7]["changes"]["dispatch"]["status"],
+        json!({"from": "en_route", "to": "on_scene"})
+    );
+    assert_eq!(h[11]["changes"]["conclusion"]["to"], "Paciente removido.");
+    // Step times never go backwards.
+    let units = w
+        .api
+        .get("frota", &format!("/dispatch/incident/{id}"))
+        .await;
+    let _ = units;
+    let d = w
+        .api
+        .get("regulador", &format!("/incident/{id}/occurrence-view"))
+        .await;
+    let t = &d.ok()["dispatches"][0]["times"];
+    let at = |k: &str| t[k].as_str().map(str::to_owned);
+    assert!(at("assigned_at") <= at("en_route_at"));
+    assert!(at("en_route_at") <= at("on_scene_at"));
+    assert!(at("on_scene_at") <= at("released_at"));
+    assert!(t["transporting_at"].is_null());
+    assert_eq!(
+        d.ok()["incident"]["conclusion"]["text"],
+        "Paciente removido."
+    );
+}
+
+#[actix_web::test]
+async fn prank_records_the_phone_and_final_states_take_nothing() {
+    let w = W::new().await;
+    let (id, v) = w.create().await;
+    let r = w
+        .post(
+            &format!("/incident/{id}/prank-call"),
+            "regulador",
+            Some(v),
+            json!({}),
+        )
+        .await;
+    assert_eq!(r.ok()["state"], "prank");
+    let p = w.api.get("tarm", "/incident/prank-calls/12991004321").await;
+    assert!(
+        p.ok()["calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["incident_id"] == id),
+        "{}",
+        p.body
+    );
+    let r = w
+        .call(
+            Method::PATCH,
+            &format!("/incident/{id}"),
+            "tarm",
+            Some(v + 1),
+            Some(json!({"city": "x"})),
+        )
+        .await;
+    r.problem(409, "invalid_transition");
+    let r = w
+        .post(
+            &format!("/incident/{id}/prank-call"),
+            "tarm",
+            Some(v + 1),
+            json!({"x": 1}),
+        )
+        .await;
+    r.problem(400, "invalid_payload");
+}
