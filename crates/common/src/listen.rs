@@ -20,6 +20,9 @@ pub enum ListenEvent {
     },
     /// The listening connection is (re)established; anything may have been missed before it.
     Reconnected,
+    /// The listening connection was lost (or could not be made); until the next
+    /// `Reconnected`, notifications are not heard.
+    Disconnected,
 }
 
 /// How the listener behaves; the defaults suit production.
@@ -65,7 +68,11 @@ pub fn spawn(
     tokio::spawn(async move {
         let mut backoff = settings.min_backoff;
         loop {
-            match listen_once(&database_url, &channels, &settings, &tx).await {
+            let outcome = listen_once(&database_url, &channels, &settings, &tx).await;
+            if !matches!(outcome, Ok(Stop::NoReceivers)) {
+                let _ = tx.send(ListenEvent::Disconnected);
+            }
+            match outcome {
                 Ok(Stop::NoReceivers) => return,
                 Ok(Stop::ConnectionLost) => {
                     tracing::warn!("listening connection lost; reconnecting");

@@ -12,7 +12,7 @@ async fn next_notification(rx: &mut broadcast::Receiver<ListenEvent>) -> (String
     loop {
         match tokio::time::timeout(Duration::from_secs(10), rx.recv()).await {
             Ok(Ok(ListenEvent::Notification { channel, payload })) => return (channel, payload),
-            Ok(Ok(ListenEvent::Reconnected)) => continue,
+            Ok(Ok(ListenEvent::Reconnected | ListenEvent::Disconnected)) => continue,
             other => panic!("no notification: {other:?}"),
         }
     }

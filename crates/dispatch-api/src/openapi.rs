@@ -28,6 +28,7 @@ use crate::views::*;
         writes::create, writes::patch, writes::submit, writes::cancel, writes::prank_call,
         writes::technical_decision, writes::send_to, writes::dispatch, writes::dispatch_status,
         writes::intercurrence, writes::transfer, writes::close,
+        crate::realtime::ws::ws,
     ),
     components(schemas(
         common::problem::ProblemDocument, common::FieldError,

@@ -10,7 +10,8 @@ use common::http::{self, OpenApiJson};
 
 use crate::auth::AuthState;
 use crate::catalog::Catalog;
-use crate::user_cache::{self, UserCache};
+use crate::realtime::{self, Hub};
+use crate::user_cache::UserCache;
 
 /// Everything the handlers share. Cheap to clone.
 #[derive(Clone)]
@@ -22,6 +23,8 @@ pub struct AppState {
     pub catalog: Catalog,
     /// Authenticated users; serves only while `serve`'s change listener runs.
     pub users: UserCache,
+    /// This process's WebSocket subscriptions, fed by its listener.
+    pub hub: Hub,
 }
 
 impl AppState {
@@ -32,6 +35,7 @@ impl AppState {
             openapi: OpenApiJson::new(&crate::openapi::document()),
             catalog: Catalog::default(),
             users: UserCache::default(),
+            hub: Hub::default(),
         }
     }
 }
@@ -67,7 +71,8 @@ pub fn app(
                 users: state.users.clone(),
             }))
             .app_data(web::Data::new(state))
-            .configure(crate::routes::configure);
+            .configure(crate::routes::configure)
+            .configure(realtime::ws::configure);
             #[cfg(feature = "bench")]
             cfg.configure(crate::bench::configure);
         },
@@ -98,17 +103,49 @@ pub async fn serve(config: CommonConfig) -> anyhow::Result<()> {
     if let Err(e) = state.catalog.refresh(&pool).await {
         tracing::warn!(error = %e, "reference data not loaded at start");
     }
-    tokio::spawn(user_cache::listen(
+    // The one LISTEN connection of this replica: user cache, WebSocket hub, reference data.
+    let listener = realtime::listener::spawn(
         config.database_url.clone(),
-        state.users.clone(),
-    ));
+        &state,
+        realtime::listener::settings(),
+    );
+    let hub = state.hub.clone();
     let metrics = metrics(&pool);
     tracing::info!(bind = %config.bind, "dispatch-api listening");
-    HttpServer::new(move || app(state.clone(), metrics.clone()))
+    let server = HttpServer::new(move || app(state.clone(), metrics.clone()))
         .bind(&config.bind)?
         .shutdown_timeout(25)
-        .run()
-        .await?;
+        .run();
+    // Sockets never end by themselves: on SIGTERM/SIGINT (which actix also hears and starts
+    // draining on) each is sent a close frame, so the drain does not wait for them.
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        hub.shutdown();
+    });
+    server.await?;
+    listener.abort();
     tracing::info!("dispatch-api stopped");
     Ok(())
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }

@@ -3,17 +3,15 @@
 //! CONTRACT: the user is loaded on every request "or from a cache invalidated on change". A
 //! trigger (migration 000003) sends `NOTIFY dispatch_users, '<id>'` on every change to a user
 //! (and `'*'` on a profile change); [`listen`] keeps one connection per replica listening and
-//! evicts. The cache answers only while that listener is connected: when it is down (or
+//! evicts (one `LISTEN` connection per replica, shared: see `realtime::listener`). The cache answers only while that listener is connected: when it is down (or
 //! never started, as in tests) every request reads the database, so a deactivated user is
 //! never let in from a stale entry.
 
+use common::listen::{ListenEvent, ListenSettings};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
-use std::time::Duration;
-
-use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
-use futures_util::StreamExt;
+use tokio::sync::broadcast;
 
 use crate::auth::CurrentUser;
 
@@ -85,28 +83,43 @@ impl UserCache {
     }
 }
 
-/// Listens for user changes until the process ends, reconnecting after a failure. Spawn it
-/// once per process (`serve` does).
+/// Listens for user changes alone, on a connection of its own (tests; `serve` shares the
+/// process's one listener instead, see `realtime::listener`).
 pub async fn listen(database_url: String, cache: UserCache) {
-    loop {
-        if let Err(e) = listen_once(&database_url, &cache).await {
-            tracing::warn!(error = %e, "user change listener lost; authenticating from the database");
-        }
-        cache.set_live(false);
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
+    let (tx, rx) = broadcast::channel(256);
+    let settings = ListenSettings {
+        application_name: "dispatch-api-users".to_owned(),
+        ..ListenSettings::default()
+    };
+    let handle = common::listen::spawn(database_url, vec![CHANNEL.to_owned()], settings, tx);
+    follow(rx, cache).await;
+    handle.abort();
 }
 
-async fn listen_once(database_url: &str, cache: &UserCache) -> anyhow::Result<()> {
-    let mut conn = AsyncPgConnection::establish(database_url).await?;
-    conn.batch_execute(&format!("LISTEN {CHANNEL}")).await?;
-    cache.set_live(true);
-    tracing::info!("user change listener connected; caching authenticated users");
-    let mut stream = std::pin::pin!(conn.notifications_stream());
-    while let Some(n) = stream.next().await {
-        cache.apply(&n?.payload);
+/// Applies the listener's events to the cache until the listener stops: live while it is
+/// connected, everything forgotten whenever anything may have been missed.
+pub async fn follow(mut rx: broadcast::Receiver<ListenEvent>, cache: UserCache) {
+    loop {
+        match rx.recv().await {
+            Ok(ListenEvent::Notification { channel, payload }) if channel == CHANNEL => {
+                cache.apply(&payload);
+            }
+            Ok(ListenEvent::Notification { .. }) => {}
+            Ok(ListenEvent::Reconnected) => {
+                cache.set_live(true);
+                tracing::info!("user change listener connected; caching authenticated users");
+            }
+            Ok(ListenEvent::Disconnected) => {
+                tracing::warn!("user change listener lost; authenticating from the database");
+                cache.set_live(false);
+            }
+            Err(broadcast::error::RecvError::Lagged(_)) => cache.clear(),
+            Err(broadcast::error::RecvError::Closed) => {
+                cache.set_live(false);
+                return;
+            }
+        }
     }
-    anyhow::bail!("the notification stream ended")
 }
 
 #[cfg(test)]

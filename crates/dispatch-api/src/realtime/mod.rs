@@ -6,3 +6,9 @@
 pub const INCIDENT_CHANNEL: &str = "dispatch_incident";
 /// `NOTIFY` channel of reference-data changes (a trigger sends the table's name).
 pub const REFERENCE_CHANNEL: &str = "dispatch_reference";
+
+pub mod hub;
+pub mod listener;
+pub mod ws;
+
+pub use hub::Hub;

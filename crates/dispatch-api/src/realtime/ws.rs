@@ -1,0 +1,230 @@
+//! `GET /ws`: one socket per browser tab. The token comes in `Authorization: Bearer` or, for
+//! browsers, the `access_token` query parameter (the request log shows the path only, never
+//! the query). Client messages: `{"type":"subscribe","incident_id":N}` and
+//! `{"type":"unsubscribe","incident_id":N}`; server messages: see `hub::ServerMessage`.
+//!
+//! Each socket runs on one task: it reads the client's frames, writes what the hub queued
+//! for it, pings it when idle and drops it when it stays silent past the idle timeout, when
+//! the hub kicks it for being too slow, or when the server shuts down (close frame `1001`).
+
+use std::time::{Duration, Instant};
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use actix_ws::{AggregatedMessage, CloseCode, CloseReason, Session};
+use common::Problem;
+use common::auth::authorization;
+use common::db::{self, Pool};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use serde::Deserialize;
+
+use super::hub::{Client, Hub, ServerMessage};
+use crate::auth::{AuthState, CurrentUser, Profile};
+use crate::schema::incidents;
+use crate::startup::AppState;
+
+/// Socket timing; the defaults suit browsers behind a load balancer.
+#[derive(Debug, Clone, Copy)]
+pub struct WsSettings {
+    /// A socket silent this long is pinged.
+    pub ping_interval: Duration,
+    /// A socket silent this long (no frame, no pong) is dropped as dead.
+    pub idle_timeout: Duration,
+    /// Largest client frame accepted.
+    pub max_frame: usize,
+}
+
+impl Default for WsSettings {
+    fn default() -> Self {
+        Self {
+            ping_interval: Duration::from_secs(15),
+            idle_timeout: Duration::from_secs(45),
+            max_frame: 4096,
+        }
+    }
+}
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/ws", web::get().to(ws));
+}
+
+#[derive(Deserialize)]
+struct WsQuery {
+    access_token: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", deny_unknown_fields)]
+enum ClientMessage {
+    #[serde(rename = "subscribe")]
+    Subscribe { incident_id: i64 },
+    #[serde(rename = "unsubscribe")]
+    Unsubscribe { incident_id: i64 },
+}
+
+/// Who may follow an incident: whoever may read it (`GET /incident/{id}`).
+const READERS: &[Profile] = &[
+    Profile::Admin,
+    Profile::Tarm,
+    Profile::MedicoRegulador,
+    Profile::OperadorFrota,
+];
+
+/// Upgrades to a WebSocket after authenticating (401 before the upgrade otherwise).
+#[utoipa::path(get, path = "/ws", tag = "realtime",
+    params(("access_token" = Option<String>, Query,
+        description = "the token, for browsers that cannot set Authorization")),
+    responses((status = 101, description = "Switching to the WebSocket protocol")))]
+pub async fn ws(
+    req: HttpRequest,
+    body: web::Payload,
+    state: web::Data<AppState>,
+    auth: web::Data<AuthState>,
+) -> Result<HttpResponse, actix_web::Error> {
+    let token = match authorization(&req, "Bearer") {
+        Some(t) => Some(t.to_owned()),
+        None => common::extract::Query::<WsQuery>::parse(req.query_string())
+            .ok()
+            .and_then(|q| q.access_token),
+    };
+    let token = token.ok_or_else(|| {
+        Problem::unauthorized("a token is required: `Authorization: Bearer` or `access_token`")
+    })?;
+    let user = CurrentUser::from_token_cached(&auth, &token).await?;
+    let (res, session, stream) = actix_ws::handle(&req, body)?;
+    let hub = state.hub.clone();
+    let stream = stream
+        .max_frame_size(hub.settings.max_frame)
+        .aggregate_continuations()
+        .max_continuation_size(hub.settings.max_frame);
+    actix_web::rt::spawn(run(session, stream, user, hub, state.pool.clone()));
+    Ok(res)
+}
+
+async fn run(
+    mut session: Session,
+    mut stream: actix_ws::AggregatedMessageStream,
+    user: CurrentUser,
+    hub: Hub,
+    pool: Pool,
+) {
+    let settings = hub.settings;
+    let (client, mut queue) = hub.client();
+    let mut closing = hub.closing();
+    let mut last_heard = Instant::now();
+    let mut ping = tokio::time::interval(settings.ping_interval);
+    ping.tick().await;
+    let reason: Option<CloseReason> = loop {
+        tokio::select! {
+            frame = stream.recv() => match frame {
+                Some(Ok(AggregatedMessage::Text(text))) => {
+                    last_heard = Instant::now();
+                    handle(&text, &client, &user, &hub, &pool).await;
+                }
+                Some(Ok(AggregatedMessage::Binary(_))) => {
+                    last_heard = Instant::now();
+                    client.send(&ServerMessage::error("invalid_message", "send JSON text frames"));
+                }
+                Some(Ok(AggregatedMessage::Ping(bytes))) => {
+                    last_heard = Instant::now();
+                    if session.pong(&bytes).await.is_err() {
+                        break None;
+                    }
+                }
+                Some(Ok(AggregatedMessage::Pong(_))) => last_heard = Instant::now(),
+                Some(Ok(AggregatedMessage::Close(_))) => break Some(CloseCode::Normal.into()),
+                Some(Err(e)) => {
+                    tracing::debug!(error = %e, "websocket protocol error");
+                    break Some(CloseReason { code: CloseCode::Protocol, description: Some(e.to_string()) });
+                }
+                None => break None,
+            },
+            Some(text) = queue.recv() => {
+                if session.text(&*text).await.is_err() {
+                    break None;
+                }
+            }
+            () = client.kicked.notified() => {
+                tracing::info!(user = user.id, "websocket client too slow; disconnected");
+                break Some(CloseReason {
+                    code: CloseCode::Policy,
+                    description: Some("too slow: messages were not read".to_owned()),
+                });
+            }
+            _ = ping.tick() => {
+                if last_heard.elapsed() >= settings.idle_timeout {
+                    tracing::debug!(user = user.id, "websocket idle; dropped");
+                    break Some(CloseReason { code: CloseCode::Away, description: Some("idle".to_owned()) });
+                }
+                if last_heard.elapsed() >= settings.ping_interval && session.ping(b"").await.is_err() {
+                    break None;
+                }
+            }
+            _ = closing.changed() => {
+                break Some(CloseReason {
+                    code: CloseCode::Away,
+                    description: Some("server shutting down".to_owned()),
+                });
+            }
+        }
+    };
+    hub.remove_client(client.id);
+    let _ = session.close(reason).await;
+}
+
+async fn handle(text: &str, client: &Client, user: &CurrentUser, hub: &Hub, pool: &Pool) {
+    let message: ClientMessage = match serde_json::from_str(text) {
+        Ok(m) => m,
+        Err(e) => {
+            client.send(&ServerMessage::error(
+                "invalid_message",
+                format!(
+                    "expected {{\"type\":\"subscribe\"|\"unsubscribe\",\"incident_id\":N}}: {e}"
+                ),
+            ));
+            return;
+        }
+    };
+    match message {
+        ClientMessage::Subscribe { incident_id } => {
+            if !READERS.contains(&user.profile) {
+                client.send(&ServerMessage::error(
+                    "forbidden",
+                    format!(
+                        "the {} profile may not read incidents",
+                        user.profile.title()
+                    ),
+                ));
+                return;
+            }
+            // Registered before the read, so nothing committed in between is missed.
+            hub.begin_subscribe(client, incident_id);
+            match current_version(pool, incident_id).await {
+                Ok(Some(v)) => hub.finish_subscribe(client, incident_id, v),
+                Ok(None) => {
+                    hub.unsubscribe(client, incident_id);
+                    client.send(&ServerMessage::error(
+                        "not_found",
+                        format!("incident {incident_id} does not exist"),
+                    ));
+                }
+                Err(p) => {
+                    hub.unsubscribe(client, incident_id);
+                    client.send(&ServerMessage::error(&p.code, p.detail));
+                }
+            }
+        }
+        ClientMessage::Unsubscribe { incident_id } => hub.unsubscribe(client, incident_id),
+    }
+}
+
+async fn current_version(pool: &Pool, id: i64) -> Result<Option<i32>, Problem> {
+    let mut conn = db::conn(pool).await?;
+    incidents::table
+        .find(id)
+        .select(incidents::version)
+        .first(&mut conn)
+        .await
+        .optional()
+        .map_err(db::db_error)
+}
