@@ -14,6 +14,7 @@ use crate::auth::{CurrentUser, Profile};
 use crate::domain::dispatch::Status;
 use crate::domain::incident::State;
 use crate::startup::AppState;
+use crate::store::idempotency::{self, Key, Stored, once};
 use crate::store::incident_writes::{self as store, DispatchCreated, DispatchProgress};
 use crate::store::writes::{Editable, Written};
 
@@ -64,13 +65,65 @@ pub fn if_match(req: &HttpRequest) -> Result<i32, Problem> {
         })
 }
 
-fn written(status: StatusCode, w: &Written) -> HttpResponse {
-    let mut res = HttpResponse::build(status);
-    res.insert_header((header::ETAG, format!("\"{}\"", w.version)));
-    if status == StatusCode::CREATED {
-        res.insert_header((header::LOCATION, format!("/incident/{}", w.id)));
+fn stored(
+    status: StatusCode,
+    body: &impl serde::Serialize,
+    location: Option<String>,
+) -> Result<Stored, Problem> {
+    let body = serde_json::to_value(body).map_err(|_| Problem::internal())?;
+    Ok(Stored {
+        status,
+        etag: idempotency::etag_of(&body),
+        body,
+        location,
+        replayed: false,
+    })
+}
+
+fn written(status: StatusCode, w: &Written) -> Result<Stored, Problem> {
+    let location = (status == StatusCode::CREATED).then(|| format!("/incident/{}", w.id));
+    stored(status, w, location)
+}
+
+fn reply(s: Stored) -> HttpResponse {
+    let mut res = HttpResponse::build(s.status);
+    if let Some(etag) = s.etag {
+        res.insert_header((header::ETAG, etag));
     }
-    res.json(w)
+    if let Some(location) = s.location {
+        res.insert_header((header::LOCATION, location));
+    }
+    if s.replayed {
+        res.insert_header(("Idempotent-Replayed", "true"));
+    }
+    res.json(s.body)
+}
+
+/// The request's `Idempotency-Key`, if any: 1 to 255 visible ASCII characters.
+fn idempotency_key(
+    req: &HttpRequest,
+    user: &CurrentUser,
+    request: impl std::fmt::Debug,
+) -> Result<Option<Key>, Problem> {
+    let Some(raw) = req.headers().get("idempotency-key") else {
+        return Ok(None);
+    };
+    let key = raw
+        .to_str()
+        .ok()
+        .filter(|k| (1..=255).contains(&k.len()) && k.bytes().all(|b| b.is_ascii_graphic()))
+        .ok_or_else(|| {
+            Problem::invalid_parameter(
+                "Idempotency-Key",
+                "must be 1 to 255 visible ASCII characters (a UUID is ideal)",
+            )
+        })?;
+    Ok(Some(Key::new(
+        user.id,
+        key.to_owned(),
+        format!("{} {}", req.method(), req.path()),
+        &format!("{request:?}"),
+    )))
 }
 
 /// A body that must be `{}`.
@@ -365,14 +418,19 @@ impl PatchIncident {
 pub async fn create(
     state: web::Data<AppState>,
     user: CurrentUser,
+    req: HttpRequest,
     body: Result<Json<CreateIncident>, Problem>,
 ) -> Reply {
     user.require(TARM)?;
     let body = body?;
+    let key = idempotency_key(&req, &user, &body.0)?;
     let fields = body.0.into_fields()?;
     let mut conn = conn(&state).await?;
-    let w = store::create(&mut conn, &user, fields).await?;
-    Ok(written(StatusCode::CREATED, &w))
+    let s = once(&mut conn, key, async |c| {
+        written(StatusCode::CREATED, &store::create(c, &user, fields).await?)
+    })
+    .await?;
+    Ok(reply(s))
 }
 
 /// Partial update of the Basic data, Occurrence and Patient forms.
@@ -391,8 +449,14 @@ pub async fn patch(
     let expected = if_match(&req)?;
     body.0.check()?;
     let mut conn = conn(&state).await?;
-    let w = store::patch(&mut conn, &user, id.0, expected, |e| body.0.apply(e)).await?;
-    Ok(written(StatusCode::OK, &w))
+    let s = once(&mut conn, None, async |c| {
+        written(
+            StatusCode::OK,
+            &store::patch(c, &user, id.0, expected, |e| body.0.apply(e)).await?,
+        )
+    })
+    .await?;
+    Ok(reply(s))
 }
 
 /// Hand the call to regulation: `registering` -> `awaiting_regulation`. Body `{}`.
@@ -408,19 +472,26 @@ pub async fn submit(
 ) -> Reply {
     user.require(TARM)?;
     body?;
+    let key = idempotency_key(&req, &user, "{}")?;
     let expected = if_match(&req)?;
     let mut conn = conn(&state).await?;
-    let w = store::move_to(
-        &mut conn,
-        &user,
-        id.0,
-        expected,
-        State::AwaitingRegulation,
-        "submitted",
-        None,
-    )
+    let s = once(&mut conn, key, async |c| {
+        written(
+            StatusCode::OK,
+            &store::move_to(
+                c,
+                &user,
+                id.0,
+                expected,
+                State::AwaitingRegulation,
+                "submitted",
+                None,
+            )
+            .await?,
+        )
+    })
     .await?;
-    Ok(written(StatusCode::OK, &w))
+    Ok(reply(s))
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -443,22 +514,29 @@ pub async fn cancel(
 ) -> Reply {
     user.require(TARM_OR_REGULATOR)?;
     let body = body?;
+    let key = idempotency_key(&req, &user, &body.0)?;
     let expected = if_match(&req)?;
     let mut check = Check::default();
     check.opt_text("reason", body.0.reason.as_deref(), NOTES_MAX);
     check.done()?;
     let mut conn = conn(&state).await?;
-    let w = store::move_to(
-        &mut conn,
-        &user,
-        id.0,
-        expected,
-        State::Cancelled,
-        "cancelled",
-        body.0.reason,
-    )
+    let s = once(&mut conn, key, async |c| {
+        written(
+            StatusCode::OK,
+            &store::move_to(
+                c,
+                &user,
+                id.0,
+                expected,
+                State::Cancelled,
+                "cancelled",
+                body.0.reason,
+            )
+            .await?,
+        )
+    })
     .await?;
-    Ok(written(StatusCode::OK, &w))
+    Ok(reply(s))
 }
 
 /// Close as a prank call, recording the caller's phone. Body `{}`.
@@ -474,10 +552,17 @@ pub async fn prank_call(
 ) -> Reply {
     user.require(TARM_OR_REGULATOR)?;
     body?;
+    let key = idempotency_key(&req, &user, "{}")?;
     let expected = if_match(&req)?;
     let mut conn = conn(&state).await?;
-    let w = store::prank_call(&mut conn, &user, id.0, expected).await?;
-    Ok(written(StatusCode::OK, &w))
+    let s = once(&mut conn, key, async |c| {
+        written(
+            StatusCode::OK,
+            &store::prank_call(c, &user, id.0, expected).await?,
+        )
+    })
+    .await?;
+    Ok(reply(s))
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -505,23 +590,30 @@ pub async fn technical_decision(
 ) -> Reply {
     user.require(REGULATOR)?;
     let body = body?;
+    let key = idempotency_key(&req, &user, &body.0)?;
     let expected = if_match(&req)?;
     let b = body.0;
     let mut check = Check::default();
     check.text("notes", &b.notes, false, NOTES_MAX);
     check.done()?;
     let mut conn = conn(&state).await?;
-    let w = store::technical_decision(
-        &mut conn,
-        &user,
-        id.0,
-        expected,
-        b.action_id,
-        b.mobile_unit_type_id,
-        b.notes,
-    )
+    let s = once(&mut conn, key, async |c| {
+        written(
+            StatusCode::OK,
+            &store::technical_decision(
+                c,
+                &user,
+                id.0,
+                expected,
+                b.action_id,
+                b.mobile_unit_type_id,
+                b.notes,
+            )
+            .await?,
+        )
+    })
     .await?;
-    Ok(written(StatusCode::OK, &w))
+    Ok(reply(s))
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -544,10 +636,17 @@ pub async fn send_to(
 ) -> Reply {
     user.require(REGULATOR)?;
     let body = body?;
+    let key = idempotency_key(&req, &user, &body.0)?;
     let expected = if_match(&req)?;
     let mut conn = conn(&state).await?;
-    let w = store::send_to(&mut conn, &user, id.0, expected, body.0.user_id).await?;
-    Ok(written(StatusCode::OK, &w))
+    let s = once(&mut conn, key, async |c| {
+        written(
+            StatusCode::OK,
+            &store::send_to(c, &user, id.0, expected, body.0.user_id).await?,
+        )
+    })
+    .await?;
+    Ok(reply(s))
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -570,12 +669,16 @@ pub async fn dispatch(
 ) -> Reply {
     user.require(FLEET)?;
     let body = body?;
+    let key = idempotency_key(&req, &user, &body.0)?;
     let expected = if_match(&req)?;
     let mut conn = conn(&state).await?;
-    let d = store::dispatch_unit(&mut conn, &user, id.0, expected, body.0.mobile_unit_id).await?;
-    Ok(HttpResponse::Created()
-        .insert_header((header::ETAG, format!("\"{}\"", d.incident_version)))
-        .json(d))
+    let unit = body.0.mobile_unit_id;
+    let s = once(&mut conn, key, async |c| {
+        let d = store::dispatch_unit(c, &user, id.0, expected, unit).await?;
+        stored(StatusCode::CREATED, &d, None)
+    })
+    .await?;
+    Ok(reply(s))
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -593,10 +696,12 @@ pub async fn dispatch_status(
     state: web::Data<AppState>,
     user: CurrentUser,
     id: Path<i64>,
+    req: HttpRequest,
     body: Result<Json<StatusBody>, Problem>,
 ) -> Reply {
     user.require(FLEET)?;
     let body = body?;
+    let key = idempotency_key(&req, &user, &body.0)?;
     let to = Status::parse(&body.0.status)
         .filter(|s| *s != Status::Assigned)
         .ok_or_else(|| {
@@ -606,8 +711,12 @@ pub async fn dispatch_status(
             )
         })?;
     let mut conn = conn(&state).await?;
-    let p: DispatchProgress = store::dispatch_status(&mut conn, &user, id.0, to).await?;
-    Ok(HttpResponse::Ok().json(p))
+    let s = once(&mut conn, key, async |c| {
+        let p: DispatchProgress = store::dispatch_status(c, &user, id.0, to).await?;
+        stored(StatusCode::OK, &p, None)
+    })
+    .await?;
+    Ok(reply(s))
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -633,22 +742,21 @@ pub async fn intercurrence(
 ) -> Reply {
     user.require(FLEET)?;
     let body = body?;
+    let key = idempotency_key(&req, &user, &body.0)?;
     let expected = if_match(&req)?;
     let b = body.0;
     let mut check = Check::default();
     check.text("notes", &b.notes, false, NOTES_MAX);
     check.done()?;
     let mut conn = conn(&state).await?;
-    let w = store::intercurrence(
-        &mut conn,
-        &user,
-        id.0,
-        expected,
-        b.intercurrence_id,
-        b.notes,
-    )
+    let s = once(&mut conn, key, async |c| {
+        written(
+            StatusCode::OK,
+            &store::intercurrence(c, &user, id.0, expected, b.intercurrence_id, b.notes).await?,
+        )
+    })
     .await?;
-    Ok(written(StatusCode::OK, &w))
+    Ok(reply(s))
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -671,10 +779,17 @@ pub async fn transfer(
 ) -> Reply {
     user.require(FLEET)?;
     let body = body?;
+    let key = idempotency_key(&req, &user, &body.0)?;
     let expected = if_match(&req)?;
     let mut conn = conn(&state).await?;
-    let w = store::transfer(&mut conn, &user, id.0, expected, body.0.employee_id).await?;
-    Ok(written(StatusCode::OK, &w))
+    let s = once(&mut conn, key, async |c| {
+        written(
+            StatusCode::OK,
+            &store::transfer(c, &user, id.0, expected, body.0.employee_id).await?,
+        )
+    })
+    .await?;
+    Ok(reply(s))
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -696,11 +811,18 @@ pub async fn close(
 ) -> Reply {
     user.require(REGULATOR)?;
     let body = body?;
+    let key = idempotency_key(&req, &user, &body.0)?;
     let expected = if_match(&req)?;
     let mut check = Check::default();
     check.text("conclusion", &body.0.conclusion, true, NOTES_MAX);
     check.done()?;
     let mut conn = conn(&state).await?;
-    let w = store::close(&mut conn, &user, id.0, expected, body.0.conclusion).await?;
-    Ok(written(StatusCode::OK, &w))
+    let s = once(&mut conn, key, async |c| {
+        written(
+            StatusCode::OK,
+            &store::close(c, &user, id.0, expected, body.0.conclusion).await?,
+        )
+    })
+    .await?;
+    Ok(reply(s))
 }

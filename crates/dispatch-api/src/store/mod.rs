@@ -6,6 +6,7 @@
 //! connection and wait about one round trip for all.
 
 pub mod dispatches;
+pub mod idempotency;
 pub mod incident_writes;
 pub mod incidents;
 pub mod reference;

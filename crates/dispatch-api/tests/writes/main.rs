@@ -7,4 +7,5 @@ mod support;
 mod client;
 mod concurrency;
 mod flows;
+mod idempotency;
 mod transitions;
