@@ -269,3 +269,44 @@ async fn sockets_are_authenticated_pinged_dropped_when_dead_and_closed_on_shutdo
     assert_eq!(next(&mut alive, 2).await, Some(json!({"closed": 1001})));
     r.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reference_data_change_refreshes_every_replica() {
+    let api = Api::new().await;
+    let r = Replica::start(&api, WsSettings::default()).await;
+    listeners_up(&api, 1).await;
+    let token = api.token("regulador");
+    let actions = async || -> Vec<i64> {
+        let v: Value = reqwest::Client::new()
+            .get(format!("http://{}/shared/default-values", r.addr))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        v["technical_decision_actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["id"].as_i64().unwrap())
+            .collect()
+    };
+    let before = actions().await;
+    let gone = before[0];
+    diesel::sql_query(format!(
+        "UPDATE technical_decision_actions SET active = false WHERE id = {gone}"
+    ))
+    .execute(&mut api.conn().await)
+    .await
+    .unwrap();
+    for _ in 0..100 {
+        if !actions().await.contains(&gone) {
+            r.stop().await;
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the replica still serves the deactivated action");
+}
