@@ -158,10 +158,17 @@ impl Drop for TestDb {
 }
 
 #[derive(QueryableByName)]
-struct Name {
+struct Template {
     #[diesel(sql_type = diesel::sql_types::Text)]
     datname: String,
+    /// When the template was built (Unix seconds), kept in the database's comment.
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+    built_at: Option<String>,
 }
+
+/// Another checkout (a colleague's branch, a CI clone) may still be cloning a template of
+/// other migrations from the same server; only templates older than this are removed.
+const STALE_TEMPLATE_SECS: u64 = 24 * 3600;
 
 fn ensure_template<S>(server: &str, schema: &'static str, migrations: S, dir: &Path) -> String
 where
@@ -178,15 +185,16 @@ where
     admin
         .batch_execute("SELECT pg_advisory_lock(hashtext('test-templates'))")
         .expect("template lock");
-    let existing: Vec<String> = diesel::sql_query(format!(
-        "SELECT datname FROM pg_database WHERE datname LIKE 'tmpl\\_{schema}\\_%'"
+    let existing: Vec<Template> = diesel::sql_query(format!(
+        "SELECT datname::text AS datname, shobj_description(oid, 'pg_database') AS built_at \
+         FROM pg_database WHERE datname LIKE 'tmpl\\_{schema}\\_%'"
     ))
-    .load::<Name>(&mut admin)
-    .expect("list templates")
-    .into_iter()
-    .map(|n| n.datname)
-    .collect();
-    if !existing.contains(&template) {
+    .load::<Template>(&mut admin)
+    .expect("list templates");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    if !existing.iter().any(|t| t.datname == template) {
         let building = format!("{template}_building");
         admin
             .batch_execute(&format!(
@@ -203,14 +211,24 @@ where
                 "ALTER DATABASE \"{building}\" RENAME TO \"{template}\""
             ))
             .expect("name the template database");
-        // Templates of older migrations are of no use any more.
-        for stale in existing
-            .iter()
-            .filter(|n| **n != template && !n.ends_with("_building"))
-        {
-            let _ =
-                admin.batch_execute(&format!("DROP DATABASE IF EXISTS \"{stale}\" WITH (FORCE)"));
-        }
+        admin
+            .batch_execute(&format!("COMMENT ON DATABASE \"{template}\" IS '{now}'"))
+            .expect("date the template database");
+    }
+    // Templates of other migrations: kept while another checkout may still use them.
+    let stale = existing.iter().filter(|t| {
+        t.datname != template
+            && !t.datname.ends_with("_building")
+            && t.built_at
+                .as_deref()
+                .and_then(|b| b.parse::<u64>().ok())
+                .is_some_and(|built| now.saturating_sub(built) > STALE_TEMPLATE_SECS)
+    });
+    for t in stale {
+        let _ = admin.batch_execute(&format!(
+            "DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)",
+            t.datname
+        ));
     }
     admin
         .batch_execute("SELECT pg_advisory_unlock(hashtext('test-templates'))")
