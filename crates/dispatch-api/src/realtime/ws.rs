@@ -74,7 +74,9 @@ const READERS: &[Profile] = &[
 #[utoipa::path(get, path = "/ws", tag = "realtime",
     params(("access_token" = Option<String>, Query,
         description = "the token, for browsers that cannot set Authorization")),
-    responses((status = 101, description = "Switching to the WebSocket protocol")))]
+    responses((status = 101, description = "Switching to the WebSocket protocol"),
+        (status = 400, body = common::problem::ProblemDocument, content_type = "application/problem+json",
+            description = "`websocket_upgrade_required`: the request is not a WebSocket handshake")))]
 pub async fn ws(
     req: HttpRequest,
     body: web::Payload,
@@ -91,7 +93,14 @@ pub async fn ws(
         Problem::unauthorized("a token is required: `Authorization: Bearer` or `access_token`")
     })?;
     let user = CurrentUser::from_token_cached(&auth, &token).await?;
-    let (res, session, stream) = actix_ws::handle(&req, body)?;
+    // A plain GET (no upgrade headers) is a client error, answered like every other.
+    let (res, session, stream) = actix_ws::handle(&req, body).map_err(|e| {
+        Problem::new(
+            actix_web::http::StatusCode::BAD_REQUEST,
+            "websocket_upgrade_required",
+            format!("this route upgrades to a WebSocket: {e}"),
+        )
+    })?;
     let hub = state.hub.clone();
     let stream = stream
         .max_frame_size(hub.settings.max_frame)
