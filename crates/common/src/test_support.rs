@@ -80,8 +80,26 @@ impl TestDb {
                 .expect("template thread")
         };
         let name = format!("t_{schema}_{}", uuid::Uuid::new_v4().simple());
-        let sql =
-            format!("CREATE DATABASE \"{name}\" TEMPLATE \"{template}\" STRATEGY = FILE_COPY");
+        Self::create(server, name, Some(template), schema).await
+    }
+
+    /// An empty database, for tests that run the services' own migrations (as processes do).
+    pub async fn blank() -> TestDb {
+        let name = format!("t_blank_{}", uuid::Uuid::new_v4().simple());
+        Self::create(server_url(), name, None, "public").await
+    }
+
+    /// Creates database `name` (a copy of `template`, if given) and a pool on `schema`.
+    async fn create(
+        server: String,
+        name: String,
+        template: Option<String>,
+        schema: &'static str,
+    ) -> TestDb {
+        let sql = match template {
+            Some(t) => format!("CREATE DATABASE \"{name}\" TEMPLATE \"{t}\" STRATEGY = FILE_COPY"),
+            None => format!("CREATE DATABASE \"{name}\""),
+        };
         let admin = server.clone();
         tokio::task::spawn_blocking(move || {
             let mut conn = SyncPg::establish(&admin).expect("connect to the test server");
@@ -91,30 +109,6 @@ impl TestDb {
         .expect("create thread");
         let url = with_database(&server, &name);
         let settings = PoolSettings::new(schema, "test");
-        let pool = db::pool(&url, &settings).expect("test pool");
-        TestDb {
-            name,
-            server,
-            url,
-            pool,
-            settings,
-        }
-    }
-
-    /// An empty database, for tests that run the services' own migrations (as processes do).
-    pub async fn blank() -> TestDb {
-        let server = server_url();
-        let name = format!("t_blank_{}", uuid::Uuid::new_v4().simple());
-        let sql = format!("CREATE DATABASE \"{name}\"");
-        let admin = server.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut conn = SyncPg::establish(&admin).expect("connect to the test server");
-            conn.batch_execute(&sql).expect("create the test database");
-        })
-        .await
-        .expect("create thread");
-        let url = with_database(&server, &name);
-        let settings = PoolSettings::new("public", "test");
         let pool = db::pool(&url, &settings).expect("test pool");
         TestDb {
             name,
