@@ -52,3 +52,75 @@ async fn migrations_revert_and_reapply_to_the_same_schema() {
     .await
     .unwrap();
 }
+
+#[derive(diesel::QueryableByName, Debug)]
+struct Count {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    n: i64,
+}
+
+fn count(conn: &mut AsyncConnectionWrapper<AsyncPgConnection>, sql: &str) -> i64 {
+    diesel::sql_query(sql)
+        .get_result::<Count>(conn)
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .n
+}
+
+fn run(cmd: &mut std::process::Command) {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The schema's functions work from a session that does not have `dispatch` on its path,
+/// as psql by hand, ANALYZE and pg_restore have: a dump of a seeded database restores with
+/// every index, and the restored copy answers queries under the default path.
+#[actix_web::test]
+async fn the_schema_works_without_it_on_the_search_path_and_survives_dump_and_restore() {
+    let api = Api::new().await;
+    let copy = common::test_support::TestDb::blank().await;
+    let (source, target) = (api.db.url().to_owned(), copy.url().to_owned());
+    tokio::task::spawn_blocking(move || {
+        let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(&source).unwrap();
+        let users = count(&mut conn, "SELECT count(*) AS n FROM dispatch.users");
+        assert!(users > 0);
+        conn.batch_execute("ANALYZE dispatch.users, dispatch.mobile_units")
+            .unwrap();
+        // The query the "Send to" screen runs, written out with schema names.
+        let ordered = count(
+            &mut conn,
+            "SELECT count(*) AS n FROM (SELECT id FROM dispatch.users
+               WHERE dispatch.search_key(descriptive_name) LIKE '%a%'
+               ORDER BY dispatch.search_order(descriptive_name), id LIMIT 20) s",
+        );
+        assert!(ordered > 0);
+
+        // pg_dump | pg_restore, as an operator moves a database.
+        let mut dump = std::process::Command::new("pg_dump")
+            .args(["--format=custom", "--no-owner", &source])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("pg_dump");
+        run(std::process::Command::new("pg_restore")
+            .args(["--exit-on-error", "--no-owner", "--dbname", &target])
+            .stdin(dump.stdout.take().unwrap()));
+        assert!(dump.wait().unwrap().success(), "pg_dump failed");
+
+        let mut restored = AsyncConnectionWrapper::<AsyncPgConnection>::establish(&target).unwrap();
+        assert_eq!(
+            count(&mut restored, "SELECT count(*) AS n FROM dispatch.users"),
+            users
+        );
+        let indexes = count(
+            &mut restored,
+            "SELECT count(*) AS n FROM pg_indexes
+              WHERE schemaname = 'dispatch' AND indexname = 'users_name_order'",
+        );
+        assert_eq!(indexes, 1);
+    })
+    .await
+    .unwrap();
+}
