@@ -52,6 +52,12 @@ pub struct Query<T>(pub T);
 
 impl<T: DeserializeOwned> Query<T> {
     pub fn parse(query: &str) -> Result<T, Problem> {
+        if let Some(field) = not_utf8(query) {
+            return Err(Problem::invalid_parameter(
+                field,
+                "must be UTF-8 text: its percent-encoded bytes are not",
+            ));
+        }
         let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
         serde_path_to_error::deserialize(de).map_err(|e| {
             let field = e.path().to_string();
@@ -68,6 +74,28 @@ impl<T: DeserializeOwned> Query<T> {
             }
         })
     }
+}
+
+/// The first parameter whose name or value, percent-decoded, is not UTF-8. `form_urlencoded`
+/// would replace such bytes with U+FFFD, and `q=%FF` would search for that character
+/// instead of being refused.
+fn not_utf8(query: &str) -> Option<String> {
+    if !query.contains('%') {
+        return None;
+    }
+    let decodes = |s: &str| {
+        percent_encoding::percent_decode_str(s)
+            .decode_utf8()
+            .is_ok()
+    };
+    query.split('&').find_map(|pair| {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        (!decodes(name) || !decodes(value)).then(|| {
+            percent_encoding::percent_decode_str(name)
+                .decode_utf8_lossy()
+                .replace('+', " ")
+        })
+    })
 }
 
 impl<T: DeserializeOwned> FromRequest for Query<T> {
@@ -206,6 +234,31 @@ mod tests {
         assert_eq!(p.errors[0].message, "must be `true` or `false`");
         let ok = Query::<Paging>::parse("page=2&include_self=false").unwrap();
         assert_eq!((ok.page, ok.include_self), (Some(2), Some(false)));
+    }
+
+    #[derive(Debug, Deserialize)]
+    struct Search {
+        q: Option<String>,
+    }
+
+    #[test]
+    fn query_bytes_that_are_not_utf8_are_refused_naming_the_parameter() {
+        for query in ["q=%FF", "q=ab%C3%28", "q=%80", "page=1&q=s%C3%A3o%FF"] {
+            let p = Query::<Search>::parse(query).unwrap_err();
+            assert_eq!(
+                (p.status, p.errors[0].field.as_str()),
+                (400, "q"),
+                "{query}"
+            );
+        }
+        // A name that is not UTF-8 is named as well as it can be.
+        let p = Query::<Search>::parse("%FFx=1").unwrap_err();
+        assert_eq!(p.errors[0].field, "\u{FFFD}x");
+        // Well-formed UTF-8, percent-encoded or plus-encoded, passes, U+FFFD itself included.
+        let ok = Query::<Search>::parse("q=s%C3%A3o+jos%C3%A9").unwrap();
+        assert_eq!(ok.q.as_deref(), Some("são josé"));
+        let ok = Query::<Search>::parse("q=%EF%BF%BD").unwrap();
+        assert_eq!(ok.q.as_deref(), Some("\u{FFFD}"));
     }
 
     #[derive(Debug, Deserialize)]
