@@ -149,6 +149,16 @@ impl Check {
             self.fail(field, "must not be empty");
         } else if value.chars().count() > max {
             self.fail(field, format!("must be at most {max} characters"));
+        } else if value
+            .chars()
+            .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+        {
+            // PostgreSQL's text cannot hold a NUL at all; the other control characters
+            // would reach the screens as garbage. Line breaks and tabs are free text.
+            self.fail(
+                field,
+                "must not contain control characters other than line breaks and tabs",
+            );
         }
     }
 
@@ -461,7 +471,8 @@ pub async fn patch(
 
 /// Hand the call to regulation: `registering` -> `awaiting_regulation`. Body `{}`.
 #[utoipa::path(post, path = "/incident/{id}/submit", tag = "writes", request_body = Empty,
-    params(("id" = i64, Path), ("If-Match" = String, Header)),
+    params(("id" = i64, Path), ("If-Match" = String, Header),
+        ("Idempotency-Key" = Option<String>, Header, description = "makes a retry safe")),
     responses((status = 200, body = Written)))]
 pub async fn submit(
     state: web::Data<AppState>,
@@ -503,7 +514,8 @@ pub struct CancelBody {
 
 /// Cancel an open incident (any open state -> `cancelled`).
 #[utoipa::path(post, path = "/incident/{id}/cancel", tag = "writes", request_body = CancelBody,
-    params(("id" = i64, Path), ("If-Match" = String, Header)),
+    params(("id" = i64, Path), ("If-Match" = String, Header),
+        ("Idempotency-Key" = Option<String>, Header, description = "makes a retry safe")),
     responses((status = 200, body = Written)))]
 pub async fn cancel(
     state: web::Data<AppState>,
@@ -541,7 +553,8 @@ pub async fn cancel(
 
 /// Close as a prank call, recording the caller's phone. Body `{}`.
 #[utoipa::path(post, path = "/incident/{id}/prank-call", tag = "writes", request_body = Empty,
-    params(("id" = i64, Path), ("If-Match" = String, Header)),
+    params(("id" = i64, Path), ("If-Match" = String, Header),
+        ("Idempotency-Key" = Option<String>, Header, description = "makes a retry safe")),
     responses((status = 200, body = Written)))]
 pub async fn prank_call(
     state: web::Data<AppState>,
@@ -579,7 +592,8 @@ pub struct TechnicalDecisionBody {
 /// Record the regulator's decision: `awaiting_regulation` -> `regulated`.
 #[utoipa::path(post, path = "/incident/{id}/technical-decision", tag = "writes",
     request_body = TechnicalDecisionBody,
-    params(("id" = i64, Path), ("If-Match" = String, Header)),
+    params(("id" = i64, Path), ("If-Match" = String, Header),
+        ("Idempotency-Key" = Option<String>, Header, description = "makes a retry safe")),
     responses((status = 200, body = Written)))]
 pub async fn technical_decision(
     state: web::Data<AppState>,
@@ -625,7 +639,8 @@ pub struct SendToBody {
 
 /// Hand the incident to another regulating physician.
 #[utoipa::path(post, path = "/incident/{id}/send-to", tag = "writes", request_body = SendToBody,
-    params(("id" = i64, Path), ("If-Match" = String, Header)),
+    params(("id" = i64, Path), ("If-Match" = String, Header),
+        ("Idempotency-Key" = Option<String>, Header, description = "makes a retry safe")),
     responses((status = 200, body = Written)))]
 pub async fn send_to(
     state: web::Data<AppState>,
@@ -658,7 +673,8 @@ pub struct DispatchBody {
 
 /// Assign a mobile unit: `regulated` -> `dispatched` (or one more unit). 409 `unit_busy`.
 #[utoipa::path(post, path = "/incident/{id}/dispatch", tag = "writes", request_body = DispatchBody,
-    params(("id" = i64, Path), ("If-Match" = String, Header)),
+    params(("id" = i64, Path), ("If-Match" = String, Header),
+        ("Idempotency-Key" = Option<String>, Header, description = "makes a retry safe")),
     responses((status = 201, body = DispatchCreated, headers(("ETag" = String)))))]
 pub async fn dispatch(
     state: web::Data<AppState>,
@@ -690,7 +706,8 @@ pub struct StatusBody {
 
 /// One step of a unit. No `If-Match`: the order rule guards it.
 #[utoipa::path(post, path = "/dispatch/{id}/status", tag = "writes", request_body = StatusBody,
-    params(("id" = i64, Path, description = "dispatch id")),
+    params(("id" = i64, Path, description = "dispatch id"),
+        ("Idempotency-Key" = Option<String>, Header, description = "makes a retry safe")),
     responses((status = 200, body = DispatchProgress)))]
 pub async fn dispatch_status(
     state: web::Data<AppState>,
@@ -731,7 +748,8 @@ pub struct IntercurrenceBody {
 /// Record an intercurrence on the attendance.
 #[utoipa::path(post, path = "/incident/{id}/intercurrence", tag = "writes",
     request_body = IntercurrenceBody,
-    params(("id" = i64, Path), ("If-Match" = String, Header)),
+    params(("id" = i64, Path), ("If-Match" = String, Header),
+        ("Idempotency-Key" = Option<String>, Header, description = "makes a retry safe")),
     responses((status = 200, body = Written)))]
 pub async fn intercurrence(
     state: web::Data<AppState>,
@@ -768,7 +786,8 @@ pub struct TransferBody {
 
 /// "Transfer to" another employee.
 #[utoipa::path(post, path = "/incident/{id}/transfer", tag = "writes", request_body = TransferBody,
-    params(("id" = i64, Path), ("If-Match" = String, Header)),
+    params(("id" = i64, Path), ("If-Match" = String, Header),
+        ("Idempotency-Key" = Option<String>, Header, description = "makes a retry safe")),
     responses((status = 200, body = Written)))]
 pub async fn transfer(
     state: web::Data<AppState>,
@@ -800,7 +819,8 @@ pub struct CloseBody {
 
 /// Close with a conclusion; 409 `unit_assigned` while a unit is not released.
 #[utoipa::path(post, path = "/incident/{id}/close", tag = "writes", request_body = CloseBody,
-    params(("id" = i64, Path), ("If-Match" = String, Header)),
+    params(("id" = i64, Path), ("If-Match" = String, Header),
+        ("Idempotency-Key" = Option<String>, Header, description = "makes a retry safe")),
     responses((status = 200, body = Written)))]
 pub async fn close(
     state: web::Data<AppState>,

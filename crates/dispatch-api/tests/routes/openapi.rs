@@ -45,6 +45,47 @@ async fn every_route_is_in_the_document_with_params_and_schema() {
     assert!(paths["/shared/possible-values"]["get"]["deprecated"] == true);
 }
 
+/// Every write documents the headers it reads: each POST `Idempotency-Key` (all of them
+/// accept it), each incident write `If-Match` (all but a unit's own status step).
+#[actix_web::test]
+async fn every_write_documents_its_headers() {
+    let api = Api::new().await;
+    let doc = api.get_as(None, "/openapi.json").await;
+    let mut writes = 0;
+    for (path, item) in doc.ok()["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            if !["post", "patch"].contains(&method.as_str())
+                || !path.starts_with("/incident") && !path.starts_with("/dispatch")
+            {
+                continue;
+            }
+            writes += 1;
+            let headers: Vec<&str> = op["parameters"]
+                .as_array()
+                .map(|ps| {
+                    ps.iter()
+                        .filter(|p| p["in"] == "header")
+                        .map(|p| p["name"].as_str().unwrap())
+                        .collect()
+                })
+                .unwrap_or_default();
+            if method == "post" {
+                assert!(
+                    headers.contains(&"Idempotency-Key"),
+                    "{method} {path}: {headers:?}"
+                );
+            }
+            if path.starts_with("/incident/") {
+                assert!(
+                    headers.contains(&"If-Match"),
+                    "{method} {path}: {headers:?}"
+                );
+            }
+        }
+    }
+    assert_eq!(writes, 12, "every write of CONTRACT §1 and cancel");
+}
+
 fn matches(template: &str, path: &str) -> bool {
     let (t, p): (Vec<&str>, Vec<&str>) = (template.split('/').collect(), path.split('/').collect());
     t.len() == p.len()

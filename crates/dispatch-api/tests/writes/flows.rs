@@ -67,6 +67,9 @@ async fn bodies_are_validated_with_the_field_named() {
         (with("patient_age", json!(200)), "patient_age"),
         (with("surprise", json!(1)), ""),
         (with("caller_name", json!(5)), "caller_name"),
+        // PostgreSQL's text cannot hold a NUL: refused here, not a 500 from the database.
+        (with("caller_name", json!("Ana\u{0}")), "caller_name"),
+        (with("complaint", json!("queda\u{7}")), "complaint"),
     ];
     for (body, field) in cases {
         let r = w.post("/incident", "tarm", None, body).await;
@@ -74,6 +77,10 @@ async fn bodies_are_validated_with_the_field_named() {
         assert_eq!(r.body["code"], "invalid_payload");
         assert!(r.body.to_string().contains(field), "{field}: {}", r.body);
     }
+    // Line breaks and tabs are free text.
+    let multiline = with("complaint", json!("queda na escada\n\tbateu a cabeça"));
+    let r = w.post("/incident", "tarm", None, multiline).await;
+    assert_eq!(r.status.as_u16(), 201, "{}", r.body);
     let mut missing = base.clone();
     missing.as_object_mut().unwrap().remove("address");
     let r = w.post("/incident", "tarm", None, missing).await;
