@@ -381,18 +381,16 @@ async fn bad_query_strings_on_dispatch_are_400_naming_the_parameter() {
         let (status, ctype, body) = s.dispatch_get(path, Some(&token)).await;
         assert_problem(&path[..path.len().min(60)], status, &ctype, &body, &[400]);
     }
-    // Percent-encoded bytes that are not UTF-8 are decoded lossily (as U+FFFD), which
-    // matches no name: an empty answer or a 400, never a 5xx.
+    // Percent-encoded bytes that are not UTF-8: 400 naming the parameter, never a search
+    // for U+FFFD.
     for path in [
         "/user/search?q=%FF%FE",
         "/health-unit?q=%C3%28",
         "/incident/mask?q=%80",
     ] {
-        let (status, _, body) = s.dispatch_get(path, Some(&token)).await;
-        assert!(
-            status == 400 || (status == 200 && body.as_array().is_some_and(|a| a.is_empty())),
-            "{path}: {status} {body}"
-        );
+        let (status, ctype, body) = s.dispatch_get(path, Some(&token)).await;
+        assert_problem(path, status, &ctype, &body, &[400]);
+        assert_eq!(body["errors"][0]["field"], "q", "{path}: {body}");
     }
     // Raw bytes that are not UTF-8 in the request line: refused by the HTTP layer.
     let (status, _, _) = raw_request(
@@ -851,4 +849,209 @@ async fn non_admins_never_see_another_users_login() {
         (200, Some("admin")),
         "{body}"
     );
+}
+
+/// Every dispatch write (CONTRACT §1), as the profile allowed to make it, with `If-Match`.
+/// `{id}` is an incident, `{dispatch}` a dispatch. The last item is a body whose only fault
+/// is a NUL in a free-text field, for the routes that have one.
+const DISPATCH_WRITES: [(&str, &str, &str, Option<&str>); 12] = [
+    (
+        "POST",
+        "/incident",
+        "tarm",
+        Some(
+            r#"{"caller_name":"Ana\u0000","caller_phone":"12 3456-7890","address":"Av. Brasil 1","complaint":"queda"}"#,
+        ),
+    ),
+    (
+        "PATCH",
+        "/incident/{id}",
+        "tarm",
+        Some(r#"{"patient_name":"Rita\u0000"}"#),
+    ),
+    ("POST", "/incident/{id}/submit", "tarm", None),
+    (
+        "POST",
+        "/incident/{id}/cancel",
+        "tarm",
+        Some(r#"{"reason":"\u0000"}"#),
+    ),
+    ("POST", "/incident/{id}/prank-call", "tarm", None),
+    (
+        "POST",
+        "/incident/{id}/technical-decision",
+        "regulador",
+        Some(r#"{"action_id":1,"notes":"x\u0000"}"#),
+    ),
+    ("POST", "/incident/{id}/send-to", "regulador", None),
+    ("POST", "/incident/{id}/dispatch", "frota", None),
+    ("POST", "/dispatch/{dispatch}/status", "frota", None),
+    (
+        "POST",
+        "/incident/{id}/intercurrence",
+        "frota",
+        Some(r#"{"intercurrence_id":1,"notes":"x\u0000"}"#),
+    ),
+    ("POST", "/incident/{id}/transfer", "frota", None),
+    (
+        "POST",
+        "/incident/{id}/close",
+        "regulador",
+        Some(r#"{"conclusion":"\u0000"}"#),
+    ),
+];
+
+/// What is sent, its content type, its `Content-Length` (none: chunked, or the body's own
+/// length), the body, and the status it must get.
+type HostileBody = (&'static str, &'static str, Option<String>, Vec<u8>, u16);
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hostile_bodies_on_every_dispatch_write_are_refused_and_write_nothing() {
+    const LIMIT: usize = 256 * 1024;
+    let s = Stack::dispatch().await;
+    let incident = &texts(
+        s.url(),
+        "SELECT id::text AS t FROM dispatch.incidents LIMIT 1",
+    )
+    .await[0];
+    let dispatch = &texts(
+        s.url(),
+        "SELECT id::text AS t FROM dispatch.dispatches LIMIT 1",
+    )
+    .await[0];
+    let version = &texts(
+        s.url(),
+        &format!("SELECT version::text AS t FROM dispatch.incidents WHERE id = {incident}"),
+    )
+    .await[0];
+    let before = row_counts(s.url(), "dispatch").await;
+
+    let nested = |depth: usize| {
+        let mut b = "[".repeat(depth).into_bytes();
+        b.extend(std::iter::repeat_n(b']', depth));
+        b
+    };
+    let mut too_big = br#"{"notes":""#.to_vec();
+    too_big.extend(std::iter::repeat_n(b'x', LIMIT));
+    too_big.extend_from_slice(br#""}"#);
+    let mut chunked = Vec::new();
+    for c in too_big.chunks(16 * 1024) {
+        chunked.extend_from_slice(format!("{:x}\r\n", c.len()).as_bytes());
+        chunked.extend_from_slice(c);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    chunked.extend_from_slice(b"0\r\n\r\n");
+    let mut deep_field = br#"{"notes":"#.to_vec();
+    deep_field.extend(nested(10_000));
+    deep_field.push(b'}');
+    let mut deep_objects = r#"{"a":"#.repeat(10_000).into_bytes();
+    deep_objects.push(b'1');
+    deep_objects.extend(std::iter::repeat_n(b'}', 10_000));
+
+    let mut sent = 0;
+    for (method, route, login, nul_body) in DISPATCH_WRITES {
+        let path = route
+            .replace("{id}", incident)
+            .replace("{dispatch}", dispatch);
+        let token = dispatch_token(s.url(), login);
+        let if_match = format!("\"{version}\"");
+        let start = format!("{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n");
+        let headers = |ctype: &'static str, length: Option<String>| {
+            let mut h = vec![
+                ("Authorization", format!("Bearer {token}")),
+                ("If-Match", if_match.clone()),
+                ("Content-Type", ctype.to_owned()),
+            ];
+            match length {
+                Some(n) => h.push(("Content-Length", n)),
+                None => h.push(("Transfer-Encoding", "chunked".to_owned())),
+            }
+            h
+        };
+        let json = "application/json";
+        let mut cases: Vec<HostileBody> = vec![
+            ("over 256 KiB", json, None, too_big.clone(), 413),
+            ("over 256 KiB, chunked", json, None, chunked.clone(), 413),
+            (
+                "a declared 10 GB",
+                json,
+                Some("10000000000".into()),
+                Vec::new(),
+                413,
+            ),
+            ("10,000 nested arrays", json, None, nested(10_000), 400),
+            (
+                "10,000 nested objects",
+                json,
+                None,
+                deep_objects.clone(),
+                400,
+            ),
+            (
+                "deep nesting in a field",
+                json,
+                None,
+                deep_field.clone(),
+                400,
+            ),
+            (
+                "invalid UTF-8",
+                json,
+                None,
+                b"{\"notes\":\"\xff\xfe\"}".to_vec(),
+                400,
+            ),
+            (
+                "a lone surrogate",
+                json,
+                None,
+                br#"{"notes":"\ud800"}"#.to_vec(),
+                400,
+            ),
+            (
+                "a raw NUL",
+                json,
+                None,
+                b"{\"notes\":\"a\x00b\"}".to_vec(),
+                400,
+            ),
+            ("empty", json, None, Vec::new(), 400),
+            ("not JSON", "text/plain", None, b"{}".to_vec(), 415),
+        ];
+        if let Some(body) = nul_body {
+            cases.push(("an escaped NUL in free text", json, None, body.into(), 400));
+        }
+        for (what, ctype, length, body, expected) in cases {
+            let chunked_body = what.ends_with("chunked");
+            let length = length.or_else(|| (!chunked_body).then(|| body.len().to_string()));
+            let h = headers(ctype, length);
+            let h: Vec<(&str, &str)> = h.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let (status, head, text) =
+                raw_request(&s.d().addr, start.as_bytes(), &h, &body).unwrap();
+            let what = format!("{method} {route}: {what}");
+            let problem: Value = serde_json::from_str(&text)
+                .unwrap_or_else(|_| panic!("{what}: {status} {head} {text}"));
+            let ctype = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-type: "))
+                .unwrap_or("");
+            assert_problem(&what, status, ctype, &problem, &[expected]);
+            if what.ends_with("free text") {
+                assert!(
+                    problem["errors"][0]["message"]
+                        .as_str()
+                        .is_some_and(|m| m.contains("control characters")),
+                    "{what}: {problem}"
+                );
+            }
+            sent += 1;
+        }
+    }
+    assert!(sent >= 12 * 11, "{sent}");
+    assert_eq!(
+        row_counts(s.url(), "dispatch").await,
+        before,
+        "nothing written"
+    );
+    s.assert_alive();
 }

@@ -1,7 +1,5 @@
 //! Faults from outside, against the real processes: the database restarted under traffic,
-//! the SMTP relay down and then up, SIGTERM during traffic.
-//!
-//! (WebSocket close frames at shutdown are tested with the WebSocket routes, not here.)
+//! the SMTP relay down and then up, SIGTERM during traffic (with WebSocket clients open).
 
 mod support;
 
@@ -13,6 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::test_support::{PrivatePg, SmtpSink, TestDb};
+use futures_util::{SinkExt, StreamExt};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
 use support::{
     Service, basic_token, callback_jwt, client, count, dispatch_token, free_port, get,
@@ -376,8 +377,10 @@ fn begin(addr: &str, request: &[u8], hold: usize) -> (TcpStream, Vec<u8>) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn sigterm_lets_in_flight_requests_finish_and_exits_zero_within_the_grace_period() {
+async fn sigterm_lets_in_flight_requests_finish_closes_websockets_and_exits_zero_in_the_grace_period()
+ {
     const SLOW: usize = 12;
+    const SOCKETS: usize = 5;
     let db = TestDb::blank().await;
     let tokens = seed_both(db.url());
     insert_proposals(db.url(), "S-", SLOW).await;
@@ -439,11 +442,50 @@ async fn sigterm_lets_in_flight_requests_finish_and_exits_zero_within_the_grace_
         );
         slow.push(("dispatch", begin(&dispatch.addr, req.as_bytes(), 10)));
     }
+    // WebSocket clients, each subscribed to an incident, as the dispatch screens are.
+    let incident: i64 = texts(
+        db.url(),
+        "SELECT id::text AS t FROM dispatch.incidents LIMIT 1",
+    )
+    .await[0]
+        .parse()
+        .unwrap();
+    let mut sockets = Vec::new();
+    for _ in 0..SOCKETS {
+        let url = format!("ws://{}/ws?access_token={token}", dispatch.addr);
+        let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+        let subscribe = format!(r#"{{"type":"subscribe","incident_id":{incident}}}"#);
+        ws.send(Message::text(subscribe)).await.unwrap();
+        let reply = tokio::time::timeout(Duration::from_secs(5), ws.next()).await;
+        let Ok(Some(Ok(Message::Text(reply)))) = reply else {
+            panic!("no answer to subscribe: {reply:?}");
+        };
+        assert!(reply.contains(r#""type":"subscribed""#), "{reply}");
+        sockets.push(ws);
+    }
     tokio::time::sleep(Duration::from_millis(300)).await;
 
     dispatch.sigterm();
     callback.sigterm();
     let signalled = Instant::now();
+    // Every socket is told the server is going away (1001) at once, not cut off at exit.
+    let closes = futures_util::future::join_all(sockets.into_iter().map(|mut ws| async move {
+        loop {
+            match ws.next().await {
+                Some(Ok(Message::Close(frame))) => return (frame, signalled.elapsed()),
+                Some(Ok(_)) => continue,
+                other => panic!("the socket ended without a close frame: {other:?}"),
+            }
+        }
+    }));
+    let closes = tokio::time::timeout(Duration::from_secs(5), closes)
+        .await
+        .expect("close frames within 5 s of SIGTERM");
+    for (frame, after) in &closes {
+        let frame = frame.as_ref().expect("a close frame with a code");
+        assert_eq!(frame.code, CloseCode::Away, "{frame:?} after {after:?}");
+        assert_eq!(frame.reason.as_str(), "server shutting down");
+    }
     tokio::time::sleep(Duration::from_millis(700)).await;
     assert!(
         dispatch.wait_exit(Duration::ZERO).is_none()

@@ -20,7 +20,28 @@ pub const SECRET: &str = "system-test-secret-system-test-secret";
 pub fn bin_dir() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let status = Command::new(env!("CARGO"))
+        let mut cargo = Command::new(env!("CARGO"));
+        // Cargo gives this test process the variables of the package under test
+        // (CARGO_MANIFEST_DIR, CARGO_PKG_NAME, ...). Build scripts that watch them (ring's
+        // does) would see them change and rebuild half the tree on every run.
+        for (name, _) in std::env::vars_os() {
+            let name = name.to_string_lossy();
+            if [
+                "CARGO_PKG_",
+                "CARGO_MANIFEST_",
+                "CARGO_CRATE_",
+                "CARGO_BIN_",
+                "CARGO_TARGET_TMPDIR",
+            ]
+            .iter()
+            .any(|p| name.starts_with(p))
+                || name == "OUT_DIR"
+                || name == "CARGO_PRIMARY_PACKAGE"
+            {
+                cargo.env_remove(&*name);
+            }
+        }
+        let status = cargo
             .args([
                 "build",
                 "--quiet",
@@ -87,12 +108,28 @@ pub fn raw_request(
     read_response(&mut stream)
 }
 
+/// Reads one answer: up to the end of its body when it has a `Content-Length` (as a client
+/// does; the server may hold the connection a moment longer), else to the end of the stream.
 pub fn read_response(stream: &mut TcpStream) -> std::io::Result<(u16, String, String)> {
     let mut raw = Vec::new();
-    if let Err(e) = stream.read_to_end(&mut raw)
-        && raw.is_empty()
-    {
-        return Err(e);
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        if let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&raw[..end]).to_ascii_lowercase();
+            let length = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse::<usize>().ok());
+            if length.is_some_and(|n| raw.len() >= end + 4 + n) {
+                break;
+            }
+        }
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => raw.extend_from_slice(&buf[..n]),
+            Err(e) if raw.is_empty() => return Err(e),
+            Err(_) => break,
+        }
     }
     let raw = String::from_utf8_lossy(&raw).into_owned();
     let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
