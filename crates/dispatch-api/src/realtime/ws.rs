@@ -5,7 +5,9 @@
 //!
 //! Each socket runs on one task: it reads the client's frames, writes what the hub queued
 //! for it, pings it when idle and drops it when it stays silent past the idle timeout, when
-//! the hub kicks it for being too slow, or when the server shuts down (close frame `1001`).
+//! the hub kicks it for being too slow (its queue is full: `1008`), when a frame cannot be
+//! written within the send timeout (dropped without a close frame, which could not be written
+//! either), or when the server shuts down (close frame `1001`).
 
 use std::time::{Duration, Instant};
 
@@ -32,6 +34,9 @@ pub struct WsSettings {
     pub idle_timeout: Duration,
     /// Largest client frame accepted.
     pub max_frame: usize,
+    /// A frame the socket cannot take within this (the client stopped reading and every
+    /// buffer on the way is full) drops the socket without waiting any longer.
+    pub send_timeout: Duration,
 }
 
 impl Default for WsSettings {
@@ -40,6 +45,7 @@ impl Default for WsSettings {
             ping_interval: Duration::from_secs(15),
             idle_timeout: Duration::from_secs(45),
             max_frame: 4096,
+            send_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -149,8 +155,13 @@ async fn run(
                 None => break None,
             },
             Some(text) = queue.recv() => {
-                if session.text(&*text).await.is_err() {
-                    break None;
+                match tokio::time::timeout(settings.send_timeout, session.text(&*text)).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(_)) => break None,
+                    Err(_) => {
+                        tracing::info!(user = user.id, "websocket client stalled; dropped");
+                        break None;
+                    }
                 }
             }
             () = client.kicked.notified() => {
@@ -178,7 +189,8 @@ async fn run(
         }
     };
     hub.remove_client(client.id);
-    let _ = session.close(reason).await;
+    // A stalled client cannot take a close frame either: it is dropped without one.
+    let _ = tokio::time::timeout(settings.send_timeout, session.close(reason)).await;
 }
 
 async fn handle(text: &str, client: &Client, user: &CurrentUser, hub: &Hub, pool: &Pool) {

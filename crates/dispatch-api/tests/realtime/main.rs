@@ -310,3 +310,93 @@ async fn a_reference_data_change_refreshes_every_replica() {
     }
     panic!("the replica still serves the deactivated action");
 }
+
+/// A subscriber that stops reading (a frozen tab, a stalled network) is closed with `1008`
+/// once its bounded queue is full, over a real socket; a subscriber of the same incident that
+/// reads gets every version in order, never held back or dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_stops_reading_is_closed_and_the_others_get_every_message() {
+    const BATCH: i64 = 32; // below the queue's 64: the reader can never fall that far behind
+    const MAX: i64 = 100_000;
+    let api = Api::new().await;
+    let r = Replica::start(&api, WsSettings::default()).await;
+    listeners_up(&api, 1).await;
+    let token = api.token("regulador");
+    let (id, v0) = an_incident(&api).await;
+    let mut reader = r.socket(&token).await;
+    assert_eq!(subscribe(&mut reader, id).await["type"], "subscribed");
+    // The stalled client: a small receive buffer, and after subscribing it reads nothing.
+    let tcp = tokio::net::TcpSocket::new_v4().unwrap();
+    tcp.set_recv_buffer_size(4096).unwrap();
+    let tcp = tcp.connect(r.addr).await.unwrap();
+    let url = format!("ws://{}/ws?access_token={token}", r.addr);
+    let (mut stalled, _) =
+        tokio_tungstenite::client_async(url, tokio_tungstenite::MaybeTlsStream::Plain(tcp))
+            .await
+            .unwrap();
+    assert_eq!(subscribe(&mut stalled, id).await["type"], "subscribed");
+    assert_eq!(r.hub.subscription_count(), 2);
+
+    // New versions announced as writes announce them, a batch per statement, until the hub
+    // gives up on the stalled client.
+    let mut conn = api.conn().await;
+    let mut version = v0;
+    while r.hub.subscription_count() == 2 {
+        assert!(version - v0 < MAX, "still subscribed after {MAX} messages");
+        diesel::sql_query(format!(
+            "SELECT pg_notify('dispatch_incident', format('{id}:%s:patient', v))
+               FROM generate_series({}, {}) AS v",
+            version + 1,
+            version + BATCH
+        ))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+        for _ in 0..BATCH {
+            version += 1;
+            let m = next(&mut reader, 5)
+                .await
+                .expect("the reader's next update");
+            assert_eq!(
+                (&m["type"], &m["version"]),
+                (&json!("incident.updated"), &json!(version))
+            );
+        }
+    }
+    let sent = version - v0;
+    // The stalled client, reading at last: what was buffered, in order, then 1008.
+    let mut buffered = 0;
+    let closed = loop {
+        match next(&mut stalled, 5)
+            .await
+            .expect("the stalled socket's close frame")
+        {
+            m if m["type"] == "incident.updated" => {
+                buffered += 1;
+                assert_eq!(m["version"], json!(v0 + buffered));
+            }
+            m => break m,
+        }
+    };
+    assert_eq!(
+        closed,
+        json!({"closed": 1008}),
+        "after {buffered} of {sent}"
+    );
+    assert!(buffered < sent, "{buffered} of {sent}");
+    // The reader is still subscribed and still served.
+    assert_eq!(r.hub.subscription_count(), 1);
+    diesel::sql_query(format!(
+        "SELECT pg_notify('dispatch_incident', '{id}:{}:state')",
+        version + 1
+    ))
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!(
+        next(&mut reader, 5).await.unwrap()["version"],
+        json!(version + 1)
+    );
+    eprintln!("stalled client closed after {sent} messages, {buffered} of them buffered");
+    r.stop().await;
+}
