@@ -6,6 +6,7 @@ use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
 use common::extract::{Json, Path};
 use common::{FieldError, Problem};
+use diesel_async::AsyncPgConnection;
 use serde::{Deserialize, Deserializer};
 use utoipa::ToSchema;
 
@@ -97,6 +98,33 @@ fn reply(s: Stored) -> HttpResponse {
         res.insert_header(("Idempotent-Replayed", "true"));
     }
     res.json(s.body)
+}
+
+/// What every POST write reads before it touches the database, in this order: the caller's
+/// profile (403), the body (413, 415, 400) and the `Idempotency-Key` (400). Incident writes
+/// then read `If-Match` (428, 400).
+fn accept<B: std::fmt::Debug>(
+    user: &CurrentUser,
+    profiles: &[Profile],
+    req: &HttpRequest,
+    body: Result<Json<B>, Problem>,
+) -> Result<(B, Option<Key>), Problem> {
+    user.require(profiles)?;
+    let body = body?.0;
+    let key = idempotency_key(req, user, &body)?;
+    Ok((body, key))
+}
+
+/// Runs `write` in one transaction, once per idempotency key (a retry gets the stored
+/// answer), and answers with what it stored.
+async fn commit(
+    state: &AppState,
+    key: Option<Key>,
+    write: impl AsyncFnOnce(&mut AsyncPgConnection) -> Result<Stored, Problem>,
+) -> Reply {
+    let mut conn = conn(state).await?;
+    let stored = once(&mut conn, key, write).await?;
+    Ok(reply(stored))
 }
 
 /// The request's `Idempotency-Key`, if any: 1 to 255 visible ASCII characters.
@@ -431,16 +459,12 @@ pub async fn create(
     req: HttpRequest,
     body: Result<Json<CreateIncident>, Problem>,
 ) -> Reply {
-    user.require(TARM)?;
-    let body = body?;
-    let key = idempotency_key(&req, &user, &body.0)?;
-    let fields = body.0.into_fields()?;
-    let mut conn = conn(&state).await?;
-    let s = once(&mut conn, key, async |c| {
+    let (body, key) = accept(&user, TARM, &req, body)?;
+    let fields = body.into_fields()?;
+    commit(&state, key, async |c| {
         written(StatusCode::CREATED, &store::create(c, &user, fields).await?)
     })
-    .await?;
-    Ok(reply(s))
+    .await
 }
 
 /// Partial update of the Basic data, Occurrence and Patient forms.
@@ -458,15 +482,13 @@ pub async fn patch(
     let body = body?;
     let expected = if_match(&req)?;
     body.0.check()?;
-    let mut conn = conn(&state).await?;
-    let s = once(&mut conn, None, async |c| {
+    commit(&state, None, async |c| {
         written(
             StatusCode::OK,
             &store::patch(c, &user, id.0, expected, |e| body.0.apply(e)).await?,
         )
     })
-    .await?;
-    Ok(reply(s))
+    .await
 }
 
 /// Hand the call to regulation: `registering` -> `awaiting_regulation`. Body `{}`.
@@ -481,12 +503,9 @@ pub async fn submit(
     req: HttpRequest,
     body: Result<Json<Empty>, Problem>,
 ) -> Reply {
-    user.require(TARM)?;
-    body?;
-    let key = idempotency_key(&req, &user, "{}")?;
+    let (_, key) = accept(&user, TARM, &req, body)?;
     let expected = if_match(&req)?;
-    let mut conn = conn(&state).await?;
-    let s = once(&mut conn, key, async |c| {
+    commit(&state, key, async |c| {
         written(
             StatusCode::OK,
             &store::move_to(
@@ -501,8 +520,7 @@ pub async fn submit(
             .await?,
         )
     })
-    .await?;
-    Ok(reply(s))
+    .await
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -524,15 +542,12 @@ pub async fn cancel(
     req: HttpRequest,
     body: Result<Json<CancelBody>, Problem>,
 ) -> Reply {
-    user.require(TARM_OR_REGULATOR)?;
-    let body = body?;
-    let key = idempotency_key(&req, &user, &body.0)?;
+    let (body, key) = accept(&user, TARM_OR_REGULATOR, &req, body)?;
     let expected = if_match(&req)?;
     let mut check = Check::default();
-    check.opt_text("reason", body.0.reason.as_deref(), NOTES_MAX);
+    check.opt_text("reason", body.reason.as_deref(), NOTES_MAX);
     check.done()?;
-    let mut conn = conn(&state).await?;
-    let s = once(&mut conn, key, async |c| {
+    commit(&state, key, async |c| {
         written(
             StatusCode::OK,
             &store::move_to(
@@ -542,13 +557,12 @@ pub async fn cancel(
                 expected,
                 State::Cancelled,
                 "cancelled",
-                body.0.reason,
+                body.reason,
             )
             .await?,
         )
     })
-    .await?;
-    Ok(reply(s))
+    .await
 }
 
 /// Close as a prank call, recording the caller's phone. Body `{}`.
@@ -563,19 +577,15 @@ pub async fn prank_call(
     req: HttpRequest,
     body: Result<Json<Empty>, Problem>,
 ) -> Reply {
-    user.require(TARM_OR_REGULATOR)?;
-    body?;
-    let key = idempotency_key(&req, &user, "{}")?;
+    let (_, key) = accept(&user, TARM_OR_REGULATOR, &req, body)?;
     let expected = if_match(&req)?;
-    let mut conn = conn(&state).await?;
-    let s = once(&mut conn, key, async |c| {
+    commit(&state, key, async |c| {
         written(
             StatusCode::OK,
             &store::prank_call(c, &user, id.0, expected).await?,
         )
     })
-    .await?;
-    Ok(reply(s))
+    .await
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -602,16 +612,12 @@ pub async fn technical_decision(
     req: HttpRequest,
     body: Result<Json<TechnicalDecisionBody>, Problem>,
 ) -> Reply {
-    user.require(REGULATOR)?;
-    let body = body?;
-    let key = idempotency_key(&req, &user, &body.0)?;
+    let (b, key) = accept(&user, REGULATOR, &req, body)?;
     let expected = if_match(&req)?;
-    let b = body.0;
     let mut check = Check::default();
     check.text("notes", &b.notes, false, NOTES_MAX);
     check.done()?;
-    let mut conn = conn(&state).await?;
-    let s = once(&mut conn, key, async |c| {
+    commit(&state, key, async |c| {
         written(
             StatusCode::OK,
             &store::technical_decision(
@@ -626,8 +632,7 @@ pub async fn technical_decision(
             .await?,
         )
     })
-    .await?;
-    Ok(reply(s))
+    .await
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -649,19 +654,15 @@ pub async fn send_to(
     req: HttpRequest,
     body: Result<Json<SendToBody>, Problem>,
 ) -> Reply {
-    user.require(REGULATOR)?;
-    let body = body?;
-    let key = idempotency_key(&req, &user, &body.0)?;
+    let (body, key) = accept(&user, REGULATOR, &req, body)?;
     let expected = if_match(&req)?;
-    let mut conn = conn(&state).await?;
-    let s = once(&mut conn, key, async |c| {
+    commit(&state, key, async |c| {
         written(
             StatusCode::OK,
-            &store::send_to(c, &user, id.0, expected, body.0.user_id).await?,
+            &store::send_to(c, &user, id.0, expected, body.user_id).await?,
         )
     })
-    .await?;
-    Ok(reply(s))
+    .await
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -683,18 +684,14 @@ pub async fn dispatch(
     req: HttpRequest,
     body: Result<Json<DispatchBody>, Problem>,
 ) -> Reply {
-    user.require(FLEET)?;
-    let body = body?;
-    let key = idempotency_key(&req, &user, &body.0)?;
+    let (body, key) = accept(&user, FLEET, &req, body)?;
     let expected = if_match(&req)?;
-    let mut conn = conn(&state).await?;
-    let unit = body.0.mobile_unit_id;
-    let s = once(&mut conn, key, async |c| {
+    let unit = body.mobile_unit_id;
+    commit(&state, key, async |c| {
         let d = store::dispatch_unit(c, &user, id.0, expected, unit).await?;
         stored(StatusCode::CREATED, &d, None)
     })
-    .await?;
-    Ok(reply(s))
+    .await
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -716,10 +713,8 @@ pub async fn dispatch_status(
     req: HttpRequest,
     body: Result<Json<StatusBody>, Problem>,
 ) -> Reply {
-    user.require(FLEET)?;
-    let body = body?;
-    let key = idempotency_key(&req, &user, &body.0)?;
-    let to = Status::parse(&body.0.status)
+    let (body, key) = accept(&user, FLEET, &req, body)?;
+    let to = Status::parse(&body.status)
         .filter(|s| *s != Status::Assigned)
         .ok_or_else(|| {
             Problem::invalid_payload(
@@ -727,13 +722,11 @@ pub async fn dispatch_status(
                 "must be one of en_route, on_scene, transporting, at_destination, released",
             )
         })?;
-    let mut conn = conn(&state).await?;
-    let s = once(&mut conn, key, async |c| {
+    commit(&state, key, async |c| {
         let p: DispatchProgress = store::dispatch_status(c, &user, id.0, to).await?;
         stored(StatusCode::OK, &p, None)
     })
-    .await?;
-    Ok(reply(s))
+    .await
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -758,23 +751,18 @@ pub async fn intercurrence(
     req: HttpRequest,
     body: Result<Json<IntercurrenceBody>, Problem>,
 ) -> Reply {
-    user.require(FLEET)?;
-    let body = body?;
-    let key = idempotency_key(&req, &user, &body.0)?;
+    let (b, key) = accept(&user, FLEET, &req, body)?;
     let expected = if_match(&req)?;
-    let b = body.0;
     let mut check = Check::default();
     check.text("notes", &b.notes, false, NOTES_MAX);
     check.done()?;
-    let mut conn = conn(&state).await?;
-    let s = once(&mut conn, key, async |c| {
+    commit(&state, key, async |c| {
         written(
             StatusCode::OK,
             &store::intercurrence(c, &user, id.0, expected, b.intercurrence_id, b.notes).await?,
         )
     })
-    .await?;
-    Ok(reply(s))
+    .await
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -796,19 +784,15 @@ pub async fn transfer(
     req: HttpRequest,
     body: Result<Json<TransferBody>, Problem>,
 ) -> Reply {
-    user.require(FLEET)?;
-    let body = body?;
-    let key = idempotency_key(&req, &user, &body.0)?;
+    let (body, key) = accept(&user, FLEET, &req, body)?;
     let expected = if_match(&req)?;
-    let mut conn = conn(&state).await?;
-    let s = once(&mut conn, key, async |c| {
+    commit(&state, key, async |c| {
         written(
             StatusCode::OK,
-            &store::transfer(c, &user, id.0, expected, body.0.employee_id).await?,
+            &store::transfer(c, &user, id.0, expected, body.employee_id).await?,
         )
     })
-    .await?;
-    Ok(reply(s))
+    .await
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -829,20 +813,16 @@ pub async fn close(
     req: HttpRequest,
     body: Result<Json<CloseBody>, Problem>,
 ) -> Reply {
-    user.require(REGULATOR)?;
-    let body = body?;
-    let key = idempotency_key(&req, &user, &body.0)?;
+    let (body, key) = accept(&user, REGULATOR, &req, body)?;
     let expected = if_match(&req)?;
     let mut check = Check::default();
-    check.text("conclusion", &body.0.conclusion, true, NOTES_MAX);
+    check.text("conclusion", &body.conclusion, true, NOTES_MAX);
     check.done()?;
-    let mut conn = conn(&state).await?;
-    let s = once(&mut conn, key, async |c| {
+    commit(&state, key, async |c| {
         written(
             StatusCode::OK,
-            &store::close(c, &user, id.0, expected, body.0.conclusion).await?,
+            &store::close(c, &user, id.0, expected, body.conclusion).await?,
         )
     })
-    .await?;
-    Ok(reply(s))
+    .await
 }
