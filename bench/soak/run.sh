@@ -40,8 +40,6 @@ export DATABASE_URL="$PGURL/$DB" JWT_SECRET=$SECRET LOG_FORMAT=json RUST_LOG=war
 "$BIN/proposal-callback" seed >"$OUT/seed.json"
 BASIC=$(jq -r '.integrations[] | select(.tenant=="demo-a" and .insurer=="porto") | .token' "$OUT/seed.json")
 NPROP=$((MINUTES * PER_THREAD))
-# The dispatch schema on the path: ANALYZE evaluates its index expressions (docs/operations.md,
-# "Known gaps").
 psql "$DATABASE_URL" -q -v ON_ERROR_STOP=1 <<SQL
 SET search_path TO dispatch, proposal, public;
 INSERT INTO proposal.proposals (tenant_id, proposal_id, status, contact_email)
@@ -54,7 +52,18 @@ BIND=$DISPATCH_BIND "$BIN/dispatch-api" serve >"$OUT/dispatch.log" 2>&1 &
 DPID=$!
 BIND=$CALLBACK_BIND "$BIN/proposal-callback" serve >"$OUT/callback.log" 2>&1 &
 CPID=$!
-trap 'kill $DPID $CPID 2>/dev/null || true' EXIT
+APID=
+trap 'kill $DPID $CPID $APID 2>/dev/null || true' EXIT
+
+# Production runs with autovacuum on (PostgreSQL's default). Some development servers turn it
+# off; then nothing re-analyses the callback tables as they grow, the pooled connections keep
+# the plans they made while the tables were empty (sequential scans in every foreign-key
+# check), and callbacks slow down minute by minute. Stand in for autoanalyze in that case.
+if [ "$(psql "$DATABASE_URL" -tAc 'SHOW autovacuum')" = off ] && [ "${SOAK_ANALYZE:-1}" = 1 ]; then
+  echo "autovacuum is off on this server: running ANALYZE every 20 s in its place (SOAK_ANALYZE=0 to skip)"
+  (while sleep 20; do psql "$DATABASE_URL" -qc 'ANALYZE proposal.callback_receipts, proposal.integration_history, proposal.applied_callbacks, proposal.proposal_events, proposal.email_outbox, proposal.proposals' >/dev/null 2>&1; done) &
+  APID=$!
+fi
 for bind in $DISPATCH_BIND $CALLBACK_BIND; do
   for _ in $(seq 100); do curl -sf "http://$bind/readyz" >/dev/null && break; sleep 0.2; done
 done
@@ -90,7 +99,7 @@ APPLIED=$(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM proposal.proposals WHE
 SENT=0
 for f in "$OUT"/callback-*.txt; do SENT=$((SENT + $(field "$f" requests))); done
 
-kill -TERM $DPID $CPID
+kill -TERM $DPID $CPID $APID 2>/dev/null || true
 wait $DPID $CPID 2>/dev/null || true
 trap - EXIT
 
