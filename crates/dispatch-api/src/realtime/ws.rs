@@ -142,7 +142,7 @@ async fn run(
                 }
                 Some(Ok(AggregatedMessage::Ping(bytes))) => {
                     last_heard = Instant::now();
-                    if session.pong(&bytes).await.is_err() {
+                    if !sent(session.pong(&bytes), settings.send_timeout, user.id).await {
                         break None;
                     }
                 }
@@ -155,13 +155,8 @@ async fn run(
                 None => break None,
             },
             Some(text) = queue.recv() => {
-                match tokio::time::timeout(settings.send_timeout, session.text(&*text)).await {
-                    Ok(Ok(())) => {}
-                    Ok(Err(_)) => break None,
-                    Err(_) => {
-                        tracing::info!(user = user.id, "websocket client stalled; dropped");
-                        break None;
-                    }
+                if !sent(session.text(&*text), settings.send_timeout, user.id).await {
+                    break None;
                 }
             }
             () = client.kicked.notified() => {
@@ -176,7 +171,9 @@ async fn run(
                     tracing::debug!(user = user.id, "websocket idle; dropped");
                     break Some(CloseReason { code: CloseCode::Away, description: Some("idle".to_owned()) });
                 }
-                if last_heard.elapsed() >= settings.ping_interval && session.ping(b"").await.is_err() {
+                if last_heard.elapsed() >= settings.ping_interval
+                    && !sent(session.ping(b""), settings.send_timeout, user.id).await
+                {
                     break None;
                 }
             }
@@ -190,7 +187,20 @@ async fn run(
     };
     hub.remove_client(client.id);
     // A stalled client cannot take a close frame either: it is dropped without one.
-    let _ = tokio::time::timeout(settings.send_timeout, session.close(reason)).await;
+    sent(session.close(reason), settings.send_timeout, user.id).await;
+}
+
+/// Whether a frame was handed to the socket within `timeout`. Every frame goes through this:
+/// a client that stopped reading fills the buffers on the way, and a send that waited on it
+/// without bound would leave this task deaf to kicks, pings and shutdown.
+async fn sent<E>(send: impl Future<Output = Result<(), E>>, timeout: Duration, user: i64) -> bool {
+    match tokio::time::timeout(timeout, send).await {
+        Ok(result) => result.is_ok(),
+        Err(_) => {
+            tracing::info!(user, "websocket client stalled; dropped");
+            false
+        }
+    }
 }
 
 async fn handle(text: &str, client: &Client, user: &CurrentUser, hub: &Hub, pool: &Pool) {
@@ -248,4 +258,20 @@ async fn current_version(pool: &Pool, id: i64) -> Result<Option<i32>, Problem> {
         .await
         .optional()
         .map_err(db::db_error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_send_that_cannot_complete_gives_up_after_the_timeout() {
+        let timeout = Duration::from_millis(50);
+        let started = Instant::now();
+        let stalled = std::future::pending::<Result<(), ()>>();
+        assert!(!sent(stalled, timeout, 1).await);
+        assert!(started.elapsed() >= timeout);
+        assert!(sent(async { Ok::<(), ()>(()) }, timeout, 1).await);
+        assert!(!sent(async { Err::<(), ()>(()) }, timeout, 1).await);
+    }
 }
