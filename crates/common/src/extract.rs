@@ -4,6 +4,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::time::Duration;
 
 use actix_web::dev::Payload;
 use actix_web::http::header;
@@ -20,6 +21,16 @@ pub const DEFAULT_BODY_LIMIT: usize = 256 * 1024;
 /// Per-app override of the body limit: `App::app_data(BodyLimit(64 * 1024))`.
 #[derive(Debug, Clone, Copy)]
 pub struct BodyLimit(pub usize);
+
+/// How long a body may take to arrive once the request head is in. actix bounds the head
+/// (5 s), nothing bounds the body: without this, a client trickling a byte now and then holds
+/// its connection and its request open for ever (slowloris). Every body here is a few KiB from
+/// a browser or an insurer's server.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Per-app override of the body timeout: `App::app_data(BodyTimeout(Duration::from_secs(2)))`.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyTimeout(pub Duration);
 
 /// Path parameters. A scalar `T` (`Path<i64>`) takes the route's single parameter.
 #[derive(Debug)]
@@ -183,7 +194,8 @@ pub fn require_json(req: &HttpRequest) -> Result<(), Problem> {
 }
 
 /// Reads the whole body, refusing it (413) as soon as it passes `limit`: an oversized
-/// `Content-Length` is refused before a byte is read.
+/// `Content-Length` is refused before a byte is read. A body still incomplete after the body
+/// timeout (`BodyTimeout`, default 10 s) is refused with 408.
 pub fn read_body(
     req: &HttpRequest,
     mut payload: Payload,
@@ -194,21 +206,29 @@ pub fn read_body(
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
+    let timeout = req
+        .app_data::<BodyTimeout>()
+        .map_or(DEFAULT_BODY_TIMEOUT, |t| t.0);
     async move {
         if declared.is_some_and(|n| n > limit) {
             return Err(Problem::payload_too_large(limit));
         }
-        let mut body = BytesMut::with_capacity(declared.unwrap_or(1024).min(limit));
-        while let Some(chunk) = payload.next().await {
-            let chunk = chunk.map_err(|e| {
-                Problem::invalid_payload(None, format!("the body could not be read: {e}"))
-            })?;
-            if body.len() + chunk.len() > limit {
-                return Err(Problem::payload_too_large(limit));
+        let read = async {
+            let mut body = BytesMut::with_capacity(declared.unwrap_or(1024).min(limit));
+            while let Some(chunk) = payload.next().await {
+                let chunk = chunk.map_err(|e| {
+                    Problem::invalid_payload(None, format!("the body could not be read: {e}"))
+                })?;
+                if body.len() + chunk.len() > limit {
+                    return Err(Problem::payload_too_large(limit));
+                }
+                body.extend_from_slice(&chunk);
             }
-            body.extend_from_slice(&chunk);
-        }
-        Ok(body.freeze())
+            Ok(body.freeze())
+        };
+        tokio::time::timeout(timeout, read)
+            .await
+            .unwrap_or_else(|_| Err(Problem::body_timeout(timeout)))
     }
 }
 

@@ -132,6 +132,17 @@ impl Problem {
         )
     }
 
+    pub fn body_timeout(timeout: std::time::Duration) -> Self {
+        Self::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "request_timeout",
+            format!(
+                "the body did not arrive within {} s of the request head",
+                timeout.as_secs_f32()
+            ),
+        )
+    }
+
     pub fn unsupported_media_type() -> Self {
         Self::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -230,6 +241,11 @@ mod tests {
             (Problem::unauthorized("x"), 401, "unauthorized"),
             (Problem::forbidden("x"), 403, "forbidden"),
             (Problem::payload_too_large(10), 413, "payload_too_large"),
+            (
+                Problem::body_timeout(std::time::Duration::from_secs(10)),
+                408,
+                "request_timeout",
+            ),
             (
                 Problem::unsupported_media_type(),
                 415,

@@ -63,7 +63,7 @@ const ERRORS: [(&str, &str); 5] = [
 ];
 
 /// What a write may answer besides the reads' errors.
-const WRITE_ERRORS: [(&str, &str); 11] = [
+const WRITE_ERRORS: [(&str, &str); 12] = [
     ("400", "A bad body field or header (named in `errors`)"),
     ("401", "No valid token, or the user is not active"),
     ("403", "The caller's profile may not use this route"),
@@ -75,6 +75,10 @@ const WRITE_ERRORS: [(&str, &str); 11] = [
     (
         "412",
         "`version_conflict`: the If-Match is not the incident's version",
+    ),
+    (
+        "408",
+        "`request_timeout`: the body did not arrive within 10 s of the head",
     ),
     ("413", "The body is larger than 256 KiB"),
     ("415", "The body is not application/json"),

@@ -55,6 +55,7 @@ fn valid_tenant(id: &str) -> bool {
         (status = 403, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
         (status = 404, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`unknown_insurer` or `proposal_not_found`"),
         (status = 409, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`invalid_transition`"),
+        (status = 408, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`request_timeout`: the body did not arrive within 10 s of the head"),
         (status = 413, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
         (status = 415, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
         (status = 422, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`invalid_payload` or `missing_field`"),
