@@ -121,6 +121,33 @@ impl Stack {
     }
 }
 
+/// `body` in HTTP/1.1 chunked encoding, `size` bytes a chunk, with the closing chunk.
+fn chunked(body: &[u8], size: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len() + 64);
+    for c in body.chunks(size) {
+        out.extend_from_slice(format!("{:x}\r\n", c.len()).as_bytes());
+        out.extend_from_slice(c);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"0\r\n\r\n");
+    out
+}
+
+/// `[[[...]]]`, `depth` levels deep.
+fn nested_arrays(depth: usize) -> Vec<u8> {
+    let mut b = "[".repeat(depth).into_bytes();
+    b.extend(std::iter::repeat_n(b']', depth));
+    b
+}
+
+/// `{"a":{"a":...1}}`, `depth` levels deep.
+fn nested_objects(depth: usize) -> Vec<u8> {
+    let mut b = r#"{"a":"#.repeat(depth).into_bytes();
+    b.push(b'1');
+    b.extend(std::iter::repeat_n(b'}', depth));
+    b
+}
+
 fn keys() -> JwtKeys {
     JwtKeys::new(&SecretString::from(SECRET))
 }
@@ -210,13 +237,7 @@ async fn oversized_bodies_and_headers_are_refused_with_a_clean_4xx() {
     assert_eq!(body["code"], "payload_too_large");
 
     // The same without Content-Length (chunked): refused as soon as it passes the limit.
-    let mut chunked = Vec::new();
-    for c in big.chunks(8 * 1024) {
-        chunked.extend_from_slice(format!("{:x}\r\n", c.len()).as_bytes());
-        chunked.extend_from_slice(c);
-        chunked.extend_from_slice(b"\r\n");
-    }
-    chunked.extend_from_slice(b"0\r\n\r\n");
+    let chunked = chunked(&big, 8 * 1024);
     let (status, head, body) = raw_request(
         &s.c().addr,
         b"POST /callback/demo-a/porto HTTP/1.1\r\nHost: x\r\nConnection: close\r\n",
@@ -280,24 +301,13 @@ async fn deeply_nested_and_invalid_utf8_bodies_are_refused_without_a_crash() {
         "SELECT count(*) AS n FROM proposal.proposals WHERE status <> 'under_analysis'",
     )
     .await;
-    let nested = |depth: usize, inner: &str| {
-        let mut b = "[".repeat(depth).into_bytes();
-        b.extend_from_slice(inner.as_bytes());
-        b.extend(std::iter::repeat_n(b']', depth));
-        b
-    };
     let mut in_field =
         br#"{"idProposta":"POR-2026-000123","situacao":"APROVADA","protocolo":"p","x":"#.to_vec();
-    in_field.extend(nested(10_000, ""));
+    in_field.extend(nested_arrays(10_000));
     in_field.push(b'}');
     let cases: Vec<(&str, Vec<u8>)> = vec![
-        ("10,000 nested arrays", nested(10_000, "")),
-        ("10,000 nested objects", {
-            let mut b = r#"{"a":"#.repeat(10_000).into_bytes();
-            b.extend_from_slice(b"1");
-            b.extend(std::iter::repeat_n(b'}', 10_000));
-            b
-        }),
+        ("10,000 nested arrays", nested_arrays(10_000)),
+        ("10,000 nested objects", nested_objects(10_000)),
         ("nesting inside an ignored field", in_field),
         (
             "invalid UTF-8",
@@ -926,27 +936,14 @@ async fn hostile_bodies_on_every_dispatch_write_are_refused_and_write_nothing() 
     .await[0];
     let before = row_counts(s.url(), "dispatch").await;
 
-    let nested = |depth: usize| {
-        let mut b = "[".repeat(depth).into_bytes();
-        b.extend(std::iter::repeat_n(b']', depth));
-        b
-    };
     let mut too_big = br#"{"notes":""#.to_vec();
     too_big.extend(std::iter::repeat_n(b'x', LIMIT));
     too_big.extend_from_slice(br#""}"#);
-    let mut chunked = Vec::new();
-    for c in too_big.chunks(16 * 1024) {
-        chunked.extend_from_slice(format!("{:x}\r\n", c.len()).as_bytes());
-        chunked.extend_from_slice(c);
-        chunked.extend_from_slice(b"\r\n");
-    }
-    chunked.extend_from_slice(b"0\r\n\r\n");
+    let too_big_chunked = chunked(&too_big, 16 * 1024);
     let mut deep_field = br#"{"notes":"#.to_vec();
-    deep_field.extend(nested(10_000));
+    deep_field.extend(nested_arrays(10_000));
     deep_field.push(b'}');
-    let mut deep_objects = r#"{"a":"#.repeat(10_000).into_bytes();
-    deep_objects.push(b'1');
-    deep_objects.extend(std::iter::repeat_n(b'}', 10_000));
+    let deep_objects = nested_objects(10_000);
 
     let mut sent = 0;
     for (method, route, login, nul_body) in DISPATCH_WRITES {
@@ -971,7 +968,13 @@ async fn hostile_bodies_on_every_dispatch_write_are_refused_and_write_nothing() 
         let json = "application/json";
         let mut cases: Vec<HostileBody> = vec![
             ("over 256 KiB", json, None, too_big.clone(), 413),
-            ("over 256 KiB, chunked", json, None, chunked.clone(), 413),
+            (
+                "over 256 KiB, chunked",
+                json,
+                None,
+                too_big_chunked.clone(),
+                413,
+            ),
             (
                 "a declared 10 GB",
                 json,
@@ -979,7 +982,13 @@ async fn hostile_bodies_on_every_dispatch_write_are_refused_and_write_nothing() 
                 Vec::new(),
                 413,
             ),
-            ("10,000 nested arrays", json, None, nested(10_000), 400),
+            (
+                "10,000 nested arrays",
+                json,
+                None,
+                nested_arrays(10_000),
+                400,
+            ),
             (
                 "10,000 nested objects",
                 json,
