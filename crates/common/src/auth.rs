@@ -1,24 +1,65 @@
-//! HS256 tokens: issuing and verifying. The claim types belong to each service.
+//! Tokens: the HS256 tokens a service issues and verifies itself, the tokens of an identity
+//! provider verified against its published keys (JWKS), and the checks `serve` runs on its
+//! signing secret. The claim types belong to each service.
+//!
+//! The rules (docs/dispatch-routes.md "Authentication", docs/proposal-callback.md):
+//!
+//! - A token is bound to the service it was issued for: its `aud` is required and must be
+//!   that service's name (or, for an identity provider's token, the configured
+//!   `JWT_AUDIENCE`), so a token of one service is refused by the other even when both were
+//!   given the same secret. Build such keys with [`JwtKeys::for_service`].
+//! - `exp` is required; `nbf` is honoured; the clocks may drift by [`LEEWAY_SECS`].
+//! - A token lives at most a bounded time (`exp - iat`, [`DEFAULT_MAX_LIFETIME`] unless
+//!   configured), so a token dated to the year 9999 is refused; a token without `iat` is
+//!   refused whenever a maximum lifetime applies, and an `iat` in the future is refused.
+//! - Each refusal is a [`TokenError`] whose message says which rule failed and nothing
+//!   secret; it converts into a 401 `unauthorized` problem (503 `unavailable` when the
+//!   identity provider cannot be reached).
+//!
+//! The pieces: [`JwtKeys`] (HS256).
+
+use std::sync::Arc;
+use std::time::Duration;
 
 use actix_web::HttpRequest;
 use actix_web::http::header;
+use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use secrecy::{ExposeSecret, SecretString};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
 
 use crate::Problem;
 
-/// Keys and rules for one service's tokens. Only HS256 is accepted, `exp` is required,
-/// `nbf` is honoured, and the clock may drift by a few seconds.
+/// How far the issuer's clock and ours may disagree, in seconds, for `exp`, `nbf` and `iat`.
+pub const LEEWAY_SECS: u64 = 5;
+
+/// The longest a token may live (`exp - iat`) unless a service configures otherwise.
+pub const DEFAULT_MAX_LIFETIME: Duration = Duration::from_secs(24 * 3600);
+
+/// Keys and rules for one service's HS256 tokens.
+///
+/// Build them with [`JwtKeys::for_service`]: tokens are issued with `aud` set to the service
+/// and `iat` set to now, and verified with `aud` required and checked, `exp` required, `nbf`
+/// honoured, `iat` not in the future and `exp - iat` at most the maximum lifetime.
+///
+/// [`JwtKeys::new`] builds the older, lenient keys (no audience, no maximum lifetime) that
+/// the services used before tokens were bound to them; it stays until both services have
+/// moved to [`JwtKeys::for_service`].
 #[derive(Clone)]
 pub struct JwtKeys {
     encoding: EncodingKey,
     decoding: DecodingKey,
     validation: Validation,
+    audience: Option<Arc<str>>,
+    max_lifetime: Option<Duration>,
 }
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+/// Why a token was refused. The message is meant for the client: it names the rule that
+/// failed and never the secret, the expected signature or the token itself.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TokenError {
     #[error("the token has expired")]
     Expired,
@@ -26,41 +67,254 @@ pub enum TokenError {
     NotYetValid,
     #[error("the token is not valid")]
     Invalid,
+    /// A required claim (`aud`, `exp`, `iat`, `iss`, or the claim naming the user) is absent.
+    #[error("the token has no `{0}` claim")]
+    MissingClaim(String),
+    /// A claim is present but not of the type the rules need (a number for times).
+    #[error("the token's `{0}` claim is malformed")]
+    MalformedClaim(String),
+    /// `aud` names another service (or another identity provider client).
+    #[error("the token is meant for another audience than `{expected}`")]
+    WrongAudience { expected: String },
+    /// `iss` is not the configured identity provider.
+    #[error("the token was not issued by the configured identity provider")]
+    WrongIssuer,
+    #[error("the token lives longer than the {max_secs} s allowed (`exp` - `iat`)")]
+    LifetimeTooLong { max_secs: u64 },
+    #[error("the token was issued in the future (`iat`)")]
+    IssuedInFuture,
+    /// The header's `alg` is not one this service accepts (or needs an identity provider
+    /// that is not configured).
+    #[error("tokens signed with {alg} are not accepted{reason}")]
+    UnsupportedAlgorithm { alg: String, reason: &'static str },
+    /// An identity provider's token names no key (`kid` absent from its header).
+    #[error("the token's header names no key (`kid`)")]
+    NoKeyId,
+    /// The token's `kid` is not among the identity provider's published keys.
+    #[error("the token's key (`kid`) is not one of the identity provider's keys")]
+    UnknownKey,
+    /// The identity provider's keys could not be fetched; the client may retry.
+    #[error("the identity provider's keys cannot be fetched; retry shortly")]
+    ProviderUnavailable,
 }
 
 impl From<TokenError> for Problem {
     fn from(e: TokenError) -> Self {
-        Problem::unauthorized(e.to_string())
+        match e {
+            TokenError::ProviderUnavailable => Problem::new(
+                actix_web::http::StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                e.to_string(),
+            )
+            .with_retry_after(5),
+            e => Problem::unauthorized(e.to_string()),
+        }
     }
 }
 
+/// Maps what jsonwebtoken refused to our errors. `expected_aud` names the audience the
+/// verifier wanted, for [`TokenError::WrongAudience`].
+fn token_error(e: &jsonwebtoken::errors::Error, expected_aud: Option<&str>) -> TokenError {
+    match e.kind() {
+        ErrorKind::ExpiredSignature => TokenError::Expired,
+        ErrorKind::ImmatureSignature => TokenError::NotYetValid,
+        ErrorKind::InvalidAudience => TokenError::WrongAudience {
+            expected: expected_aud.unwrap_or("none").to_owned(),
+        },
+        ErrorKind::InvalidIssuer => TokenError::WrongIssuer,
+        ErrorKind::MissingRequiredClaim(claim) => TokenError::MissingClaim(claim.clone()),
+        ErrorKind::InvalidClaimFormat(claim) => TokenError::MalformedClaim(claim.clone()),
+        _ => TokenError::Invalid,
+    }
+}
+
+/// A time claim as whole seconds: JSON numbers, fractional ones floored (RFC 7519 NumericDate).
+fn numeric_date(claims: &Map<String, Value>, name: &str) -> Result<Option<i64>, TokenError> {
+    match claims.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_i64()
+            .or_else(|| {
+                v.as_f64()
+                    .filter(|f| f.is_finite() && f.abs() < 1e15)
+                    .map(|f| f.floor() as i64)
+            })
+            .map(Some)
+            .ok_or_else(|| TokenError::MalformedClaim(name.to_owned())),
+    }
+}
+
+/// The time rules jsonwebtoken leaves to us: `iat` not in the future (beyond the leeway) and,
+/// when `max_lifetime` is set, `iat` present and `exp - iat` at most `max_lifetime`.
+/// `exp` itself has already been required and checked against the clock.
+pub(crate) fn check_lifetime(
+    claims: &Map<String, Value>,
+    max_lifetime: Option<Duration>,
+    now: i64,
+) -> Result<(), TokenError> {
+    let iat = numeric_date(claims, "iat")?;
+    if let Some(iat) = iat
+        && iat > now.saturating_add(LEEWAY_SECS as i64)
+    {
+        return Err(TokenError::IssuedInFuture);
+    }
+    if let Some(max) = max_lifetime {
+        let iat = iat.ok_or_else(|| TokenError::MissingClaim("iat".into()))?;
+        let exp =
+            numeric_date(claims, "exp")?.ok_or_else(|| TokenError::MissingClaim("exp".into()))?;
+        let max_secs = max.as_secs();
+        if exp.saturating_sub(iat) > i64::try_from(max_secs).unwrap_or(i64::MAX) {
+            return Err(TokenError::LifetimeTooLong { max_secs });
+        }
+    }
+    Ok(())
+}
+
+fn base_validation(alg: Algorithm) -> Validation {
+    let mut validation = Validation::new(alg);
+    validation.leeway = LEEWAY_SECS;
+    validation.validate_nbf = true;
+    validation.validate_exp = true;
+    validation
+}
+
+fn signing_error(message: String) -> jsonwebtoken::errors::Error {
+    jsonwebtoken::errors::Error::from(ErrorKind::Signing(message))
+}
+
 impl JwtKeys {
+    /// The lenient keys of before: HS256, `exp` required, `nbf` honoured, but no audience and
+    /// no maximum lifetime, so any token signed with the same secret is accepted. Prefer
+    /// [`JwtKeys::for_service`]; this stays until both services have moved.
     pub fn new(secret: &SecretString) -> Self {
         let key = secret.expose_secret().as_bytes();
-        let mut validation = Validation::new(Algorithm::HS256);
-        validation.leeway = 5;
-        validation.validate_nbf = true;
+        let mut validation = base_validation(Algorithm::HS256);
         validation.set_required_spec_claims(&["exp"]);
         Self {
             encoding: EncodingKey::from_secret(key),
             decoding: DecodingKey::from_secret(key),
             validation,
+            audience: None,
+            max_lifetime: None,
         }
     }
 
-    pub fn issue<C: Serialize>(&self, claims: &C) -> Result<String, jsonwebtoken::errors::Error> {
-        jsonwebtoken::encode(&Header::new(Algorithm::HS256), claims, &self.encoding)
+    /// Keys for the tokens of the service named `audience` (`"dispatch-api"`,
+    /// `"proposal-callback"`): issued with that `aud`, and verified with `aud` required and
+    /// equal to it, `exp` and `iat` required, and a lifetime of at most
+    /// [`DEFAULT_MAX_LIFETIME`] (change it with [`JwtKeys::with_max_lifetime`]).
+    ///
+    /// ```
+    /// # use secrecy::SecretString;
+    /// use common::auth::JwtKeys;
+    /// let keys = JwtKeys::for_service(&SecretString::from("x".repeat(32)), "dispatch-api");
+    /// assert_eq!(keys.audience(), Some("dispatch-api"));
+    /// ```
+    pub fn for_service(secret: &SecretString, audience: &str) -> Self {
+        let mut keys = Self::new(secret);
+        keys.bind_to(audience);
+        keys.max_lifetime = Some(DEFAULT_MAX_LIFETIME);
+        keys
     }
 
+    /// The same secret and lifetime rules for another audience: for a service that issues
+    /// two kinds of token (say, `proposal-callback` and `proposal-callback-admin`) so that
+    /// neither is accepted where the other is expected.
+    pub fn with_audience(&self, audience: &str) -> Self {
+        let mut keys = self.clone();
+        keys.bind_to(audience);
+        keys.max_lifetime = keys.max_lifetime.or(Some(DEFAULT_MAX_LIFETIME));
+        keys
+    }
+
+    /// Sets the longest lifetime (`exp - iat`) a token may have, both when issued and when
+    /// verified.
+    pub fn with_max_lifetime(mut self, max: Duration) -> Self {
+        self.max_lifetime = Some(max);
+        self
+    }
+
+    fn bind_to(&mut self, audience: &str) {
+        self.validation.set_audience(&[audience]);
+        self.validation.set_required_spec_claims(&["exp", "aud"]);
+        self.audience = Some(Arc::from(audience));
+    }
+
+    /// The audience these keys issue and accept, `None` for the lenient [`JwtKeys::new`].
+    pub fn audience(&self) -> Option<&str> {
+        self.audience.as_deref()
+    }
+
+    /// The longest lifetime a token may have, `None` for the lenient [`JwtKeys::new`].
+    pub fn max_lifetime(&self) -> Option<Duration> {
+        self.max_lifetime
+    }
+
+    /// Signs `claims` (a JSON object) with HS256. For keys bound to a service, `aud` is set
+    /// to its audience and `iat` to now when the claims have none, and signing is refused
+    /// when the claims name another audience, have no `exp`, or would live longer than the
+    /// maximum lifetime: a token the service itself would refuse is never made.
+    pub fn issue<C: Serialize>(&self, claims: &C) -> Result<String, jsonwebtoken::errors::Error> {
+        let header = Header::new(Algorithm::HS256);
+        let Some(audience) = self.audience.as_deref() else {
+            return jsonwebtoken::encode(&header, claims, &self.encoding);
+        };
+        let Value::Object(mut map) = serde_json::to_value(claims)? else {
+            return Err(signing_error("the claims are not a JSON object".into()));
+        };
+        match map.get("aud") {
+            None | Some(Value::Null) => {
+                map.insert("aud".into(), Value::from(audience));
+            }
+            Some(Value::String(aud)) if aud == audience => {}
+            Some(_) => {
+                return Err(signing_error(format!(
+                    "these keys sign tokens for `{audience}` only"
+                )));
+            }
+        }
+        if !matches!(map.get("iat"), Some(v) if !v.is_null()) {
+            map.insert("iat".into(), Value::from(now_secs()));
+        }
+        if numeric_date(&map, "exp").ok().flatten().is_none() {
+            return Err(signing_error("the claims have no numeric `exp`".into()));
+        }
+        if let Err(e) = check_lifetime(&map, self.max_lifetime, now_secs()) {
+            return Err(signing_error(e.to_string()));
+        }
+        jsonwebtoken::encode(&header, &map, &self.encoding)
+    }
+
+    /// Verifies an HS256 token against the rules these keys were built with and returns its
+    /// claims. Claims the type does not name (such as `aud`) are ignored by the usual serde
+    /// rules.
     pub fn verify<C: DeserializeOwned>(&self, token: &str) -> Result<C, TokenError> {
-        use jsonwebtoken::errors::ErrorKind;
-        jsonwebtoken::decode::<C>(token, &self.decoding, &self.validation)
-            .map(|data| data.claims)
-            .map_err(|e| match e.kind() {
-                ErrorKind::ExpiredSignature => TokenError::Expired,
-                ErrorKind::ImmatureSignature => TokenError::NotYetValid,
-                _ => TokenError::Invalid,
-            })
+        if self.audience.is_none() {
+            return jsonwebtoken::decode::<C>(token, &self.decoding, &self.validation)
+                .map(|data| data.claims)
+                .map_err(|e| token_error(&e, None));
+        }
+        let claims = self.verify_claims(token)?;
+        serde_json::from_value(Value::Object(claims)).map_err(|_| TokenError::Invalid)
+    }
+
+    /// As [`JwtKeys::verify`], returning the claims as a JSON object.
+    pub fn verify_claims(&self, token: &str) -> Result<Map<String, Value>, TokenError> {
+        let claims =
+            jsonwebtoken::decode::<Map<String, Value>>(token, &self.decoding, &self.validation)
+                .map(|data| data.claims)
+                .map_err(|e| token_error(&e, self.audience.as_deref()))?;
+        check_lifetime(&claims, self.max_lifetime, now_secs())?;
+        Ok(claims)
+    }
+}
+
+impl std::fmt::Debug for JwtKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JwtKeys")
+            .field("audience", &self.audience)
+            .field("max_lifetime", &self.max_lifetime)
+            .finish_non_exhaustive()
     }
 }
 
@@ -189,6 +443,248 @@ mod tests {
             }
             out
         }
+    }
+
+    // Tokens bound to their service.
+
+    const DISPATCH: &str = "dispatch-api";
+    const CALLBACK: &str = "proposal-callback";
+
+    fn service(aud: &str) -> JwtKeys {
+        JwtKeys::for_service(&SecretString::from(SECRET.to_owned()), aud)
+    }
+
+    /// Signs anything with the shared secret, as a forger holding it (or another service's
+    /// lenient keys) would.
+    fn forge(claims: serde_json::Value) -> String {
+        keys(SECRET).issue(&claims).unwrap()
+    }
+
+    fn claims_of(token: &str) -> serde_json::Map<String, serde_json::Value> {
+        jsonwebtoken::dangerous::insecure_decode::<serde_json::Map<String, serde_json::Value>>(
+            token,
+        )
+        .unwrap()
+        .claims
+    }
+
+    #[test]
+    fn a_service_token_carries_its_audience_and_issue_time_and_verifies() {
+        let k = service(DISPATCH);
+        let now = now_secs();
+        let claims = Claims {
+            sub: "7".into(),
+            exp: now + 300,
+            nbf: None,
+        };
+        let token = k.issue(&claims).unwrap();
+        let raw = claims_of(&token);
+        assert_eq!(raw["aud"], DISPATCH);
+        assert!((now..=now + 2).contains(&raw["iat"].as_i64().unwrap()));
+        assert_eq!(k.verify::<Claims>(&token).unwrap(), claims);
+        assert_eq!(k.verify_claims(&token).unwrap(), raw);
+    }
+
+    #[test]
+    fn another_services_token_on_a_shared_secret_is_refused_both_ways() {
+        let exp = now_secs() + 300;
+        let dispatch = service(DISPATCH);
+        let callback = service(CALLBACK);
+        // What proposal-callback issues to an insurer, offered to dispatch-api.
+        let insurer = callback
+            .issue(&serde_json::json!({"sub": "1", "tenant": "demo-a", "insurer": "porto", "exp": exp}))
+            .unwrap();
+        assert_eq!(
+            dispatch.verify::<Claims>(&insurer),
+            Err(TokenError::WrongAudience {
+                expected: DISPATCH.into()
+            })
+        );
+        let user = dispatch
+            .issue(&serde_json::json!({"sub": "1", "exp": exp}))
+            .unwrap();
+        assert_eq!(
+            callback.verify::<serde_json::Value>(&user),
+            Err(TokenError::WrongAudience {
+                expected: CALLBACK.into()
+            })
+        );
+        // A kind of token of the same service is refused where another kind is expected.
+        let admin = callback.with_audience("proposal-callback-admin");
+        let admin_token = admin
+            .issue(&serde_json::json!({"sub": "ops", "exp": exp}))
+            .unwrap();
+        assert!(matches!(
+            callback.verify::<serde_json::Value>(&admin_token),
+            Err(TokenError::WrongAudience { .. })
+        ));
+        assert!(admin.verify::<serde_json::Value>(&admin_token).is_ok());
+        assert!(matches!(
+            admin.verify::<serde_json::Value>(&insurer),
+            Err(TokenError::WrongAudience { .. })
+        ));
+        // The lenient keys of before refuse a token that names an audience, so a service
+        // not yet moved does not take the other's new tokens either.
+        assert!(matches!(
+            keys(SECRET).verify::<Claims>(&insurer),
+            Err(TokenError::WrongAudience { .. })
+        ));
+    }
+
+    #[test]
+    fn a_token_without_audience_is_refused() {
+        let now = now_secs();
+        let token = forge(serde_json::json!({"sub": "1", "iat": now, "exp": now + 60}));
+        assert_eq!(
+            service(DISPATCH).verify::<Claims>(&token),
+            Err(TokenError::MissingClaim("aud".into()))
+        );
+        // Nor does an audience of the wrong type pass.
+        let token = forge(serde_json::json!({"sub": "1", "aud": 7, "iat": now, "exp": now + 60}));
+        assert_eq!(
+            service(DISPATCH).verify::<Claims>(&token),
+            Err(TokenError::MissingClaim("aud".into()))
+        );
+        // A list including the service is this service's token.
+        let token = forge(
+            serde_json::json!({"sub": "1", "aud": [CALLBACK, DISPATCH], "iat": now, "exp": now + 60}),
+        );
+        assert!(service(DISPATCH).verify::<Claims>(&token).is_ok());
+    }
+
+    #[test]
+    fn a_lifetime_over_the_maximum_is_refused() {
+        let now = now_secs();
+        let k = service(DISPATCH);
+        // The year 9999.
+        let forever = forge(
+            serde_json::json!({"sub": "1", "aud": DISPATCH, "iat": now, "exp": 253_402_300_799_i64}),
+        );
+        assert_eq!(
+            k.verify::<Claims>(&forever),
+            Err(TokenError::LifetimeTooLong { max_secs: 86_400 })
+        );
+        let day = forge(
+            serde_json::json!({"sub": "1", "aud": DISPATCH, "iat": now, "exp": now + 86_400}),
+        );
+        assert!(
+            k.verify::<Claims>(&day).is_ok(),
+            "exactly the maximum is fine"
+        );
+        let hour = k.clone().with_max_lifetime(Duration::from_secs(3600));
+        assert_eq!(
+            hour.verify::<Claims>(&day),
+            Err(TokenError::LifetimeTooLong { max_secs: 3600 })
+        );
+        // Issuing such a token is refused too: the service never makes one it would refuse.
+        let err = hour
+            .issue(&serde_json::json!({"sub": "1", "exp": now + 7200}))
+            .unwrap_err();
+        assert!(err.to_string().contains("3600 s"), "{err}");
+        assert!(
+            hour.issue(&serde_json::json!({"sub": "1"})).is_err(),
+            "no exp"
+        );
+        assert!(
+            hour.issue(&serde_json::json!({"sub": "1", "aud": CALLBACK, "exp": now + 60}))
+                .is_err(),
+            "another audience"
+        );
+    }
+
+    #[test]
+    fn a_token_without_issue_time_is_refused_when_a_maximum_lifetime_applies() {
+        let now = now_secs();
+        let token = forge(serde_json::json!({"sub": "1", "aud": DISPATCH, "exp": now + 60}));
+        assert_eq!(
+            service(DISPATCH).verify::<Claims>(&token),
+            Err(TokenError::MissingClaim("iat".into()))
+        );
+        let token =
+            forge(serde_json::json!({"sub": "1", "aud": DISPATCH, "iat": "now", "exp": now + 60}));
+        assert_eq!(
+            service(DISPATCH).verify::<Claims>(&token),
+            Err(TokenError::MalformedClaim("iat".into()))
+        );
+    }
+
+    #[test]
+    fn an_issue_time_in_the_future_is_refused_beyond_the_leeway() {
+        let now = now_secs();
+        let k = service(DISPATCH);
+        let future = forge(
+            serde_json::json!({"sub": "1", "aud": DISPATCH, "iat": now + 60, "exp": now + 120}),
+        );
+        assert_eq!(k.verify::<Claims>(&future), Err(TokenError::IssuedInFuture));
+        // A clock a little ahead is tolerated (the leeway is 5 s; 2 s keeps the test clear
+        // of a second boundary).
+        let skewed = forge(
+            serde_json::json!({"sub": "1", "aud": DISPATCH, "iat": now + 2, "exp": now + 120}),
+        );
+        assert!(k.verify::<Claims>(&skewed).is_ok());
+    }
+
+    #[test]
+    fn expiry_and_not_before_still_apply_to_service_tokens() {
+        let now = now_secs();
+        let k = service(DISPATCH);
+        let expired = forge(
+            serde_json::json!({"sub": "1", "aud": DISPATCH, "iat": now - 120, "exp": now - 60}),
+        );
+        assert_eq!(k.verify::<Claims>(&expired), Err(TokenError::Expired));
+        let early = forge(serde_json::json!(
+            {"sub": "1", "aud": DISPATCH, "iat": now, "nbf": now + 300, "exp": now + 600}
+        ));
+        assert_eq!(k.verify::<Claims>(&early), Err(TokenError::NotYetValid));
+        let no_exp = forge(serde_json::json!({"sub": "1", "aud": DISPATCH, "iat": now}));
+        assert_eq!(
+            k.verify::<Claims>(&no_exp),
+            Err(TokenError::MissingClaim("exp".into()))
+        );
+        let other_secret = JwtKeys::for_service(
+            &SecretString::from("another-secret-another-secret-another".to_owned()),
+            DISPATCH,
+        );
+        let foreign = other_secret
+            .issue(&serde_json::json!({"sub": "1", "exp": now + 60}))
+            .unwrap();
+        assert_eq!(k.verify::<Claims>(&foreign), Err(TokenError::Invalid));
+    }
+
+    #[test]
+    fn refusals_are_401_problems_that_name_the_rule_and_nothing_secret() {
+        let now = now_secs();
+        let token =
+            forge(serde_json::json!({"sub": "1", "aud": CALLBACK, "iat": now, "exp": now + 60}));
+        let err = service(DISPATCH).verify::<Claims>(&token).unwrap_err();
+        let problem = Problem::from(err);
+        assert_eq!(problem.status, 401);
+        assert_eq!(problem.code, "unauthorized");
+        assert_eq!(
+            problem.detail,
+            "the token is meant for another audience than `dispatch-api`"
+        );
+        for (err, detail) in [
+            (
+                TokenError::LifetimeTooLong { max_secs: 86_400 },
+                "the token lives longer than the 86400 s allowed (`exp` - `iat`)",
+            ),
+            (
+                TokenError::IssuedInFuture,
+                "the token was issued in the future (`iat`)",
+            ),
+            (
+                TokenError::MissingClaim("aud".into()),
+                "the token has no `aud` claim",
+            ),
+        ] {
+            let problem = Problem::from(err);
+            assert_eq!((problem.status, problem.detail.as_str()), (401, detail));
+            assert!(!problem.detail.contains(SECRET));
+        }
+        let unavailable = Problem::from(TokenError::ProviderUnavailable);
+        assert_eq!(unavailable.status, 503);
+        assert_eq!(unavailable.code, "unavailable");
     }
 
     #[test]
