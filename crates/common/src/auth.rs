@@ -16,7 +16,10 @@
 //!   secret; it converts into a 401 `unauthorized` problem (503 `unavailable` when the
 //!   identity provider cannot be reached).
 //!
-//! The pieces: [`JwtKeys`] (HS256).
+//! The pieces: [`JwtKeys`] (HS256), [`check_secret`] (refuses short and placeholder secrets
+//! at start).
+
+mod secret;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,6 +34,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::Problem;
+
+pub use secret::{MIN_SECRET_BYTES, PLACEHOLDER_SECRETS, check_secret};
 
 /// How far the issuer's clock and ours may disagree, in seconds, for `exp`, `nbf` and `iat`.
 pub const LEEWAY_SECS: u64 = 5;
