@@ -16,10 +16,13 @@
 //!   secret; it converts into a 401 `unauthorized` problem (503 `unavailable` when the
 //!   identity provider cannot be reached).
 //!
-//! The pieces: [`JwtKeys`] (HS256), [`check_secret`] (refuses short and placeholder secrets
-//! at start).
+//! The pieces: [`JwtKeys`] (HS256), [`idp::IdpVerifier`] (RS256/ES256 by JWKS, configured by
+//! [`idp::IdpConfig`]), [`TokenVerifier`] (one call for both), [`check_secret`] (refuses
+//! short and placeholder secrets at start).
 
+pub mod idp;
 mod secret;
+mod verifier;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,6 +39,7 @@ use serde_json::{Map, Value};
 use crate::Problem;
 
 pub use secret::{MIN_SECRET_BYTES, PLACEHOLDER_SECRETS, check_secret};
+pub use verifier::{TokenVerifier, Verified};
 
 /// How far the issuer's clock and ours may disagree, in seconds, for `exp`, `nbf` and `iat`.
 pub const LEEWAY_SECS: u64 = 5;
@@ -690,6 +694,41 @@ mod tests {
         let unavailable = Problem::from(TokenError::ProviderUnavailable);
         assert_eq!(unavailable.status, 503);
         assert_eq!(unavailable.code, "unavailable");
+    }
+
+    #[actix_web::test]
+    async fn the_verifier_routes_by_algorithm() {
+        let now = now_secs();
+        let k = service(DISPATCH);
+        let verifier = TokenVerifier::new(k.clone());
+        let token = k
+            .issue(&serde_json::json!({"sub": "7", "exp": now + 60}))
+            .unwrap();
+        match verifier.verify::<Claims>(&token).await.unwrap() {
+            Verified::Local(claims) => assert_eq!(claims.sub, "7"),
+            other => panic!("{other:?}"),
+        }
+        // Without an identity provider, RS256 is refused by name; unknown algorithms too.
+        use base64_like::encode;
+        let payload = encode(format!(r#"{{"sub":"7","exp":{}}}"#, now + 60).as_bytes());
+        for (alg, detail) in [
+            (
+                "RS256",
+                "tokens signed with RS256 are not accepted: no identity provider is configured",
+            ),
+            ("HS512", "tokens signed with HS512 are not accepted"),
+        ] {
+            let header = encode(format!(r#"{{"alg":"{alg}","kid":"k"}}"#).as_bytes());
+            let err = verifier
+                .verify::<Claims>(&format!("{header}.{payload}.c2ln"))
+                .await
+                .unwrap_err();
+            assert_eq!(err.to_string(), detail);
+        }
+        assert_eq!(
+            verifier.verify::<Claims>("junk").await.unwrap_err(),
+            TokenError::Invalid
+        );
     }
 
     #[test]

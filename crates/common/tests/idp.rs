@@ -1,0 +1,499 @@
+//! Tokens of an identity provider, verified against a key set served over real HTTP by a
+//! local server the test starts (the provider's part), with keys generated per test run.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use actix_web::{App, HttpResponse, HttpServer, web};
+use common::Problem;
+use common::auth::idp::{FetchError, IdpConfig, IdpVerifier};
+use common::auth::{JwtKeys, TokenError, TokenVerifier, Verified, now_secs};
+use jsonwebtoken::jwk::{Jwk, JwkSet};
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use secrecy::SecretString;
+use serde_json::{Value, json};
+
+const ISSUER: &str = "https://idp.samu.test/realms/central";
+const AUDIENCE: &str = "dispatch-api";
+
+/// A signing key of the provider: its private half signs tokens, its public half is served.
+struct ProviderKey {
+    kid: String,
+    alg: Algorithm,
+    encoding: EncodingKey,
+    jwk: Jwk,
+}
+
+impl ProviderKey {
+    fn rsa(kid: &str) -> Self {
+        use rsa::pkcs1::EncodeRsaPrivateKey;
+        let private = rsa::RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 2048).unwrap();
+        let der = private.to_pkcs1_der().unwrap();
+        Self::from_encoding(
+            kid,
+            Algorithm::RS256,
+            EncodingKey::from_rsa_der(der.as_bytes()),
+        )
+    }
+
+    fn ec(kid: &str) -> Self {
+        use p256::pkcs8::EncodePrivateKey;
+        let private = p256::SecretKey::random(&mut rsa::rand_core::OsRng);
+        let der = private.to_pkcs8_der().unwrap();
+        Self::from_encoding(
+            kid,
+            Algorithm::ES256,
+            EncodingKey::from_ec_der(der.as_bytes()),
+        )
+    }
+
+    fn from_encoding(kid: &str, alg: Algorithm, encoding: EncodingKey) -> Self {
+        let mut jwk = Jwk::from_encoding_key(&encoding, alg).unwrap();
+        jwk.common.key_id = Some(kid.to_owned());
+        Self {
+            kid: kid.to_owned(),
+            alg,
+            encoding,
+            jwk,
+        }
+    }
+
+    /// This key's public half published under another `kid` (to sign with one key while
+    /// naming another).
+    fn published_as(&self, kid: &str) -> Jwk {
+        let mut jwk = self.jwk.clone();
+        jwk.common.key_id = Some(kid.to_owned());
+        jwk
+    }
+
+    fn sign(&self, claims: &Value) -> String {
+        self.sign_as(&self.kid, claims)
+    }
+
+    /// Signs with this key while naming the key `kid` in the header.
+    fn sign_as(&self, kid: &str, claims: &Value) -> String {
+        let mut header = Header::new(self.alg);
+        header.kid = Some(kid.to_owned());
+        jsonwebtoken::encode(&header, claims, &self.encoding).unwrap()
+    }
+}
+
+/// What the provider's token says about João, valid for five minutes.
+fn claims() -> Value {
+    let now = now_secs();
+    json!({
+        "iss": ISSUER,
+        "aud": [AUDIENCE, "account"],
+        "sub": "f4c1a0de-3d55-4b8a-9a53-0b7d1c2e9a10",
+        "preferred_username": "joao.costa",
+        "name": "João Albuquerque Costa",
+        "iat": now,
+        "exp": now + 300,
+    })
+}
+
+fn with(mut claims: Value, changes: Value) -> Value {
+    for (k, v) in changes.as_object().unwrap() {
+        if v.is_null() {
+            claims.as_object_mut().unwrap().remove(k);
+        } else {
+            claims[k] = v.clone();
+        }
+    }
+    claims
+}
+
+/// The provider: serves the current key set at `/certs`, counting requests, or a 500 while
+/// `failing` is set.
+#[derive(Default)]
+struct Provider {
+    keys: Mutex<Vec<Jwk>>,
+    requests: AtomicUsize,
+    failing: std::sync::atomic::AtomicBool,
+}
+
+impl Provider {
+    fn publish(&self, keys: Vec<Jwk>) {
+        *self.keys.lock().unwrap() = keys;
+    }
+
+    fn requests(&self) -> usize {
+        self.requests.load(Ordering::SeqCst)
+    }
+}
+
+async fn certs(provider: web::Data<Provider>) -> HttpResponse {
+    provider.requests.fetch_add(1, Ordering::SeqCst);
+    if provider.failing.load(Ordering::SeqCst) {
+        return HttpResponse::InternalServerError().body("down for maintenance");
+    }
+    let set = JwkSet {
+        keys: provider.keys.lock().unwrap().clone(),
+    };
+    HttpResponse::Ok().json(set)
+}
+
+/// Starts the provider on 127.0.0.1 with a free port; answers its key set URL.
+fn start(provider: &Arc<Provider>) -> String {
+    let data = web::Data::from(provider.clone());
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(data.clone())
+            .route("/certs", web::get().to(certs))
+    })
+    .workers(1)
+    .disable_signals()
+    .bind("127.0.0.1:0")
+    .unwrap();
+    let addr = server.addrs()[0];
+    actix_web::rt::spawn(server.run());
+    format!("http://{addr}/certs")
+}
+
+fn config(url: &str) -> IdpConfig {
+    let mut config = IdpConfig::new(url, ISSUER, AUDIENCE).unwrap();
+    config.fetch_timeout = Duration::from_secs(2);
+    config
+}
+
+#[actix_web::test]
+async fn rs256_and_es256_tokens_verify_and_name_their_user() {
+    let rsa = ProviderKey::rsa("rsa-2026");
+    let ec = ProviderKey::ec("ec-2026");
+    let provider = Arc::new(Provider::default());
+    provider.publish(vec![rsa.jwk.clone(), ec.jwk.clone()]);
+    let idp = IdpVerifier::new(config(&start(&provider))).unwrap();
+    assert_eq!(idp.warm_up().await.unwrap(), 2);
+
+    let rs_token = rsa.sign(&claims());
+    let identity = idp.verify_identity(&rs_token).await.unwrap();
+    assert_eq!(identity.user, "joao.costa");
+    assert_eq!(identity.claims["name"], "João Albuquerque Costa");
+    assert_eq!(identity.claims["iss"], ISSUER);
+
+    let es_token = ec.sign(&with(
+        claims(),
+        json!({"preferred_username": "maria.souza"}),
+    ));
+    assert_eq!(
+        idp.verify_identity(&es_token).await.unwrap().user,
+        "maria.souza"
+    );
+
+    // Typed claims, for a service that maps another claim.
+    #[derive(serde::Deserialize)]
+    struct Staff {
+        sub: String,
+        name: String,
+    }
+    let staff: Staff = idp.verify(&rs_token).await.unwrap();
+    assert_eq!(staff.sub, "f4c1a0de-3d55-4b8a-9a53-0b7d1c2e9a10");
+    assert_eq!(staff.name, "João Albuquerque Costa");
+
+    // One verifier for both kinds of token: the service's own HS256 and the provider's.
+    let local = JwtKeys::for_service(
+        &SecretString::from("q3JvZx0m5yq9cQ2Yt4mS7nKpV8wZ1bXe4uHj6LdRf0A=".to_owned()),
+        AUDIENCE,
+    );
+    let verifier = TokenVerifier::new(local.clone()).with_idp(idp.clone());
+    #[derive(Debug, serde::Deserialize)]
+    struct LocalClaims {
+        sub: String,
+    }
+    let own = local
+        .issue(&json!({"sub": "218", "exp": now_secs() + 60}))
+        .unwrap();
+    match verifier.verify::<LocalClaims>(&own).await.unwrap() {
+        Verified::Local(c) => assert_eq!(c.sub, "218"),
+        other => panic!("{other:?}"),
+    }
+    match verifier.verify::<LocalClaims>(&es_token).await.unwrap() {
+        Verified::Idp(identity) => assert_eq!(identity.user, "maria.souza"),
+        other => panic!("{other:?}"),
+    }
+    // Everything came from the one fetch at start.
+    assert_eq!(provider.requests(), 1);
+}
+
+#[actix_web::test]
+async fn tokens_breaking_a_rule_are_refused_by_name() {
+    let rsa = ProviderKey::rsa("rsa-2026");
+    let ec = ProviderKey::ec("ec-2026");
+    let stranger = ProviderKey::rsa("rsa-2026");
+    let provider = Arc::new(Provider::default());
+    provider.publish(vec![
+        rsa.jwk.clone(),
+        ec.jwk.clone(),
+        ec.published_as("ec-as-rsa"),
+    ]);
+    let idp = IdpVerifier::new(config(&start(&provider))).unwrap();
+    idp.warm_up().await.unwrap();
+    let now = now_secs();
+
+    let cases = [
+        (
+            "another issuer",
+            rsa.sign(&with(
+                claims(),
+                json!({"iss": "https://evil.test/realms/central"}),
+            )),
+            TokenError::WrongIssuer,
+        ),
+        (
+            "no issuer",
+            rsa.sign(&with(claims(), json!({"iss": null}))),
+            TokenError::MissingClaim("iss".into()),
+        ),
+        (
+            "another audience",
+            rsa.sign(&with(claims(), json!({"aud": "proposal-callback"}))),
+            TokenError::WrongAudience {
+                expected: AUDIENCE.into(),
+            },
+        ),
+        (
+            "no audience",
+            ec.sign(&with(claims(), json!({"aud": null}))),
+            TokenError::MissingClaim("aud".into()),
+        ),
+        (
+            "a lifetime of a year",
+            rsa.sign(&with(claims(), json!({"exp": now + 365 * 86_400}))),
+            TokenError::LifetimeTooLong { max_secs: 86_400 },
+        ),
+        (
+            "no issue time",
+            rsa.sign(&with(claims(), json!({"iat": null}))),
+            TokenError::MissingClaim("iat".into()),
+        ),
+        (
+            "issued in the future",
+            ec.sign(&with(claims(), json!({"iat": now + 120}))),
+            TokenError::IssuedInFuture,
+        ),
+        (
+            "expired",
+            rsa.sign(&with(claims(), json!({"iat": now - 600, "exp": now - 300}))),
+            TokenError::Expired,
+        ),
+        (
+            "not yet valid",
+            rsa.sign(&with(claims(), json!({"nbf": now + 120}))),
+            TokenError::NotYetValid,
+        ),
+        (
+            "signed by another key under a published kid",
+            stranger.sign(&claims()),
+            TokenError::Invalid,
+        ),
+        (
+            "RS256 naming an EC key",
+            stranger.sign_as("ec-as-rsa", &claims()),
+            TokenError::Invalid,
+        ),
+    ];
+    for (what, token, expected) in cases {
+        assert_eq!(idp.verify_claims(&token).await, Err(expected), "{what}");
+    }
+
+    // No kid, and no user claim.
+    let mut header = Header::new(Algorithm::RS256);
+    header.kid = None;
+    let no_kid = jsonwebtoken::encode(&header, &claims(), &rsa.encoding).unwrap();
+    assert_eq!(idp.verify_claims(&no_kid).await, Err(TokenError::NoKeyId));
+    let nameless = rsa.sign(&with(claims(), json!({"preferred_username": null})));
+    assert_eq!(
+        idp.verify_identity(&nameless).await,
+        Err(TokenError::MissingClaim("preferred_username".into()))
+    );
+
+    // An HS256 token is never checked against the provider's keys.
+    let hs = jsonwebtoken::encode(
+        &Header::new(Algorithm::HS256),
+        &claims(),
+        &EncodingKey::from_secret(b"whatever-whatever-whatever-whatever"),
+    )
+    .unwrap();
+    assert!(matches!(
+        idp.verify_claims(&hs).await,
+        Err(TokenError::UnsupportedAlgorithm { .. })
+    ));
+
+    // The client reads which rule failed, as a 401.
+    let problem = Problem::from(
+        idp.verify_claims(&rsa.sign(&with(claims(), json!({"aud": "proposal-callback"}))))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(problem.status, 401);
+    assert_eq!(
+        problem.detail,
+        "the token is meant for another audience than `dispatch-api`"
+    );
+    // The kids above were all known or absent: nothing was fetched again.
+    assert_eq!(provider.requests(), 1);
+}
+
+#[actix_web::test]
+async fn a_rotated_key_is_fetched_once_and_then_verifies() {
+    let old = ProviderKey::rsa("rsa-2026-01");
+    let new = ProviderKey::ec("ec-2026-07");
+    let provider = Arc::new(Provider::default());
+    provider.publish(vec![old.jwk.clone()]);
+    let mut config = config(&start(&provider));
+    config.min_refresh_interval = Duration::from_millis(300);
+    let idp = IdpVerifier::new(config).unwrap();
+    idp.warm_up().await.unwrap();
+    assert_eq!(provider.requests(), 1);
+
+    // The provider rotates; our set is older than the refresh interval.
+    provider.publish(vec![old.jwk.clone(), new.jwk.clone()]);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+
+    // Twenty requests at once carry the new kid: one fetch serves them all.
+    let token = new.sign(&claims());
+    let results =
+        futures_util::future::join_all((0..20).map(|_| idp.verify_identity(&token))).await;
+    for result in results {
+        assert_eq!(result.unwrap().user, "joao.costa");
+    }
+    assert_eq!(provider.requests(), 2);
+    // And later ones use the cache, old key included.
+    for _ in 0..5 {
+        idp.verify_identity(&token).await.unwrap();
+        idp.verify_identity(&old.sign(&claims())).await.unwrap();
+    }
+    assert_eq!(provider.requests(), 2);
+}
+
+#[actix_web::test]
+async fn a_withdrawn_key_stops_being_accepted_once_the_set_is_stale() {
+    let old = ProviderKey::rsa("rsa-old");
+    let new = ProviderKey::rsa("rsa-new");
+    let provider = Arc::new(Provider::default());
+    provider.publish(vec![old.jwk.clone()]);
+    let mut config = config(&start(&provider));
+    config.min_refresh_interval = Duration::ZERO;
+    config.cache_ttl = Duration::ZERO;
+    let idp = IdpVerifier::new(config).unwrap();
+    let token = old.sign(&claims());
+    idp.verify_claims(&token).await.unwrap();
+
+    provider.publish(vec![new.jwk.clone()]);
+    assert_eq!(idp.verify_claims(&token).await, Err(TokenError::UnknownKey));
+    idp.verify_claims(&new.sign(&claims())).await.unwrap();
+}
+
+#[actix_web::test]
+async fn a_flood_of_unknown_kids_fetches_no_more_than_the_rate_limit_allows() {
+    let key = ProviderKey::ec("ec-2026");
+    let provider = Arc::new(Provider::default());
+    provider.publish(vec![key.jwk.clone()]);
+    // The default interval (10 s) is far longer than this test.
+    let idp = IdpVerifier::new(config(&start(&provider))).unwrap();
+    assert_eq!(idp.config().min_refresh_interval, Duration::from_secs(10));
+
+    // No warm-up: the first unknown kid of the flood is the cold start's fetch.
+    let forged: Vec<String> = (0..300)
+        .map(|i| key.sign_as(&format!("random-{i}"), &claims()))
+        .collect();
+    let results = futures_util::future::join_all(forged.iter().map(|t| idp.verify_claims(t))).await;
+    assert!(
+        results.iter().all(|r| r == &Err(TokenError::UnknownKey)),
+        "{:?}",
+        results.iter().find(|r| r != &&Err(TokenError::UnknownKey))
+    );
+    for token in &forged[..50] {
+        assert_eq!(idp.verify_claims(token).await, Err(TokenError::UnknownKey));
+    }
+    assert_eq!(provider.requests(), 1, "one fetch for 350 unknown kids");
+    // The provider's real key works all along, from the cache.
+    assert_eq!(
+        idp.verify_identity(&key.sign(&claims()))
+            .await
+            .unwrap()
+            .user,
+        "joao.costa"
+    );
+    assert_eq!(provider.requests(), 1);
+}
+
+#[actix_web::test]
+async fn a_provider_that_is_down_gives_a_clear_error_not_a_hang() {
+    let key = ProviderKey::rsa("rsa-2026");
+    let token = key.sign(&claims());
+    let guard = Duration::from_secs(30);
+
+    // Nobody listening.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed_url = format!("http://{}/certs", closed.local_addr().unwrap());
+    drop(closed);
+    let idp = IdpVerifier::new(config(&closed_url)).unwrap();
+    assert!(matches!(
+        idp.warm_up().await,
+        Err(FetchError::Request(e)) if e.is_connect()
+    ));
+    let err = tokio::time::timeout(guard, idp.verify_claims(&token))
+        .await
+        .expect("no hang")
+        .unwrap_err();
+    // The warm-up's failure is recent: the token waits for no second attempt.
+    assert_eq!(err, TokenError::ProviderUnavailable);
+    let problem = Problem::from(err);
+    assert_eq!(
+        (problem.status, problem.code.as_ref()),
+        (503, "unavailable")
+    );
+    assert_eq!(
+        problem.detail,
+        "the identity provider's keys cannot be fetched; retry shortly"
+    );
+
+    // A provider that accepts the connection and never answers.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let silent_url = format!("http://{}/certs", silent.local_addr().unwrap());
+    actix_web::rt::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = silent.accept().await {
+            held.push(socket);
+        }
+    });
+    let mut hanging = config(&silent_url);
+    hanging.fetch_timeout = Duration::from_millis(300);
+    let idp = IdpVerifier::new(hanging).unwrap();
+    let err = tokio::time::timeout(guard, idp.verify_claims(&token))
+        .await
+        .expect("the fetch has a timeout")
+        .unwrap_err();
+    assert_eq!(err, TokenError::ProviderUnavailable);
+    assert!(matches!(
+        tokio::time::timeout(guard, async {
+            // Past the refresh interval, a second attempt times out as well.
+            let mut config = idp.config().clone();
+            config.min_refresh_interval = Duration::ZERO;
+            IdpVerifier::new(config).unwrap().warm_up().await
+        })
+        .await
+        .expect("no hang"),
+        Err(FetchError::Request(e)) if e.is_timeout()
+    ));
+
+    // A provider answering 500, then coming back.
+    let provider = Arc::new(Provider::default());
+    provider.publish(vec![key.jwk.clone()]);
+    provider.failing.store(true, Ordering::SeqCst);
+    let mut config = config(&start(&provider));
+    config.min_refresh_interval = Duration::ZERO;
+    let idp = IdpVerifier::new(config).unwrap();
+    assert!(matches!(
+        idp.warm_up().await,
+        Err(FetchError::Status(s)) if s.as_u16() == 500
+    ));
+    assert_eq!(
+        idp.verify_claims(&token).await,
+        Err(TokenError::ProviderUnavailable)
+    );
+    provider.failing.store(false, Ordering::SeqCst);
+    idp.verify_claims(&token).await.unwrap();
+}
