@@ -47,6 +47,26 @@ pub const LEEWAY_SECS: u64 = 5;
 /// The longest a token may live (`exp - iat`) unless a service configures otherwise.
 pub const DEFAULT_MAX_LIFETIME: Duration = Duration::from_secs(24 * 3600);
 
+/// `JWT_MAX_LIFETIME` (`8h`, `1d`, ...; default [`DEFAULT_MAX_LIFETIME`]): the longest
+/// lifetime a service gives its own tokens ([`JwtKeys::with_max_lifetime`]) and accepts from
+/// its identity provider ([`idp::IdpConfig::max_lifetime`]). Read once, at start.
+pub fn max_lifetime(
+    src: &dyn crate::config::Source,
+) -> Result<Duration, crate::config::ConfigError> {
+    const NAME: &str = "JWT_MAX_LIFETIME";
+    let invalid = |reason: String| crate::config::ConfigError::Invalid {
+        name: NAME.into(),
+        reason,
+    };
+    match src.get(NAME) {
+        None => Ok(DEFAULT_MAX_LIFETIME),
+        Some(raw) => match crate::config::parse_duration(&raw).map_err(invalid)? {
+            d if d.as_secs() == 0 => Err(invalid("must be at least 1 s".into())),
+            d => Ok(d),
+        },
+    }
+}
+
 /// Keys and rules for one service's HS256 tokens.
 ///
 /// Build them with [`JwtKeys::for_service`]: tokens are issued with `aud` set to the service
@@ -729,6 +749,26 @@ mod tests {
             verifier.verify::<Claims>("junk").await.unwrap_err(),
             TokenError::Invalid
         );
+    }
+
+    #[test]
+    fn the_maximum_lifetime_comes_from_jwt_max_lifetime() {
+        use crate::config::ConfigError;
+        let env = |v: &str| {
+            std::collections::HashMap::from([("JWT_MAX_LIFETIME".to_owned(), v.to_owned())])
+        };
+        let none: std::collections::HashMap<String, String> = Default::default();
+        assert_eq!(max_lifetime(&none).unwrap(), DEFAULT_MAX_LIFETIME);
+        assert_eq!(
+            max_lifetime(&env("8h")).unwrap(),
+            Duration::from_secs(8 * 3600)
+        );
+        for bad in ["forever", "0s", "12"] {
+            assert!(
+                matches!(max_lifetime(&env(bad)), Err(ConfigError::Invalid { name, .. }) if name == "JWT_MAX_LIFETIME"),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -110,7 +110,7 @@ impl IdpConfig {
         if let Some(claim) = src.get("JWT_USER_CLAIM") {
             config.user_claim = claim.trim().to_owned();
         }
-        config.max_lifetime = duration(src, "JWT_MAX_LIFETIME", config.max_lifetime)?;
+        config.max_lifetime = super::max_lifetime(src)?;
         config.fetch_timeout = duration(src, "JWT_JWKS_TIMEOUT", config.fetch_timeout)?;
         config.min_refresh_interval =
             duration(src, "JWT_JWKS_MIN_REFRESH", config.min_refresh_interval)?;
