@@ -5,6 +5,7 @@
 pub mod auth;
 pub mod config;
 pub mod db;
+pub mod docs;
 pub mod extract;
 pub mod http;
 pub mod listen;
