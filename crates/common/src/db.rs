@@ -17,6 +17,9 @@ use futures_util::FutureExt;
 
 use crate::Problem;
 
+mod url;
+pub use url::{DatabaseUrl, REACH_TIMEOUT, StartupError};
+
 pub type Pool = DeadPool<AsyncPgConnection>;
 pub type Conn = Object<AsyncPgConnection>;
 

@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 
 use crate::Problem;
 
-/// Default body limit of JSON routes (CONTRACT: 256 KiB on dispatch writes).
+/// Default body limit of JSON routes: 256 KiB (docs/operations.md says why).
 pub const DEFAULT_BODY_LIMIT: usize = 256 * 1024;
 
 /// Per-app override of the body limit: `App::app_data(BodyLimit(64 * 1024))`.

@@ -66,11 +66,13 @@ pub async fn openapi_json(doc: web::Data<OpenApiJson>) -> HttpResponse {
         .body(doc.0.clone())
 }
 
-/// `/healthz`, `/readyz`, `/openapi.json`. (`/metrics` is the middleware's.)
+/// `/healthz`, `/readyz`, `/openapi.json` and the reference pages at `/docs`. (`/metrics` is
+/// the middleware's.)
 pub fn operational_routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/healthz", web::get().to(healthz))
         .route("/readyz", web::get().to(readyz))
-        .route("/openapi.json", web::get().to(openapi_json));
+        .route("/openapi.json", web::get().to(openapi_json))
+        .configure(crate::docs::routes);
 }
 
 /// Fallback for unknown paths: a problem+json 404, like every other error.

@@ -1,14 +1,17 @@
-//! What both services share, and nothing domain-specific: configuration, telemetry,
-//! problem+json errors, request extractors, HS256 tokens, the database pool and
-//! migrations, the operational routes, and (feature `test-support`) a per-test database.
+//! What both services share, and nothing domain-specific: the service skeleton (command
+//! line, start-up, HTTP server), configuration, telemetry, problem+json errors, request
+//! extractors, HS256 tokens, the database pool and migrations, `LISTEN`/`NOTIFY`, the
+//! operational routes, and (feature `test-support`) a per-test database and fault helpers.
 
 pub mod auth;
 pub mod config;
 pub mod db;
+pub mod docs;
 pub mod extract;
 pub mod http;
 pub mod listen;
 pub mod problem;
+pub mod service;
 pub mod telemetry;
 
 #[cfg(feature = "test-support")]

@@ -184,3 +184,67 @@ async fn operational_routes_request_ids_metrics_and_unknown_routes() {
     assert!(text.contains("t_db_pool_max 16"), "{text}");
     assert!(text.contains("t_http_requests_duration_seconds_bucket"));
 }
+
+#[actix_web::test]
+async fn api_reference_is_served_from_the_binary() {
+    let db = test_db().await;
+    let pool = db.pool();
+    let app = test::init_service(http::app(
+        pool.clone(),
+        openapi(),
+        http::metrics("t", &pool),
+        |_| {},
+    ))
+    .await;
+
+    let res = test::call_service(&app, TestRequest::get().uri("/docs").to_request()).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(
+        res.headers().get("content-type").unwrap(),
+        "text/html; charset=utf-8"
+    );
+    let csp = res.headers().get("content-security-policy").unwrap();
+    assert!(csp.to_str().unwrap().contains("script-src 'self'"));
+    let page = String::from_utf8(test::read_body(res).await.to_vec()).unwrap();
+    // Nothing is fetched from another host: a closed network still gets the whole page.
+    assert!(!page.contains("//"), "{page}");
+    let version = common::docs::SWAGGER_UI_VERSION.trim();
+    for asset in [
+        "docs/swagger-ui.css",
+        "docs/swagger-ui-bundle.js",
+        "docs/init.js",
+    ] {
+        assert!(page.contains(&format!("\"{asset}?v={version}\"")), "{page}");
+    }
+
+    // Each asset the page names is served, with the vendored bytes.
+    let vendored = include_bytes!("../assets/swagger-ui/swagger-ui-bundle.js");
+    let res = test::call_service(
+        &app,
+        TestRequest::get()
+            .uri(&format!("/docs/swagger-ui-bundle.js?v={version}"))
+            .to_request(),
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(
+        res.headers().get("content-type").unwrap(),
+        "text/javascript; charset=utf-8"
+    );
+    assert_eq!(test::read_body(res).await.as_ref(), vendored.as_slice());
+    let res = test::call_service(
+        &app,
+        TestRequest::get().uri("/docs/swagger-ui.css").to_request(),
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::OK);
+    assert!(test::read_body(res).await.len() > 100_000);
+    let res = test::call_service(&app, TestRequest::get().uri("/docs/init.js").to_request()).await;
+    let init = String::from_utf8(test::read_body(res).await.to_vec()).unwrap();
+    assert!(init.contains(r#"url: "openapi.json""#), "{init}");
+    assert!(init.contains("persistAuthorization: false"), "{init}");
+
+    // The document the page renders is the service's own.
+    let res = test::call_service(&app, TestRequest::get().uri("/openapi.json").to_request()).await;
+    assert_eq!(res.status(), StatusCode::OK);
+}

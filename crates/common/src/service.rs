@@ -1,0 +1,382 @@
+//! The skeleton both services run on: the command line, the configuration every command
+//! reads, the start-up checks, migrations, the pool and the HTTP server with its drain.
+//!
+//! A service describes itself once, as a [`Skeleton`] constant, lists its own subcommands
+//! (`seed`, `token`, ...) in an enum deriving [`clap::Subcommand`] and implementing
+//! [`ServiceCommand`], and its `main` is one call:
+//!
+//! ```ignore
+//! #[tokio::main]
+//! async fn main() -> std::process::ExitCode {
+//!     my_service::SKELETON.run(my_service::startup::serve, commands::run).await
+//! }
+//! ```
+//!
+//! [`Skeleton::run`] then gives every service the same command line and the same start:
+//!
+//! - `serve` (also with no subcommand): `--dev` allows the public development key when
+//!   `JWT_SECRET` is unset; logging is set up, then the service's `serve` is called with a
+//!   [`Context`], whose [`Context::start`] migrates and builds the pool and whose
+//!   [`Context::serve_http`] listens on `BIND` and drains for [`DRAIN`] on SIGTERM/SIGINT;
+//! - `migrate`: applies the pending migrations (under the advisory lock) and prints
+//!   `{"applied": [...]}`;
+//! - `healthcheck`: exits 0 when `GET /healthz` on `BIND` answers 200 (the image's
+//!   `HEALTHCHECK`); it reads nothing else, so it works with any configuration;
+//! - the service's own subcommands, each called with a [`Context`];
+//! - `--help`, `--version`.
+//!
+//! Before any command that uses the database, `DATABASE_URL` is checked: a string that is not
+//! a PostgreSQL URL, or a server that cannot be reached or refuses us, stops the command
+//! with an error naming the variable and the server (never the password), such as
+//! `cannot reach PostgreSQL at 127.0.0.1:5432 (DATABASE_URL): connection refused`.
+//! Every error is printed as `<service>: <error>: <cause>` and the exit status is 1.
+
+use std::future::Future;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::{App, HttpServer};
+use anyhow::Context as _;
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use diesel::migration::{Migration, MigrationSource};
+use diesel::pg::Pg;
+use diesel_migrations::EmbeddedMigrations;
+
+use crate::config::CommonConfig;
+use crate::db::{self, Conn, DatabaseUrl, Pool, PoolSettings};
+
+/// How long `serve` lets in-flight requests finish after SIGTERM/SIGINT. The deployments
+/// give the process 30 s (Kubernetes' `terminationGracePeriodSeconds`, compose's
+/// `stop_grace_period`), a little more than this.
+pub const DRAIN: Duration = Duration::from_secs(25);
+
+/// The environment variable holding the database's connection string.
+pub const DATABASE_URL: &str = "DATABASE_URL";
+
+/// What a service says about itself; everything else the skeleton does the same for both.
+#[derive(Clone, Copy)]
+pub struct Skeleton {
+    /// The binary's name, used in `--help`, in errors (`dispatch-api: ...`), in the logs
+    /// (`dispatch-api listening`, `dispatch-api stopped`) and as PostgreSQL
+    /// `application_name`.
+    pub name: &'static str,
+    /// The first line of `--help` (without a final full stop, like the other lines).
+    pub about: &'static str,
+    /// `--version`: pass `env!("CARGO_PKG_VERSION")`.
+    pub version: &'static str,
+    /// The help line of `serve`, e.g. "Migrate, then serve HTTP (the default)" (clap's own
+    /// help lines end without a full stop).
+    pub serve_about: &'static str,
+    /// `BIND` when it is unset, e.g. `127.0.0.1:8080`.
+    pub default_bind: &'static str,
+    /// The service's PostgreSQL schema: its tables and its migrations' bookkeeping live there.
+    pub schema: &'static str,
+    /// The service's embedded migrations (`embed_migrations!`).
+    pub migrations: &'static EmbeddedMigrations,
+}
+
+/// A service's own subcommands, next to `serve`, `migrate` and `healthcheck`.
+pub trait ServiceCommand: Subcommand {
+    /// Whether the command must have `JWT_SECRET`. When it need not (the default), a
+    /// missing secret is no error: the development key stands in, as for `serve --dev`.
+    fn needs_jwt_secret(&self) -> bool {
+        false
+    }
+
+    /// Whether the command uses the database (the default). `DATABASE_URL` is then checked
+    /// and the server reached before the command runs, so that a bad URL or a server that is
+    /// down fails with an error naming both.
+    fn uses_database(&self) -> bool {
+        true
+    }
+}
+
+/// For a service without subcommands of its own; pass [`no_commands`] to [`Skeleton::run`].
+#[derive(Debug, Subcommand)]
+pub enum NoCommands {}
+
+impl ServiceCommand for NoCommands {}
+
+/// The runner for [`NoCommands`].
+pub async fn no_commands(command: NoCommands, _: Context) -> anyhow::Result<()> {
+    match command {}
+}
+
+/// Options of `serve`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ServeArgs {
+    /// Sign tokens with a public development key when JWT_SECRET is unset. Never in production.
+    #[arg(long)]
+    pub dev: bool,
+}
+
+/// The command line: the shared subcommands and the service's own (`E`).
+#[derive(Debug, Subcommand)]
+pub enum Command<E: ServiceCommand> {
+    /// Migrate, then serve (the default). Its help line is [`Skeleton::serve_about`].
+    Serve(ServeArgs),
+    /// Apply pending database migrations and exit.
+    Migrate,
+    #[command(flatten)]
+    Service(E),
+    /// Exit 0 when this service answers GET /healthz on BIND (container healthcheck).
+    Healthcheck,
+}
+
+// Its name, help line and version are the service's, set by `Skeleton::parse`.
+#[derive(Debug, Parser)]
+struct Cli<E: ServiceCommand> {
+    #[command(subcommand)]
+    command: Option<Command<E>>,
+}
+
+impl Skeleton {
+    /// Parses the command line (exiting with clap's usage error when it is wrong, or with the
+    /// help text), runs the command and reports how it went. `serve` calls `serve`, a
+    /// subcommand of the service's own calls `service`; see the [module](self) for the rest.
+    pub async fn run<E, S, SFut, R, RFut>(self, serve: S, service: R) -> ExitCode
+    where
+        E: ServiceCommand,
+        S: FnOnce(Context) -> SFut,
+        SFut: Future<Output = anyhow::Result<()>>,
+        R: FnOnce(E, Context) -> RFut,
+        RFut: Future<Output = anyhow::Result<()>>,
+    {
+        let command = self.parse::<E>(std::env::args_os());
+        if let Command::Healthcheck = command {
+            let bind = std::env::var("BIND").unwrap_or_else(|_| self.default_bind.to_owned());
+            return crate::http::healthcheck(&bind);
+        }
+        match self.execute(command, serve, service).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{}: {e:#}", self.name);
+                ExitCode::FAILURE
+            }
+        }
+    }
+
+    /// The command line `args` (program name first) as a command; no subcommand is `serve`.
+    pub fn parse<E: ServiceCommand>(
+        &self,
+        args: impl IntoIterator<Item = impl Into<std::ffi::OsString> + Clone>,
+    ) -> Command<E> {
+        let mut cli = Cli::<E>::command()
+            .name(self.name)
+            .about(self.about)
+            .version(self.version)
+            .mut_subcommand("serve", |serve| serve.about(self.serve_about));
+        let matches = cli
+            .try_get_matches_from_mut(args)
+            .unwrap_or_else(|e| e.exit());
+        Cli::<E>::from_arg_matches(&matches)
+            .unwrap_or_else(|e| e.format(&mut cli).exit())
+            .command
+            .unwrap_or(Command::Serve(ServeArgs::default()))
+    }
+
+    async fn execute<E, S, SFut, R, RFut>(
+        self,
+        command: Command<E>,
+        serve: S,
+        service: R,
+    ) -> anyhow::Result<()>
+    where
+        E: ServiceCommand,
+        S: FnOnce(Context) -> SFut,
+        SFut: Future<Output = anyhow::Result<()>>,
+        R: FnOnce(E, Context) -> RFut,
+        RFut: Future<Output = anyhow::Result<()>>,
+    {
+        let (dev_key_allowed, uses_database) = match &command {
+            Command::Serve(args) => (args.dev, true),
+            Command::Migrate => (true, true),
+            Command::Service(c) => (!c.needs_jwt_secret(), c.uses_database()),
+            Command::Healthcheck => (true, false),
+        };
+        let config = CommonConfig::from_env(self.default_bind, dev_key_allowed)?;
+        let database_url = DatabaseUrl::parse(DATABASE_URL, &config.database_url)?;
+        if let Command::Serve(_) = command {
+            crate::telemetry::init(config.log_format);
+        }
+        if uses_database {
+            database_url.check_reachable().await?;
+        }
+        let ctx = Context {
+            config,
+            database_url,
+            skeleton: self,
+        };
+        match command {
+            Command::Serve(_) => serve(ctx).await,
+            Command::Migrate => {
+                let applied = ctx.migrate().await?;
+                println!("{}", serde_json::json!({ "applied": applied }));
+                Ok(())
+            }
+            Command::Service(c) => service(c, ctx).await,
+            Command::Healthcheck => unreachable!("answered before the configuration is read"),
+        }
+    }
+
+    /// The pool settings of this service: its schema, its name as `application_name`, at
+    /// most `max_size` connections, the defaults of [`PoolSettings`] otherwise.
+    pub fn pool_settings(&self, max_size: usize) -> PoolSettings {
+        let mut settings = PoolSettings::new(self.schema, self.name);
+        settings.max_size = max_size;
+        settings
+    }
+
+    /// The migrations as a [`MigrationSource`] that can be passed by value, again and again.
+    pub fn migrations(&self) -> StaticMigrations {
+        StaticMigrations(self.migrations)
+    }
+}
+
+/// A `&'static EmbeddedMigrations` as a migration source (diesel implements it for the
+/// value only, which is neither `Copy` nor `Clone`).
+#[derive(Clone, Copy)]
+pub struct StaticMigrations(pub &'static EmbeddedMigrations);
+
+impl MigrationSource<Pg> for StaticMigrations {
+    fn migrations(&self) -> diesel::migration::Result<Vec<Box<dyn Migration<Pg>>>> {
+        <EmbeddedMigrations as MigrationSource<Pg>>::migrations(self.0)
+    }
+}
+
+/// What a command runs with: the configuration, the checked `DATABASE_URL` (its server was
+/// reachable a moment ago), and the service's [`Skeleton`].
+pub struct Context {
+    pub config: CommonConfig,
+    pub database_url: DatabaseUrl,
+    skeleton: Skeleton,
+}
+
+impl Context {
+    pub fn skeleton(&self) -> &Skeleton {
+        &self.skeleton
+    }
+
+    /// Applies the pending migrations under the advisory lock (replicas starting together
+    /// migrate once); returns the versions applied.
+    pub async fn migrate(&self) -> anyhow::Result<Vec<String>> {
+        db::migrate_async(
+            self.config.database_url.clone(),
+            self.skeleton.schema,
+            self.skeleton.migrations(),
+        )
+        .await
+    }
+
+    /// `serve`'s first steps, the same for every service: warn loudly in development mode,
+    /// migrate, then build the pool (`DATABASE_POOL_SIZE` connections, opened on demand).
+    pub async fn start(&self) -> anyhow::Result<Pool> {
+        if self.config.dev {
+            tracing::warn!(
+                "DEV MODE: tokens are signed with the public development key; never expose this server"
+            );
+        }
+        let applied = self.migrate().await?;
+        tracing::info!(?applied, "migrations up to date");
+        self.pool(self.config.pool_size)
+    }
+
+    /// A pool of at most `max_size` connections with this service's settings.
+    pub fn pool(&self, max_size: usize) -> anyhow::Result<Pool> {
+        db::pool(
+            &self.config.database_url,
+            &self.skeleton.pool_settings(max_size),
+        )
+    }
+
+    /// One connection with this service's settings (schema on the search path), for a
+    /// one-shot command such as `seed` or `token`.
+    pub async fn connection(&self) -> anyhow::Result<Conn> {
+        let pool = self.pool(1)?;
+        pool.get()
+            .await
+            .map_err(|e| anyhow::anyhow!("no database connection: {e}"))
+    }
+
+    /// Serves `app` (called once per worker) on `BIND` until SIGTERM/SIGINT, then lets
+    /// in-flight requests finish for up to [`DRAIN`]. Logs `<service> listening` with the
+    /// address, and `<service> stopped` once drained.
+    pub async fn serve_http<F, T, B>(&self, app: F) -> anyhow::Result<()>
+    where
+        F: Fn() -> App<T> + Send + Clone + 'static,
+        T: ServiceFactory<
+                ServiceRequest,
+                Config = (),
+                Response = ServiceResponse<B>,
+                Error = actix_web::Error,
+                InitError = (),
+            > + 'static,
+        B: MessageBody + 'static,
+    {
+        self.serve_http_with(app, || {}).await
+    }
+
+    /// [`Context::serve_http`], and `on_signal` runs as soon as SIGTERM/SIGINT arrives,
+    /// while the server drains: for what never ends by itself, such as WebSockets, which
+    /// it can tell to close.
+    pub async fn serve_http_with<F, T, B>(
+        &self,
+        app: F,
+        on_signal: impl FnOnce() + Send + 'static,
+    ) -> anyhow::Result<()>
+    where
+        F: Fn() -> App<T> + Send + Clone + 'static,
+        T: ServiceFactory<
+                ServiceRequest,
+                Config = (),
+                Response = ServiceResponse<B>,
+                Error = actix_web::Error,
+                InitError = (),
+            > + 'static,
+        B: MessageBody + 'static,
+    {
+        let name = self.skeleton.name;
+        let bind = &self.config.bind;
+        let server = HttpServer::new(app)
+            .bind(bind)
+            .with_context(|| format!("cannot listen on {bind} (BIND)"))?
+            .shutdown_timeout(DRAIN.as_secs())
+            .run();
+        tracing::info!(bind = %bind, "{name} listening");
+        // actix hears the signal too, and starts draining on it.
+        let hook = tokio::spawn(async move {
+            shutdown_signal().await;
+            on_signal();
+        });
+        let served = server.await;
+        hook.abort();
+        served?;
+        tracing::info!("{name} stopped");
+        Ok(())
+    }
+}
+
+/// Resolves on SIGTERM or SIGINT (Ctrl-C).
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
