@@ -31,8 +31,8 @@ use crate::routes;
         routes::admin::ReceiptView,
         routes::admin::ReceiptPage,
         routes::admin::IntegrationView,
-        crate::proposal::Status,
-        crate::proposal::Outcome,
+        crate::proposal::status::Status,
+        crate::proposal::status::Outcome,
     )),
     modifiers(&BearerJwt, &BasicAuth),
 )]

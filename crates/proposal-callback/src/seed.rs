@@ -1,4 +1,4 @@
-//! `proposal-callback seed`: deterministic demo data (CONTRACT §2). Running it again adds
+//! `proposal-callback seed`: deterministic demo data (docs/proposal-callback.md). Running it again adds
 //! nothing: tenants, integrations and proposals are created only when absent (an existing
 //! proposal keeps whatever status callbacks gave it).
 //!
@@ -8,14 +8,14 @@
 //! revoked).
 
 use common::db::Conn;
+use diesel::QueryResult;
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use serde::Serialize;
 
-use crate::auth::{generate_token, token_hash};
-use crate::error::Error;
+use crate::auth::basic::{generate_token, token_hash};
 use crate::insurer::INSURERS;
-use crate::proposal::Status;
+use crate::proposal::status::Status;
 use crate::schema::tenants;
 use crate::store::{integrations, proposals};
 
@@ -24,7 +24,7 @@ pub const DEMO_TENANTS: [(&str, &str); 2] = [
     ("demo-b", "Imobiliária Demo B"),
 ];
 
-/// The proposals named in the example payloads of `shared/insurers`, all `under_analysis`
+/// The proposals named in the insurers' example payloads (`tests/fixtures/insurers`), all `under_analysis`
 /// for tenant `demo-a`.
 pub const DEMO_PROPOSALS: [&str; 9] = [
     "POR-2026-000123",
@@ -74,14 +74,14 @@ pub fn demo_email(proposal_id: &str) -> String {
 
 pub async fn run(conn: &mut Conn, rotate_tokens: bool) -> anyhow::Result<SeedReport> {
     Ok(conn
-        .transaction::<_, Error, _>(async |conn| seed(conn, rotate_tokens).await)
+        .transaction::<_, diesel::result::Error, _>(async |conn| seed(conn, rotate_tokens).await)
         .await?)
 }
 
 async fn seed(
     conn: &mut diesel_async::AsyncPgConnection,
     rotate_tokens: bool,
-) -> Result<SeedReport, Error> {
+) -> QueryResult<SeedReport> {
     let rows: Vec<_> = DEMO_TENANTS
         .iter()
         .map(|(id, name)| (tenants::id.eq(*id), tenants::name.eq(*name)))

@@ -7,13 +7,12 @@ use common::extract::{Path, Query};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::auth::TenantAdmin;
+use crate::auth::extract::TenantAdmin;
 use crate::error::Error;
-use crate::metrics;
-use crate::proposal;
-use crate::registration;
-use crate::routes::CallbackResult;
-use crate::startup::AppState;
+use crate::proposal::apply::handle_receipt;
+use crate::registration::flow::{self, Admin};
+use crate::routes::{CallbackResult, callback_answer};
+use crate::state::AppState;
 use crate::store::integrations::{self, IntegrationRow};
 use crate::store::receipts::{self, ReceiptRow};
 
@@ -152,11 +151,8 @@ pub async fn replay(
     let receipt = receipts::find(&mut conn, &admin.tenant, id)
         .await?
         .ok_or(Error::ReceiptNotFound(id))?;
-    let result = proposal::handle_receipt(&mut conn, &receipt)
-        .await
-        .map(CallbackResult::from);
-    metrics::count(&receipt.tenant_id, &receipt.insurer, &result);
-    Ok(HttpResponse::Ok().json(result?))
+    let result = handle_receipt(&mut conn, &receipt).await;
+    callback_answer(&receipt.tenant_id, &receipt.insurer, result)
 }
 
 /// An integration as its tenant's admin sees it.
@@ -243,8 +239,13 @@ pub async fn register_callback(
     // On a task of its own: an admin who disconnects while the insurer is being called does
     // not cancel it, so the insurer's answer is always recorded (and the token never left
     // pending until its lease runs out).
-    let task =
-        actix_web::rt::spawn(async move { registration::register(&state, &admin, id).await });
+    let task = actix_web::rt::spawn(async move {
+        let admin = Admin {
+            tenant: &admin.tenant,
+            sub: &admin.sub,
+        };
+        flow::register(&state.pool, &state.registrar, &admin, id).await
+    });
     let integration = task
         .await
         .map_err(|e| Error::Internal(format!("the registration task failed: {e}")))??;

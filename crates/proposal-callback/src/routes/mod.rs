@@ -4,11 +4,14 @@ pub mod admin;
 pub mod auth;
 pub mod callback;
 
-use actix_web::web;
+use actix_web::{HttpResponse, web};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::proposal::{Outcome, Processed, Status};
+use crate::error::Error;
+use crate::metrics;
+use crate::proposal::apply::Processed;
+use crate::proposal::status::{Outcome, Status};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     // `/callback/auth` first: it would otherwise never match before the two-segment route.
@@ -48,4 +51,19 @@ impl From<Processed> for CallbackResult {
             status: p.status,
         }
     }
+}
+
+/// The answer to a callback or a replay, counted under `tenant` and `insurer`: its `result`,
+/// or the error's code.
+fn callback_answer(
+    tenant: &str,
+    insurer: &str,
+    result: Result<Processed, Error>,
+) -> Result<HttpResponse, Error> {
+    let outcome = match &result {
+        Ok(p) => p.outcome.as_str(),
+        Err(e) => e.code(),
+    };
+    metrics::count_callback(tenant, insurer, outcome);
+    Ok(HttpResponse::Ok().json(CallbackResult::from(result?)))
 }

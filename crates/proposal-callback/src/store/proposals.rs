@@ -1,11 +1,11 @@
 //! Proposals, their integration history, their events and the dedup keys of applied callbacks.
 
+use diesel::QueryResult;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
-use crate::error::Error;
 use crate::insurer::Callback;
-use crate::proposal::Status;
+use crate::proposal::status::Status;
 use crate::schema::{applied_callbacks, integration_history, proposal_events, proposals};
 use crate::store::receipts::Receipt;
 
@@ -25,15 +25,15 @@ pub async fn lock(
     conn: &mut AsyncPgConnection,
     tenant: &str,
     proposal_id: &str,
-) -> Result<Option<ProposalRow>, Error> {
-    Ok(proposals::table
+) -> QueryResult<Option<ProposalRow>> {
+    proposals::table
         .filter(proposals::tenant_id.eq(tenant))
         .filter(proposals::proposal_id.eq(proposal_id))
         .select(ProposalRow::as_select())
         .for_update()
         .first(conn)
         .await
-        .optional()?)
+        .optional()
 }
 
 /// Creates an `under_analysis` proposal unless the tenant already has one by that id.
@@ -42,7 +42,7 @@ pub async fn insert_if_absent(
     tenant: &str,
     proposal_id: &str,
     contact_email: &str,
-) -> Result<bool, Error> {
+) -> QueryResult<bool> {
     let n = diesel::insert_into(proposals::table)
         .values((
             proposals::tenant_id.eq(tenant),
@@ -65,7 +65,7 @@ pub async fn claim_dedup_key(
     proposal_pk: i64,
     key: &str,
     status: Status,
-) -> Result<bool, Error> {
+) -> QueryResult<bool> {
     let n = diesel::insert_into(applied_callbacks::table)
         .values((
             applied_callbacks::tenant_id.eq(&receipt.tenant_id),
@@ -81,7 +81,7 @@ pub async fn claim_dedup_key(
     Ok(n == 1)
 }
 
-pub async fn set_status(conn: &mut AsyncPgConnection, id: i64, to: Status) -> Result<(), Error> {
+pub async fn set_status(conn: &mut AsyncPgConnection, id: i64, to: Status) -> QueryResult<()> {
     diesel::update(proposals::table.find(id))
         .set((
             proposals::status.eq(to.as_str()),
@@ -99,8 +99,8 @@ pub async fn insert_history(
     receipt: &Receipt,
     from: Status,
     callback: &Callback,
-) -> Result<i64, Error> {
-    Ok(diesel::insert_into(integration_history::table)
+) -> QueryResult<i64> {
+    diesel::insert_into(integration_history::table)
         .values((
             integration_history::proposal_id.eq(proposal_pk),
             integration_history::insurer.eq(&receipt.insurer),
@@ -113,7 +113,7 @@ pub async fn insert_history(
         ))
         .returning(integration_history::id)
         .get_result(conn)
-        .await?)
+        .await
 }
 
 /// An event to record on a proposal.
@@ -144,7 +144,7 @@ pub async fn insert_events(
     proposal_pk: i64,
     receipt_id: i64,
     events: &[Event],
-) -> Result<(), Error> {
+) -> QueryResult<()> {
     let rows: Vec<_> = events
         .iter()
         .map(|e| {

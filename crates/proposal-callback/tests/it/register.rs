@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use proposal_callback::registration::RegistrationConfig;
+use proposal_callback::registration::config::RegistrationConfig;
 use proposal_callback::schema::tokens;
 use serde_json::{Value, json};
 
@@ -161,7 +161,7 @@ async fn the_insurer_receives_the_specs_request_and_its_token_works() {
         hashes,
         vec![(
             "registerCallback".to_owned(),
-            proposal_callback::auth::token_hash(&token).to_vec()
+            proposal_callback::auth::basic::token_hash(&token).to_vec()
         )]
     );
 
