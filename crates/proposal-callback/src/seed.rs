@@ -16,7 +16,8 @@ use serde::Serialize;
 use crate::auth::basic::{generate_token, token_hash};
 use crate::insurer::INSURERS;
 use crate::proposal::status::Status;
-use crate::schema::tenants;
+use crate::registration::config::Environment;
+use crate::schema::proposal::tenants;
 use crate::store::{integrations, proposals};
 
 pub const DEMO_TENANTS: [(&str, &str); 2] = [
@@ -38,7 +39,7 @@ pub const DEMO_PROPOSALS: [&str; 9] = [
     "99122",
 ];
 
-pub const DEMO_ENVIRONMENT: &str = "homologation";
+pub const DEMO_ENVIRONMENT: Environment = Environment::Homologation;
 
 #[derive(Debug, Serialize)]
 pub struct SeedReport {
@@ -52,7 +53,7 @@ pub struct SeededIntegration {
     pub id: i64,
     pub tenant: String,
     pub insurer: String,
-    pub environment: String,
+    pub environment: Environment,
     /// The Basic token for `/callback/auth`, shown this once; null when an earlier run made it.
     pub token: Option<String>,
 }
@@ -61,7 +62,7 @@ pub struct SeededIntegration {
 pub struct SeededProposal {
     pub tenant: String,
     pub proposal_id: String,
-    pub status: String,
+    pub status: Status,
     pub contact_email: String,
 }
 
@@ -127,7 +128,6 @@ async fn seed(
             });
         }
     }
-    debug_assert!(demo.iter().all(|p| Status::parse(&p.status).is_some()));
 
     Ok(SeedReport {
         tenants: DEMO_TENANTS

@@ -94,8 +94,7 @@ async fn apply(
         .ok_or_else(|| Error::ProposalNotFound {
             proposal_id: callback.proposal_id.clone(),
         })?;
-    let current = Status::parse(&proposal.status)
-        .ok_or_else(|| Error::Internal(format!("unknown stored status {:?}", proposal.status)))?;
+    let current = proposal.status;
     // The proposal row is locked, so a racing twin waits here and then finds the key taken.
     let claimed = p::claim_dedup_key(conn, receipt, proposal.id, key, callback.status).await?;
     let (outcome, status, email_id) = if !claimed {

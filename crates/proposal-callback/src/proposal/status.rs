@@ -1,71 +1,66 @@
-//! A proposal's status and a callback's outcome, as stored and as answered.
-
-use std::fmt;
+//! A proposal's status, a callback's outcome and a receipt's status, as stored and as
+//! answered.
 
 use serde::Serialize;
 use utoipa::ToSchema;
 
-/// Internal proposal statuses (docs/proposal-callback.md, "Statuses and transitions").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    UnderAnalysis,
-    Pending,
-    Approved,
-    Refused,
+use crate::text_enum::text_enum;
+
+text_enum! {
+    /// Internal proposal statuses (docs/proposal-callback.md, "Statuses and transitions").
+    #[derive(Serialize, ToSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Status {
+        UnderAnalysis = "under_analysis",
+        Pending = "pending",
+        Approved = "approved",
+        Refused = "refused",
+    }
 }
 
 impl Status {
-    pub const ALL: [Status; 4] = [
-        Status::UnderAnalysis,
-        Status::Pending,
-        Status::Approved,
-        Status::Refused,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::UnderAnalysis => "under_analysis",
-            Status::Pending => "pending",
-            Status::Approved => "approved",
-            Status::Refused => "refused",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Status> {
-        Status::ALL.into_iter().find(|st| st.as_str() == s)
-    }
-
     /// A proposal waits in the insurer queue while the insurer still has to decide.
     pub fn in_queue(self) -> bool {
         matches!(self, Status::UnderAnalysis | Status::Pending)
     }
 }
 
-impl fmt::Display for Status {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+text_enum! {
+    /// How a callback ended, as the 200 body's `result` says.
+    #[derive(Serialize, ToSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Outcome {
+        /// The transition was applied (and its email queued).
+        Processed = "processed",
+        /// The same notification was applied before; nothing changed.
+        Duplicate = "duplicate",
+        /// The proposal already had that status; nothing changed.
+        Unchanged = "unchanged",
     }
 }
 
-/// How a callback ended, as the 200 body's `result` says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// The transition was applied (and its email queued).
-    Processed,
-    /// The same notification was applied before; nothing changed.
-    Duplicate,
-    /// The proposal already had that status; nothing changed.
-    Unchanged,
+text_enum! {
+    /// Where a stored callback (a receipt) stands: `received` until its outcome is recorded,
+    /// then the callback's [`Outcome`] or `failed`.
+    #[derive(Serialize, ToSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum ReceiptStatus {
+        /// Stored; no outcome recorded yet (the process or the database went away).
+        Received = "received",
+        Processed = "processed",
+        Duplicate = "duplicate",
+        Unchanged = "unchanged",
+        /// The sender's fault (4xx); the answer's code and detail are kept.
+        Failed = "failed",
+    }
 }
 
-impl Outcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Processed => "processed",
-            Outcome::Duplicate => "duplicate",
-            Outcome::Unchanged => "unchanged",
+impl From<Outcome> for ReceiptStatus {
+    fn from(o: Outcome) -> Self {
+        match o {
+            Outcome::Processed => ReceiptStatus::Processed,
+            Outcome::Duplicate => ReceiptStatus::Duplicate,
+            Outcome::Unchanged => ReceiptStatus::Unchanged,
         }
     }
 }

@@ -9,7 +9,11 @@ use common::config::{ConfigError, Source, optional_secret, positive_duration};
 use reqwest::Url;
 use secrecy::SecretString;
 
+use serde::Serialize;
+use utoipa::ToSchema;
+
 use crate::insurer::INSURERS;
+use crate::text_enum::text_enum;
 
 /// The insurer's registration route, below its `{insurer_webhook_url}`.
 pub const REGISTRATION_PATH: &str = "envio/v1/inclusaoCadastro";
@@ -28,28 +32,17 @@ const LEASE_MARGIN: Duration = Duration::from_secs(30);
 #[error("callback registration is not configured: set {0}")]
 pub struct NotConfigured(pub String);
 
-/// An integration's environment: which of the insurer's URLs it registers with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Environment {
-    Homologation,
-    Production,
+text_enum! {
+    /// An integration's environment: which of the insurer's URLs it registers with.
+    #[derive(Serialize, ToSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Environment {
+        Homologation = "homologation",
+        Production = "production",
+    }
 }
 
 impl Environment {
-    pub const ALL: [Environment; 2] = [Environment::Homologation, Environment::Production];
-
-    /// The value stored in `integrations.environment`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Environment::Homologation => "homologation",
-            Environment::Production => "production",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|e| e.as_str() == s)
-    }
-
     fn var_part(self) -> &'static str {
         match self {
             Environment::Homologation => "HOMOLOGATION",

@@ -20,7 +20,6 @@ use crate::auth::basic::{generate_token, token_hash};
 use crate::error::Error;
 use crate::metrics;
 use crate::registration::client::Registrar;
-use crate::registration::config::Environment;
 use crate::registration::payload::{ApiCallback, RegistrationPayload};
 use crate::store::integrations::{self, IntegrationRow, PendingSlot};
 
@@ -47,9 +46,7 @@ pub async fn register(
             "this integration belongs to another tenant",
         ));
     }
-    let env = Environment::parse(&integration.environment).ok_or_else(|| {
-        Error::Internal(format!("unknown environment {:?}", integration.environment))
-    })?;
+    let env = integration.environment;
     // Before any token is made: an unconfigured insurer changes nothing.
     let target = registrar
         .config

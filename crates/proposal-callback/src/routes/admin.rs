@@ -10,18 +10,19 @@ use utoipa::{IntoParams, ToSchema};
 use crate::auth::extract::TenantAdmin;
 use crate::error::Error;
 use crate::proposal::apply::handle_receipt;
+use crate::proposal::status::ReceiptStatus;
+use crate::registration::config::Environment;
 use crate::registration::flow::{self, Admin};
 use crate::routes::{CallbackResult, callback_answer};
 use crate::state::AppState;
 use crate::store::integrations::{self, IntegrationRow};
 use crate::store::receipts::{self, ReceiptRow};
 
-const RECEIPT_STATUSES: [&str; 5] = ["received", "processed", "duplicate", "unchanged", "failed"];
-
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 pub struct ReceiptQuery {
     /// `received`, `processed`, `duplicate`, `unchanged` or `failed`; all when absent.
+    #[param(value_type = Option<ReceiptStatus>)]
     pub status: Option<String>,
     /// 1..=200, default 50.
     pub limit: Option<i64>,
@@ -35,7 +36,7 @@ pub struct ReceiptView {
     pub id: i64,
     pub insurer: String,
     pub received_at: DateTime<Utc>,
-    pub status: String,
+    pub status: ReceiptStatus,
     pub http_status: Option<i16>,
     pub error_code: Option<String>,
     pub error_detail: Option<String>,
@@ -93,28 +94,19 @@ pub async fn list_receipts(
     Query(q): Query<ReceiptQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Error> {
-    if let Some(s) = &q.status
-        && !RECEIPT_STATUSES.contains(&s.as_str())
-    {
-        return Err(Problem::invalid_parameter(
-            "status",
-            format!("must be one of {}", RECEIPT_STATUSES.join(", ")),
-        )
-        .into());
-    }
+    let status = match q.status.as_deref() {
+        None => None,
+        Some(s) => Some(ReceiptStatus::parse(s).ok_or_else(|| {
+            let all: Vec<_> = ReceiptStatus::ALL.iter().map(|s| s.as_str()).collect();
+            Problem::invalid_parameter("status", format!("must be one of {}", all.join(", ")))
+        })?),
+    };
     let limit = q.limit.unwrap_or(50);
     if !(1..=200).contains(&limit) {
         return Err(Problem::invalid_parameter("limit", "must be between 1 and 200").into());
     }
     let mut conn = state.pool.get().await?;
-    let rows = receipts::list(
-        &mut conn,
-        &admin.tenant,
-        q.status.as_deref(),
-        q.before_id,
-        limit,
-    )
-    .await?;
+    let rows = receipts::list(&mut conn, &admin.tenant, status, q.before_id, limit).await?;
     let next_before_id = (rows.len() as i64 == limit)
         .then(|| rows.last().map(|r| r.id))
         .flatten();
@@ -164,7 +156,7 @@ pub struct IntegrationView {
     pub insurer: String,
     /// `homologation` or `production`: which of the insurer's URLs registration uses.
     #[schema(example = "homologation")]
-    pub environment: String,
+    pub environment: Environment,
     /// True once the insurer accepted our callback registration (HTTP 200).
     pub is_callback_active: bool,
     /// When the insurer last accepted it.

@@ -9,15 +9,19 @@ use diesel::QueryResult;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
-use crate::schema::{integrations, tokens};
+use crate::registration::config::Environment;
+use crate::schema::proposal::{integrations, tokens};
 
 /// `tokenType` of the Basic token an integration registers with its insurer.
 pub const REGISTER_CALLBACK: &str = "registerCallback";
 
 /// A live token's integration.
-#[derive(Debug, Clone, Queryable)]
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = integrations)]
 pub struct TokenOwner {
+    #[diesel(select_expression = tokens::token_hash)]
     pub token_hash: Vec<u8>,
+    #[diesel(column_name = id)]
     pub integration_id: i64,
     pub tenant_id: String,
     pub insurer: String,
@@ -34,12 +38,7 @@ pub async fn find_by_token_hash(
         .filter(tokens::token_type.eq(REGISTER_CALLBACK))
         .filter(tokens::revoked_at.is_null())
         .filter(tokens::activated_at.is_not_null())
-        .select((
-            tokens::token_hash,
-            integrations::id,
-            integrations::tenant_id,
-            integrations::insurer,
-        ))
+        .select(TokenOwner::as_select())
         .first(conn)
         .await
         .optional()
@@ -51,7 +50,7 @@ pub struct IntegrationRow {
     pub id: i64,
     pub tenant_id: String,
     pub insurer: String,
-    pub environment: String,
+    pub environment: Environment,
     pub is_callback_active: bool,
     pub callback_registered_at: Option<DateTime<Utc>>,
 }
@@ -61,7 +60,7 @@ pub async fn ensure(
     conn: &mut AsyncPgConnection,
     tenant: &str,
     insurer: &str,
-    environment: &str,
+    environment: Environment,
 ) -> QueryResult<IntegrationRow> {
     diesel::insert_into(integrations::table)
         .values((

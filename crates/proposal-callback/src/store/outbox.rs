@@ -6,7 +6,16 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use crate::email::compose::Email;
-use crate::schema::email_outbox as o;
+use crate::schema::proposal::email_outbox as o;
+use crate::text_enum::text_enum;
+
+text_enum! {
+    /// Whether an outbox email still waits for the worker.
+    pub enum OutboxStatus {
+        Queued = "queued",
+        Sent = "sent",
+    }
+}
 
 #[derive(Debug, Clone, Queryable, Selectable)]
 #[diesel(table_name = o)]
@@ -42,7 +51,7 @@ pub async fn enqueue(
 /// several workers never send the same email at the same time.
 pub async fn claim_due(conn: &mut AsyncPgConnection, limit: i64) -> QueryResult<Vec<OutboxRow>> {
     o::table
-        .filter(o::status.eq("queued"))
+        .filter(o::status.eq(OutboxStatus::Queued))
         .filter(o::next_attempt_at.le(diesel::dsl::now))
         .order((o::next_attempt_at, o::id))
         .limit(limit)
@@ -56,7 +65,7 @@ pub async fn claim_due(conn: &mut AsyncPgConnection, limit: i64) -> QueryResult<
 pub async fn mark_sent(conn: &mut AsyncPgConnection, id: i64) -> QueryResult<()> {
     diesel::update(o::table.find(id))
         .set((
-            o::status.eq("sent"),
+            o::status.eq(OutboxStatus::Sent),
             o::attempts.eq(o::attempts + 1),
             o::sent_at.eq(diesel::dsl::now),
             o::last_error.eq(None::<String>),
@@ -85,7 +94,7 @@ pub async fn mark_retry(
 
 pub async fn count_queued(conn: &mut AsyncPgConnection) -> QueryResult<i64> {
     o::table
-        .filter(o::status.eq("queued"))
+        .filter(o::status.eq(OutboxStatus::Queued))
         .count()
         .get_result(conn)
         .await

@@ -6,7 +6,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use crate::insurer::Callback;
 use crate::proposal::status::Status;
-use crate::schema::{applied_callbacks, integration_history, proposal_events, proposals};
+use crate::schema::proposal::{applied_callbacks, integration_history, proposal_events, proposals};
 use crate::store::receipts::Receipt;
 
 #[derive(Debug, Clone, Queryable, Selectable)]
@@ -15,7 +15,7 @@ pub struct ProposalRow {
     pub id: i64,
     pub tenant_id: String,
     pub proposal_id: String,
-    pub status: String,
+    pub status: Status,
     pub contact_email: String,
     pub in_queue: bool,
 }
@@ -47,7 +47,7 @@ pub async fn insert_if_absent(
         .values((
             proposals::tenant_id.eq(tenant),
             proposals::proposal_id.eq(proposal_id),
-            proposals::status.eq(Status::UnderAnalysis.as_str()),
+            proposals::status.eq(Status::UnderAnalysis),
             proposals::contact_email.eq(contact_email),
             proposals::in_queue.eq(true),
         ))
@@ -73,7 +73,7 @@ pub async fn claim_dedup_key(
             applied_callbacks::dedup_key.eq(key),
             applied_callbacks::proposal_id.eq(proposal_pk),
             applied_callbacks::receipt_id.eq(Some(receipt.id)),
-            applied_callbacks::status.eq(status.as_str()),
+            applied_callbacks::status.eq(status),
         ))
         .on_conflict_do_nothing()
         .execute(conn)
@@ -84,7 +84,7 @@ pub async fn claim_dedup_key(
 pub async fn set_status(conn: &mut AsyncPgConnection, id: i64, to: Status) -> QueryResult<()> {
     diesel::update(proposals::table.find(id))
         .set((
-            proposals::status.eq(to.as_str()),
+            proposals::status.eq(to),
             proposals::in_queue.eq(to.in_queue()),
             proposals::updated_at.eq(diesel::dsl::now),
         ))
@@ -105,8 +105,8 @@ pub async fn insert_history(
             integration_history::proposal_id.eq(proposal_pk),
             integration_history::insurer.eq(&receipt.insurer),
             integration_history::receipt_id.eq(Some(receipt.id)),
-            integration_history::from_status.eq(from.as_str()),
-            integration_history::to_status.eq(callback.status.as_str()),
+            integration_history::from_status.eq(from),
+            integration_history::to_status.eq(callback.status),
             integration_history::insurer_event_id.eq(callback.event_id.as_deref()),
             integration_history::insurer_note.eq(callback.note.as_deref()),
             integration_history::insurer_time.eq(callback.occurred_at),

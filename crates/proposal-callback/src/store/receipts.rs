@@ -5,8 +5,8 @@ use diesel::QueryResult;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
-use crate::proposal::status::Outcome;
-use crate::schema::callback_receipts as r;
+use crate::proposal::status::{Outcome, ReceiptStatus};
+use crate::schema::proposal::callback_receipts as r;
 
 /// What processing needs of a receipt.
 #[derive(Debug, Clone, Queryable, Selectable)]
@@ -39,7 +39,7 @@ pub struct ReceiptRow {
     pub received_at: DateTime<Utc>,
     pub headers: serde_json::Value,
     pub body: Vec<u8>,
-    pub status: String,
+    pub status: ReceiptStatus,
     pub http_status: Option<i16>,
     pub error_code: Option<String>,
     pub error_detail: Option<String>,
@@ -73,7 +73,7 @@ pub async fn find(
 pub async fn list(
     conn: &mut AsyncPgConnection,
     tenant: &str,
-    status: Option<&str>,
+    status: Option<ReceiptStatus>,
     before_id: Option<i64>,
     limit: i64,
 ) -> QueryResult<Vec<ReceiptRow>> {
@@ -84,7 +84,7 @@ pub async fn list(
         .limit(limit)
         .into_boxed();
     if let Some(s) = status {
-        q = q.filter(r::status.eq(s.to_owned()));
+        q = q.filter(r::status.eq(s));
     }
     if let Some(b) = before_id {
         q = q.filter(r::id.lt(b));
@@ -101,7 +101,7 @@ pub async fn record_outcome(
 ) -> QueryResult<()> {
     diesel::update(r::table.find(id))
         .set((
-            r::status.eq(outcome.as_str()),
+            r::status.eq(ReceiptStatus::from(outcome)),
             r::http_status.eq(Some(200i16)),
             r::error_code.eq(None::<String>),
             r::error_detail.eq(None::<String>),
@@ -131,7 +131,7 @@ pub async fn record_failure(
 ) -> QueryResult<()> {
     diesel::update(r::table.find(id))
         .set((
-            r::status.eq("failed"),
+            r::status.eq(ReceiptStatus::Failed),
             r::http_status.eq(Some(failure.http_status)),
             r::error_code.eq(Some(&failure.code)),
             r::error_detail.eq(Some(&failure.detail)),

@@ -6,7 +6,7 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use proposal_callback::email::config::EmailConfig;
 use proposal_callback::email::worker::{self, Mailer};
-use proposal_callback::schema::email_outbox as o;
+use proposal_callback::schema::proposal::email_outbox as o;
 
 use crate::support::{TestApp, example};
 use common::test_support::SmtpSink;

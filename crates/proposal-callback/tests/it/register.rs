@@ -5,8 +5,8 @@ use std::time::{Duration, Instant};
 
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use proposal_callback::registration::config::RegistrationConfig;
-use proposal_callback::schema::tokens;
+use proposal_callback::registration::config::{Environment, RegistrationConfig};
+use proposal_callback::schema::proposal::tokens;
 use serde_json::{Value, json};
 
 use crate::support::mock_insurer::{MockInsurer, closed_port_url};
@@ -345,7 +345,7 @@ async fn an_unconfigured_insurer_or_environment_is_502_not_configured() {
         &mut *t.conn().await,
         "demo-a",
         "porto",
-        "production",
+        Environment::Production,
     )
     .await
     .unwrap();
@@ -388,7 +388,7 @@ async fn the_integrations_environment_picks_the_insurers_url() {
         &mut *t.conn().await,
         "demo-a",
         "porto",
-        "production",
+        Environment::Production,
     )
     .await
     .unwrap();

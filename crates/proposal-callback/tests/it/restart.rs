@@ -8,7 +8,7 @@ use common::db;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use proposal_callback::registration::config::RegistrationConfig;
-use proposal_callback::schema::{email_outbox, integration_history, proposals};
+use proposal_callback::schema::proposal::{email_outbox, integration_history, proposals};
 use proposal_callback::startup;
 use proposal_callback::{MIGRATIONS, SCHEMA, auth, store};
 

@@ -234,7 +234,7 @@ pub async fn proposal_state(
     tenant: &str,
     id: &str,
 ) -> ProposalState {
-    use proposal_callback::schema::{
+    use proposal_callback::schema::proposal::{
         email_outbox, integration_history, proposal_events, proposals,
     };
     let (pk, status, in_queue): (i64, String, bool) = proposals::table
