@@ -41,7 +41,7 @@ text_enum! {
 
 text_enum! {
     /// Where a stored callback (a receipt) stands: `received` until its outcome is recorded,
-    /// then the callback's [`Outcome`] or `failed`.
+    /// then the callback's outcome or `failed`.
     #[derive(Serialize, ToSchema)]
     #[serde(rename_all = "snake_case")]
     pub enum ReceiptStatus {
