@@ -1,5 +1,5 @@
 //! Who is calling, and the credentials they call with (docs/proposal-callback.md,
-//! "Tokens"): an insurer's integration presents a Basic token at `/callback/auth` and then a
+//! "Authentication"): an insurer's integration presents a Basic token at `/callback/auth` and then a
 //! callback JWT; a tenant's operator presents an admin JWT.
 //!
 //! - [`basic`]: the Basic tokens (made, hashed, compared; only hashes are stored);

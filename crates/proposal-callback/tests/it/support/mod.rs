@@ -27,7 +27,7 @@ pub fn keys() -> JwtKeys {
     JwtKeys::new(&SecretString::from(SECRET))
 }
 
-/// One of the nine example payloads, from the crate's copy of `shared/insurers`.
+/// One of the nine example payloads, from `tests/fixtures/insurers`.
 pub fn example(insurer: &str, outcome: &str) -> Vec<u8> {
     let path = format!(
         "{}/tests/fixtures/insurers/{insurer}/{outcome}.json",
