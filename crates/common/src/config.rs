@@ -81,6 +81,66 @@ pub fn secret(src: &dyn Source, name: &str) -> Result<Option<SecretString>, Conf
     }
 }
 
+/// A secret given as `NAME`, or as `NAME_FILE` naming a mounted file, that may be absent.
+/// Unlike [`secret`], a `NAME_FILE` whose file does not exist (an optional Kubernetes secret
+/// that is not mounted) or is empty counts as not configured, with a warning; a file that
+/// exists but cannot be read is still an error.
+pub fn optional_secret(src: &dyn Source, name: &str) -> Result<Option<SecretString>, ConfigError> {
+    if let Some(v) = src.get(name) {
+        return Ok(Some(SecretString::from(v)));
+    }
+    let file_var = format!("{name}_FILE");
+    let Some(path) = src.get(&file_var) else {
+        return Ok(None);
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(s) => {
+            let s = s.trim_end_matches(['\n', '\r']);
+            if s.is_empty() {
+                tracing::warn!(variable = %file_var, %path, "the file is empty: counted as not configured");
+                Ok(None)
+            } else {
+                Ok(Some(SecretString::from(s.to_owned())))
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            tracing::warn!(variable = %file_var, %path, "the file does not exist: counted as not configured");
+            Ok(None)
+        }
+        Err(e) => Err(ConfigError::Invalid {
+            name: file_var,
+            reason: format!("cannot read {path}: {e}"),
+        }),
+    }
+}
+
+/// A duration variable (see [`parse_duration`]), or `default` when unset.
+pub fn duration(src: &dyn Source, name: &str, default: Duration) -> Result<Duration, ConfigError> {
+    match src.get(name) {
+        None => Ok(default),
+        Some(raw) => parse_duration(&raw).map_err(|reason| ConfigError::Invalid {
+            name: name.to_owned(),
+            reason,
+        }),
+    }
+}
+
+/// Like [`duration`], but zero is refused.
+pub fn positive_duration(
+    src: &dyn Source,
+    name: &str,
+    default: Duration,
+) -> Result<Duration, ConfigError> {
+    let d = duration(src, name, default)?;
+    if d.is_zero() {
+        return Err(ConfigError::Invalid {
+            name: name.to_owned(),
+            reason: "must be more than zero".into(),
+        });
+    }
+    Ok(d)
+}
+
 /// Parses durations such as `500ms`, `30s`, `15m`, `8h`, `90d`.
 pub fn parse_duration(raw: &str) -> Result<Duration, String> {
     let raw = raw.trim();
@@ -267,6 +327,43 @@ mod tests {
         let err = secret(&env(&[("X_FILE", "/nonexistent/secret")]), "X").unwrap_err();
         assert!(matches!(err, ConfigError::Invalid { name, .. } if name == "X_FILE"));
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn optional_secrets_and_duration_variables() {
+        let dir = std::env::temp_dir().join(format!("cfg-opt-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (full, empty) = (dir.join("full"), dir.join("empty"));
+        std::fs::write(&full, "s3cret\n").unwrap();
+        std::fs::write(&empty, "\n").unwrap();
+        let get = |pairs: &[(&str, &str)]| optional_secret(&env(pairs), "X");
+        assert!(get(&[]).unwrap().is_none());
+        let s = get(&[("X_FILE", full.to_str().unwrap())]).unwrap().unwrap();
+        assert_eq!(s.expose_secret(), "s3cret");
+        assert!(
+            get(&[("X_FILE", empty.to_str().unwrap())])
+                .unwrap()
+                .is_none()
+        );
+        assert!(get(&[("X_FILE", "/nonexistent/secret")]).unwrap().is_none());
+        let err = get(&[("X_FILE", dir.to_str().unwrap())]).unwrap_err();
+        assert!(matches!(err, ConfigError::Invalid { name, .. } if name == "X_FILE"));
+        std::fs::remove_dir_all(dir).unwrap();
+
+        let d = Duration::from_secs(7);
+        assert_eq!(duration(&env(&[]), "T", d), Ok(d));
+        assert_eq!(duration(&env(&[("T", "0s")]), "T", d), Ok(Duration::ZERO));
+        assert_eq!(
+            positive_duration(&env(&[("T", "300ms")]), "T", d),
+            Ok(Duration::from_millis(300))
+        );
+        for bad in ["0s", "5"] {
+            let err = positive_duration(&env(&[("T", bad)]), "T", d).unwrap_err();
+            assert!(
+                matches!(err, ConfigError::Invalid { name, .. } if name == "T"),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

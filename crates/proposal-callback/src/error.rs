@@ -1,12 +1,16 @@
-//! The service's one error type and its one mapping to problem+json (CONTRACT §2's table).
+//! The service's one error type and its one mapping to problem+json: each failure's status
+//! and `code` as docs/proposal-callback.md lists them. Domain modules return their own small
+//! errors (a parse failure, a registration failure, ...); `From` lifts them here, so `?`
+//! works from the store up.
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use common::{FieldError, Problem};
 
 use crate::insurer::ParseError;
-use crate::proposal::Status;
-use crate::registration::RegistrationFailure;
+use crate::proposal::status::Status;
+use crate::registration::client::RegistrationFailure;
+use crate::registration::config::NotConfigured;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -32,8 +36,8 @@ pub enum Error {
     #[error("no integration {0} for this tenant")]
     IntegrationNotFound(i64),
     /// What is missing, as variable names (never values).
-    #[error("callback registration is not configured: set {0}")]
-    NotConfigured(String),
+    #[error(transparent)]
+    NotConfigured(#[from] NotConfigured),
     #[error(
         "a registration of this integration is already waiting for the insurer; retry in {retry_after_secs} s"
     )]
@@ -254,6 +258,52 @@ mod tests {
             let p = e.problem();
             assert_eq!((p.status, p.code.as_ref()), (status, code), "{e}");
             assert_eq!(e.code(), code);
+        }
+    }
+
+    #[test]
+    fn an_unconfigured_insurer_is_502_not_configured_naming_the_variable() {
+        use crate::registration::config::{Environment, RegistrationConfig};
+        let e: Error = RegistrationConfig::default()
+            .target("porto", Environment::Homologation)
+            .err()
+            .unwrap()
+            .into();
+        let e = e.problem();
+        assert_eq!((e.status, e.code.as_ref()), (502, "not_configured"));
+        assert!(
+            e.detail.contains("INSURER_PORTO_HOMOLOGATION_URL"),
+            "{}",
+            e.detail
+        );
+    }
+
+    #[test]
+    fn failures_are_502_with_their_own_codes() {
+        use reqwest::StatusCode;
+        use std::time::Duration;
+        let cases = [
+            (
+                RegistrationFailure::Rejected(StatusCode::INTERNAL_SERVER_ERROR),
+                "insurer_rejected",
+                "HTTP 500 Internal Server Error",
+            ),
+            (
+                RegistrationFailure::Timeout(Duration::from_secs(10)),
+                "insurer_timeout",
+                "within 10s",
+            ),
+            (
+                RegistrationFailure::Unreachable,
+                "insurer_unreachable",
+                "connect",
+            ),
+            (RegistrationFailure::Transport, "insurer_error", "failed"),
+        ];
+        for (f, code, detail) in cases {
+            let p = Error::Registration(f).problem();
+            assert_eq!((p.status, p.code.as_ref()), (502, code));
+            assert!(p.detail.contains(detail), "{}", p.detail);
         }
     }
 }

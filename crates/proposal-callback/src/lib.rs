@@ -3,6 +3,7 @@
 pub mod auth;
 pub mod email;
 pub mod error;
+pub mod hex;
 pub mod insurer;
 pub mod metrics;
 pub mod openapi;
@@ -13,7 +14,9 @@ pub mod routes;
 pub mod schema;
 pub mod seed;
 pub mod startup;
+pub mod state;
 pub mod store;
+mod text_enum;
 
 use diesel_migrations::{EmbeddedMigrations, embed_migrations};
 

@@ -3,8 +3,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use common::config::CommonConfig;
 use common::db;
-use proposal_callback::email::EmailConfig;
-use proposal_callback::registration::RegistrationConfig;
+use proposal_callback::email::config::EmailConfig;
+use proposal_callback::registration::config::RegistrationConfig;
 use proposal_callback::{MIGRATIONS, SCHEMA, seed, startup, store};
 
 const DEFAULT_BIND: &str = "127.0.0.1:8081";

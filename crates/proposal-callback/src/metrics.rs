@@ -6,9 +6,7 @@ use std::sync::LazyLock;
 
 use prometheus::{IntCounterVec, Opts, Registry};
 
-use crate::error::Error;
-use crate::registration::Environment;
-use crate::routes::CallbackResult;
+use crate::registration::config::Environment;
 
 pub static CALLBACKS: LazyLock<IntCounterVec> = LazyLock::new(|| {
     IntCounterVec::new(
@@ -48,11 +46,7 @@ pub fn count_registration(insurer: &str, env: Environment, result: &str) {
 }
 
 /// Counts a callback's (or a replay's) answer: its `result`, or the error's code.
-pub fn count(tenant: &str, insurer: &str, result: &Result<CallbackResult, Error>) {
-    let outcome = match result {
-        Ok(r) => r.result.as_str(),
-        Err(e) => e.code(),
-    };
+pub fn count_callback(tenant: &str, insurer: &str, outcome: &str) {
     CALLBACKS
         .with_label_values(&[tenant, insurer, outcome])
         .inc();

@@ -6,6 +6,9 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
 use crate::routes;
 
+/// What the document holds besides the service's own routes (added by
+/// [`routes::document`]): the operational routes every service has, the shared schemas and
+/// the security schemes.
 #[derive(OpenApi)]
 #[openapi(
     info(
@@ -16,24 +19,8 @@ use crate::routes;
         common::http::healthz,
         common::http::readyz,
         common::http::metrics_doc,
-        routes::auth::token,
-        routes::callback::receive,
-        routes::admin::list_receipts,
-        routes::admin::replay,
-        routes::admin::list_integrations,
-        routes::admin::register_callback,
     ),
-    components(schemas(
-        common::problem::ProblemDocument,
-        common::FieldError,
-        routes::CallbackResult,
-        routes::auth::AccessToken,
-        routes::admin::ReceiptView,
-        routes::admin::ReceiptPage,
-        routes::admin::IntegrationView,
-        crate::proposal::Status,
-        crate::proposal::Outcome,
-    )),
+    components(schemas(common::problem::ProblemDocument, common::FieldError)),
     modifiers(&BearerJwt, &BasicAuth),
 )]
 pub struct ApiDoc;
@@ -54,5 +41,16 @@ impl utoipa::Modify for BasicAuth {
 }
 
 pub fn document() -> utoipa::openapi::OpenApi {
-    ApiDoc::openapi()
+    let mut doc = ApiDoc::openapi();
+    routes::document(&mut doc);
+    doc
+}
+
+#[cfg(test)]
+mod tests {
+    /// The whole document, so that any change to it shows in review.
+    #[test]
+    fn the_document_is_as_reviewed() {
+        insta::assert_json_snapshot!(super::document());
+    }
 }

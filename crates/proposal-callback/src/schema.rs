@@ -1,139 +1,149 @@
-// Tables of the `proposal` schema (every connection's search_path points there).
-// Hand-written: keep each in step with its migration.
+// @generated automatically by Diesel CLI.
 
-diesel::table! {
-    tenants (id) {
-        id -> Text,
-        name -> Text,
-        created_at -> Timestamptz,
+pub mod proposal {
+    diesel::table! {
+        proposal.applied_callbacks (tenant_id, insurer, dedup_key) {
+            tenant_id -> Text,
+            insurer -> Text,
+            dedup_key -> Text,
+            proposal_id -> Int8,
+            receipt_id -> Nullable<Int8>,
+            status -> Text,
+            created_at -> Timestamptz,
+        }
     }
-}
 
-diesel::table! {
-    integrations (id) {
-        id -> Int8,
-        tenant_id -> Text,
-        insurer -> Text,
-        environment -> Text,
-        is_callback_active -> Bool,
-        created_at -> Timestamptz,
-        callback_registered_at -> Nullable<Timestamptz>,
+    diesel::table! {
+        proposal.callback_receipts (id) {
+            id -> Int8,
+            tenant_id -> Text,
+            insurer -> Text,
+            integration_id -> Nullable<Int8>,
+            received_at -> Timestamptz,
+            headers -> Jsonb,
+            body -> Bytea,
+            body_sha256 -> Bytea,
+            status -> Text,
+            http_status -> Nullable<Int2>,
+            error_code -> Nullable<Text>,
+            error_detail -> Nullable<Text>,
+            proposal_id -> Nullable<Text>,
+            dedup_key -> Nullable<Text>,
+            attempts -> Int4,
+            processed_at -> Nullable<Timestamptz>,
+        }
     }
-}
 
-diesel::table! {
-    tokens (id) {
-        id -> Int8,
-        integration_id -> Int8,
-        token_type -> Text,
-        token_hash -> Bytea,
-        created_at -> Timestamptz,
-        revoked_at -> Nullable<Timestamptz>,
-        activated_at -> Nullable<Timestamptz>,
+    diesel::table! {
+        proposal.email_outbox (id) {
+            id -> Int8,
+            proposal_id -> Int8,
+            history_id -> Int8,
+            recipient -> Text,
+            subject -> Text,
+            body -> Text,
+            status -> Text,
+            attempts -> Int4,
+            next_attempt_at -> Timestamptz,
+            last_error -> Nullable<Text>,
+            created_at -> Timestamptz,
+            sent_at -> Nullable<Timestamptz>,
+        }
     }
-}
 
-diesel::table! {
-    proposals (id) {
-        id -> Int8,
-        tenant_id -> Text,
-        proposal_id -> Text,
-        status -> Text,
-        contact_email -> Text,
-        in_queue -> Bool,
-        created_at -> Timestamptz,
-        updated_at -> Timestamptz,
+    diesel::table! {
+        proposal.integration_history (id) {
+            id -> Int8,
+            proposal_id -> Int8,
+            insurer -> Text,
+            receipt_id -> Nullable<Int8>,
+            from_status -> Text,
+            to_status -> Text,
+            insurer_event_id -> Nullable<Text>,
+            insurer_note -> Nullable<Text>,
+            insurer_time -> Nullable<Timestamptz>,
+            created_at -> Timestamptz,
+        }
     }
-}
 
-diesel::table! {
-    callback_receipts (id) {
-        id -> Int8,
-        tenant_id -> Text,
-        insurer -> Text,
-        integration_id -> Nullable<Int8>,
-        received_at -> Timestamptz,
-        headers -> Jsonb,
-        body -> Bytea,
-        body_sha256 -> Bytea,
-        status -> Text,
-        http_status -> Nullable<Int2>,
-        error_code -> Nullable<Text>,
-        error_detail -> Nullable<Text>,
-        proposal_id -> Nullable<Text>,
-        dedup_key -> Nullable<Text>,
-        attempts -> Int4,
-        processed_at -> Nullable<Timestamptz>,
+    diesel::table! {
+        proposal.integrations (id) {
+            id -> Int8,
+            tenant_id -> Text,
+            insurer -> Text,
+            environment -> Text,
+            is_callback_active -> Bool,
+            created_at -> Timestamptz,
+            callback_registered_at -> Nullable<Timestamptz>,
+        }
     }
-}
 
-diesel::table! {
-    applied_callbacks (tenant_id, insurer, dedup_key) {
-        tenant_id -> Text,
-        insurer -> Text,
-        dedup_key -> Text,
-        proposal_id -> Int8,
-        receipt_id -> Nullable<Int8>,
-        status -> Text,
-        created_at -> Timestamptz,
+    diesel::table! {
+        proposal.proposal_events (id) {
+            id -> Int8,
+            proposal_id -> Int8,
+            kind -> Text,
+            receipt_id -> Nullable<Int8>,
+            data -> Jsonb,
+            created_at -> Timestamptz,
+        }
     }
-}
 
-diesel::table! {
-    integration_history (id) {
-        id -> Int8,
-        proposal_id -> Int8,
-        insurer -> Text,
-        receipt_id -> Nullable<Int8>,
-        from_status -> Text,
-        to_status -> Text,
-        insurer_event_id -> Nullable<Text>,
-        insurer_note -> Nullable<Text>,
-        insurer_time -> Nullable<Timestamptz>,
-        created_at -> Timestamptz,
+    diesel::table! {
+        proposal.proposals (id) {
+            id -> Int8,
+            tenant_id -> Text,
+            proposal_id -> Text,
+            status -> Text,
+            contact_email -> Text,
+            in_queue -> Bool,
+            created_at -> Timestamptz,
+            updated_at -> Timestamptz,
+        }
     }
-}
 
-diesel::table! {
-    proposal_events (id) {
-        id -> Int8,
-        proposal_id -> Int8,
-        kind -> Text,
-        receipt_id -> Nullable<Int8>,
-        data -> Jsonb,
-        created_at -> Timestamptz,
+    diesel::table! {
+        proposal.tenants (id) {
+            id -> Text,
+            name -> Text,
+            created_at -> Timestamptz,
+        }
     }
-}
 
-diesel::table! {
-    email_outbox (id) {
-        id -> Int8,
-        proposal_id -> Int8,
-        history_id -> Int8,
-        recipient -> Text,
-        subject -> Text,
-        body -> Text,
-        status -> Text,
-        attempts -> Int4,
-        next_attempt_at -> Timestamptz,
-        last_error -> Nullable<Text>,
-        created_at -> Timestamptz,
-        sent_at -> Nullable<Timestamptz>,
+    diesel::table! {
+        proposal.tokens (id) {
+            id -> Int8,
+            integration_id -> Int8,
+            token_type -> Text,
+            token_hash -> Bytea,
+            created_at -> Timestamptz,
+            revoked_at -> Nullable<Timestamptz>,
+            activated_at -> Nullable<Timestamptz>,
+        }
     }
+
+    diesel::joinable!(applied_callbacks -> callback_receipts (receipt_id));
+    diesel::joinable!(applied_callbacks -> proposals (proposal_id));
+    diesel::joinable!(callback_receipts -> tenants (tenant_id));
+    diesel::joinable!(email_outbox -> integration_history (history_id));
+    diesel::joinable!(email_outbox -> proposals (proposal_id));
+    diesel::joinable!(integration_history -> callback_receipts (receipt_id));
+    diesel::joinable!(integration_history -> proposals (proposal_id));
+    diesel::joinable!(integrations -> tenants (tenant_id));
+    diesel::joinable!(proposal_events -> callback_receipts (receipt_id));
+    diesel::joinable!(proposal_events -> proposals (proposal_id));
+    diesel::joinable!(proposals -> tenants (tenant_id));
+    diesel::joinable!(tokens -> integrations (integration_id));
+
+    diesel::allow_tables_to_appear_in_same_query!(
+        applied_callbacks,
+        callback_receipts,
+        email_outbox,
+        integration_history,
+        integrations,
+        proposal_events,
+        proposals,
+        tenants,
+        tokens,
+    );
 }
-
-diesel::joinable!(integrations -> tenants (tenant_id));
-diesel::joinable!(tokens -> integrations (integration_id));
-diesel::joinable!(email_outbox -> proposals (proposal_id));
-
-diesel::allow_tables_to_appear_in_same_query!(
-    tenants,
-    integrations,
-    tokens,
-    proposals,
-    callback_receipts,
-    applied_callbacks,
-    integration_history,
-    proposal_events,
-    email_outbox,
-);

@@ -1,4 +1,4 @@
-//! `proposal-callback seed`: deterministic demo data (CONTRACT §2). Running it again adds
+//! `proposal-callback seed`: deterministic demo data (docs/proposal-callback.md). Running it again adds
 //! nothing: tenants, integrations and proposals are created only when absent (an existing
 //! proposal keeps whatever status callbacks gave it).
 //!
@@ -8,15 +8,16 @@
 //! revoked).
 
 use common::db::Conn;
+use diesel::QueryResult;
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use serde::Serialize;
 
-use crate::auth::{generate_token, token_hash};
-use crate::error::Error;
+use crate::auth::basic::{generate_token, token_hash};
 use crate::insurer::INSURERS;
-use crate::proposal::Status;
-use crate::schema::tenants;
+use crate::proposal::status::Status;
+use crate::registration::config::Environment;
+use crate::schema::proposal::tenants;
 use crate::store::{integrations, proposals};
 
 pub const DEMO_TENANTS: [(&str, &str); 2] = [
@@ -24,7 +25,7 @@ pub const DEMO_TENANTS: [(&str, &str); 2] = [
     ("demo-b", "Imobiliária Demo B"),
 ];
 
-/// The proposals named in the example payloads of `shared/insurers`, all `under_analysis`
+/// The proposals named in the insurers' example payloads (`tests/fixtures/insurers`), all `under_analysis`
 /// for tenant `demo-a`.
 pub const DEMO_PROPOSALS: [&str; 9] = [
     "POR-2026-000123",
@@ -38,7 +39,7 @@ pub const DEMO_PROPOSALS: [&str; 9] = [
     "99122",
 ];
 
-pub const DEMO_ENVIRONMENT: &str = "homologation";
+pub const DEMO_ENVIRONMENT: Environment = Environment::Homologation;
 
 #[derive(Debug, Serialize)]
 pub struct SeedReport {
@@ -52,7 +53,7 @@ pub struct SeededIntegration {
     pub id: i64,
     pub tenant: String,
     pub insurer: String,
-    pub environment: String,
+    pub environment: Environment,
     /// The Basic token for `/callback/auth`, shown this once; null when an earlier run made it.
     pub token: Option<String>,
 }
@@ -61,7 +62,7 @@ pub struct SeededIntegration {
 pub struct SeededProposal {
     pub tenant: String,
     pub proposal_id: String,
-    pub status: String,
+    pub status: Status,
     pub contact_email: String,
 }
 
@@ -74,14 +75,14 @@ pub fn demo_email(proposal_id: &str) -> String {
 
 pub async fn run(conn: &mut Conn, rotate_tokens: bool) -> anyhow::Result<SeedReport> {
     Ok(conn
-        .transaction::<_, Error, _>(async |conn| seed(conn, rotate_tokens).await)
+        .transaction::<_, diesel::result::Error, _>(async |conn| seed(conn, rotate_tokens).await)
         .await?)
 }
 
 async fn seed(
     conn: &mut diesel_async::AsyncPgConnection,
     rotate_tokens: bool,
-) -> Result<SeedReport, Error> {
+) -> QueryResult<SeedReport> {
     let rows: Vec<_> = DEMO_TENANTS
         .iter()
         .map(|(id, name)| (tenants::id.eq(*id), tenants::name.eq(*name)))
@@ -127,7 +128,6 @@ async fn seed(
             });
         }
     }
-    debug_assert!(demo.iter().all(|p| Status::parse(&p.status).is_some()));
 
     Ok(SeedReport {
         tenants: DEMO_TENANTS

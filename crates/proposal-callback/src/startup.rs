@@ -1,7 +1,4 @@
-//! Builds the one `App` that `serve` runs and the tests drive.
-
-use std::sync::Arc;
-use std::time::Duration;
+//! Builds the one `App` that `serve` runs and the tests drive, and runs it.
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
@@ -11,46 +8,18 @@ use common::config::CommonConfig;
 use common::db::{self, Pool, PoolSettings};
 use common::http::{self, OpenApiJson};
 
-use crate::email::EmailConfig;
-use crate::ratelimit::FailureLimiter;
-use crate::registration::{Registrar, RegistrationConfig, SharedRegistrar};
+use crate::email::config::EmailConfig;
+use crate::registration::config::RegistrationConfig;
+use crate::state::AppState;
 
-/// Everything the handlers share. Cheap to clone.
-#[derive(Clone)]
-pub struct AppState {
-    pub pool: Pool,
-    pub keys: JwtKeys,
-    pub openapi: OpenApiJson,
-    /// Failed `/callback/auth` attempts per client address; shared by every worker.
-    pub auth_limiter: FailureLimiter,
-    /// RegisterCallback's configuration and HTTP client.
-    pub registrar: SharedRegistrar,
-}
-
-/// Failed Basic-token attempts one address may make per window before it gets 429.
-pub const AUTH_MAX_FAILURES: u32 = 10;
-pub const AUTH_FAILURE_WINDOW: Duration = Duration::from_secs(60);
-
-impl AppState {
-    /// No insurer configured for registration: see [`AppState::with_registration`].
-    pub fn new(pool: Pool, keys: JwtKeys) -> Self {
-        Self::with_registration(pool, keys, RegistrationConfig::default())
-            .expect("the default HTTP client builds")
-    }
-
-    pub fn with_registration(
-        pool: Pool,
-        keys: JwtKeys,
-        registration: RegistrationConfig,
-    ) -> anyhow::Result<Self> {
-        Ok(Self {
-            pool,
-            keys,
-            openapi: OpenApiJson::new(&crate::openapi::document()),
-            auth_limiter: FailureLimiter::new(AUTH_MAX_FAILURES, AUTH_FAILURE_WINDOW),
-            registrar: Arc::new(Registrar::new(registration)?),
-        })
-    }
+/// The state the handlers share, with the OpenAPI document rendered once.
+pub fn state(
+    pool: Pool,
+    keys: JwtKeys,
+    registration: RegistrationConfig,
+) -> anyhow::Result<AppState> {
+    let openapi = OpenApiJson::new(&crate::openapi::document());
+    AppState::new(pool, keys, openapi, registration)
 }
 
 pub fn pool_settings(size: usize) -> PoolSettings {
@@ -105,14 +74,13 @@ pub async fn serve(
     .await?;
     tracing::info!(?applied, "migrations up to date");
     let pool = db::pool(&config.database_url, &pool_settings(config.pool_size))?;
-    crate::email::start(&pool, &email).await?;
+    crate::email::worker::start(&pool, &email).await?;
     tracing::info!(
         callback_base_url = %registration.callback_base_url,
         configured = ?registration.configured(),
         "callback registration"
     );
-    let state =
-        AppState::with_registration(pool.clone(), JwtKeys::new(&config.jwt_secret), registration)?;
+    let state = state(pool.clone(), JwtKeys::new(&config.jwt_secret), registration)?;
     let metrics = metrics(&pool);
     tracing::info!(bind = %config.bind, "proposal-callback listening");
     HttpServer::new(move || app(state.clone(), metrics.clone()))

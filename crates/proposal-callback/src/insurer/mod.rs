@@ -3,13 +3,13 @@
 //! database, so correcting one when an insurer's document says otherwise touches one file.
 
 pub mod porto;
-pub mod tokio;
+pub mod tokio_marine;
 pub mod too;
 
 use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
 
-use crate::proposal::Status;
+use crate::proposal::status::Status;
 
 /// What every insurer's notification says once translated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,7 +34,8 @@ pub struct Requirement {
     pub description: String,
 }
 
-/// Why a body is not a callback. Each variant has its own HTTP status and code (CONTRACT §2).
+/// Why a body is not a callback. Each variant has its own HTTP status and code
+/// (docs/proposal-callback.md, "The callback, in order", step 8).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParseError {
     /// 400 `invalid_payload`.
@@ -71,7 +72,7 @@ pub const INSURERS: [&str; 3] = ["porto", "tokio", "too"];
 pub fn parser_for(insurer: &str) -> Option<&'static dyn Parser> {
     match insurer {
         "porto" => Some(&porto::Porto),
-        "tokio" => Some(&tokio::Tokio),
+        "tokio" => Some(&tokio_marine::TokioMarine),
         "too" => Some(&too::Too),
         _ => None,
     }
@@ -111,7 +112,7 @@ pub(crate) fn optional_text(value: Option<String>) -> Option<String> {
 pub(crate) mod test_support {
     use std::path::PathBuf;
 
-    /// The example payloads, copied from `shared/insurers` into the crate's test fixtures.
+    /// The insurers' example payloads, kept in `tests/fixtures/insurers`.
     pub fn example(insurer: &str, outcome: &str) -> Vec<u8> {
         let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/insurers")

@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
 use super::{Callback, ParseError, Parser, essential_text, from_json, optional_text};
-use crate::proposal::Status;
+use crate::proposal::status::Status;
 
 pub struct Porto;
 

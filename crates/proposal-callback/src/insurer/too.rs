@@ -7,7 +7,7 @@ use serde::Deserialize;
 use super::{
     Callback, ParseError, Parser, Requirement, essential, essential_text, from_json, optional_text,
 };
-use crate::proposal::Status;
+use crate::proposal::status::Status;
 
 pub struct Too;
 

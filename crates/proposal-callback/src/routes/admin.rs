@@ -7,22 +7,22 @@ use common::extract::{Path, Query};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::auth::TenantAdmin;
+use crate::auth::extract::TenantAdmin;
 use crate::error::Error;
-use crate::metrics;
-use crate::proposal;
-use crate::registration;
-use crate::routes::CallbackResult;
-use crate::startup::AppState;
+use crate::proposal::apply::handle_receipt;
+use crate::proposal::status::ReceiptStatus;
+use crate::registration::config::Environment;
+use crate::registration::flow::{self, Admin};
+use crate::routes::{CallbackResult, callback_answer};
+use crate::state::AppState;
 use crate::store::integrations::{self, IntegrationRow};
 use crate::store::receipts::{self, ReceiptRow};
-
-const RECEIPT_STATUSES: [&str; 5] = ["received", "processed", "duplicate", "unchanged", "failed"];
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 pub struct ReceiptQuery {
     /// `received`, `processed`, `duplicate`, `unchanged` or `failed`; all when absent.
+    #[param(value_type = Option<ReceiptStatus>)]
     pub status: Option<String>,
     /// 1..=200, default 50.
     pub limit: Option<i64>,
@@ -36,7 +36,7 @@ pub struct ReceiptView {
     pub id: i64,
     pub insurer: String,
     pub received_at: DateTime<Utc>,
-    pub status: String,
+    pub status: ReceiptStatus,
     pub http_status: Option<i16>,
     pub error_code: Option<String>,
     pub error_detail: Option<String>,
@@ -94,28 +94,19 @@ pub async fn list_receipts(
     Query(q): Query<ReceiptQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Error> {
-    if let Some(s) = &q.status
-        && !RECEIPT_STATUSES.contains(&s.as_str())
-    {
-        return Err(Problem::invalid_parameter(
-            "status",
-            format!("must be one of {}", RECEIPT_STATUSES.join(", ")),
-        )
-        .into());
-    }
+    let status = match q.status.as_deref() {
+        None => None,
+        Some(s) => Some(ReceiptStatus::parse(s).ok_or_else(|| {
+            let all: Vec<_> = ReceiptStatus::ALL.iter().map(|s| s.as_str()).collect();
+            Problem::invalid_parameter("status", format!("must be one of {}", all.join(", ")))
+        })?),
+    };
     let limit = q.limit.unwrap_or(50);
     if !(1..=200).contains(&limit) {
         return Err(Problem::invalid_parameter("limit", "must be between 1 and 200").into());
     }
     let mut conn = state.pool.get().await?;
-    let rows = receipts::list(
-        &mut conn,
-        &admin.tenant,
-        q.status.as_deref(),
-        q.before_id,
-        limit,
-    )
-    .await?;
+    let rows = receipts::list(&mut conn, &admin.tenant, status, q.before_id, limit).await?;
     let next_before_id = (rows.len() as i64 == limit)
         .then(|| rows.last().map(|r| r.id))
         .flatten();
@@ -152,11 +143,8 @@ pub async fn replay(
     let receipt = receipts::find(&mut conn, &admin.tenant, id)
         .await?
         .ok_or(Error::ReceiptNotFound(id))?;
-    let result = proposal::handle_receipt(&mut conn, &receipt)
-        .await
-        .map(CallbackResult::from);
-    metrics::count(&receipt.tenant_id, &receipt.insurer, &result);
-    Ok(HttpResponse::Ok().json(result?))
+    let result = handle_receipt(&mut conn, &receipt).await;
+    callback_answer(&receipt.tenant_id, &receipt.insurer, result)
 }
 
 /// An integration as its tenant's admin sees it.
@@ -168,7 +156,7 @@ pub struct IntegrationView {
     pub insurer: String,
     /// `homologation` or `production`: which of the insurer's URLs registration uses.
     #[schema(example = "homologation")]
-    pub environment: String,
+    pub environment: Environment,
     /// True once the insurer accepted our callback registration (HTTP 200).
     pub is_callback_active: bool,
     /// When the insurer last accepted it.
@@ -243,8 +231,13 @@ pub async fn register_callback(
     // On a task of its own: an admin who disconnects while the insurer is being called does
     // not cancel it, so the insurer's answer is always recorded (and the token never left
     // pending until its lease runs out).
-    let task =
-        actix_web::rt::spawn(async move { registration::register(&state, &admin, id).await });
+    let task = actix_web::rt::spawn(async move {
+        let admin = Admin {
+            tenant: &admin.tenant,
+            sub: &admin.sub,
+        };
+        flow::register(&state.pool, &state.registrar, &admin, id).await
+    });
     let integration = task
         .await
         .map_err(|e| Error::Internal(format!("the registration task failed: {e}")))??;

@@ -5,9 +5,10 @@ use common::auth::authorization;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::auth::{CALLBACK_TOKEN_TTL_SECS, issue_callback_token, same_hash, token_hash};
+use crate::auth::basic::{same_hash, token_hash};
+use crate::auth::jwt::{CALLBACK_TOKEN_TTL_SECS, issue_callback_token};
 use crate::error::Error;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::store::integrations;
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -4,16 +4,15 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use common::extract::{read_body, require_json};
 use sha2::{Digest, Sha256};
 
-use crate::auth::InsurerIntegration;
+use crate::auth::extract::InsurerIntegration;
 use crate::error::Error;
 use crate::insurer;
-use crate::metrics;
-use crate::proposal;
-use crate::routes::CallbackResult;
-use crate::startup::AppState;
+use crate::proposal::apply::{Processed, handle_receipt};
+use crate::routes::{CallbackResult, callback_answer};
+use crate::state::AppState;
 use crate::store::receipts::{self, NewReceipt};
 
-/// CONTRACT §0: 64 KiB on the callback route.
+/// 64 KiB on the callback route (docs/proposal-callback.md, "The callback, in order").
 pub const BODY_LIMIT: usize = 64 * 1024;
 
 /// Headers kept on a receipt: what helps an operator tell deliveries apart. Never
@@ -72,8 +71,7 @@ pub async fn receive(
     let insurer = req.match_info().get("insuranceCompany").unwrap_or_default();
     let result = receive_checked(&req, &who, tenant, insurer, payload, &state).await;
     // Counted under the token's tenant and insurer: the path may name anything.
-    metrics::count(&who.tenant, &who.insurer, &result);
-    Ok(HttpResponse::Ok().json(result?))
+    callback_answer(&who.tenant, &who.insurer, result)
 }
 
 async fn receive_checked(
@@ -83,7 +81,7 @@ async fn receive_checked(
     insurer: &str,
     payload: web::Payload,
     state: &AppState,
-) -> Result<CallbackResult, Error> {
+) -> Result<Processed, Error> {
     if !valid_tenant(tenant) {
         return Err(common::Problem::invalid_parameter(
             "dsTenantId",
@@ -112,7 +110,7 @@ async fn receive_checked(
         },
     )
     .await?;
-    let processed = proposal::handle_receipt(&mut conn, &receipt).await?;
+    let processed = handle_receipt(&mut conn, &receipt).await?;
     if let Some(email) = processed.email_id {
         tracing::info!(
             receipt = receipt.id,
@@ -120,7 +118,7 @@ async fn receive_checked(
             "transition applied; email queued"
         );
     }
-    Ok(processed.into())
+    Ok(processed)
 }
 
 fn kept_headers(req: &HttpRequest) -> serde_json::Value {

@@ -5,19 +5,23 @@
 //! a pending token the insurer did not accept is revoked without ever having been live.
 
 use chrono::{DateTime, Utc};
+use diesel::QueryResult;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
-use crate::error::Error;
-use crate::schema::{integrations, tokens};
+use crate::registration::config::Environment;
+use crate::schema::proposal::{integrations, tokens};
 
 /// `tokenType` of the Basic token an integration registers with its insurer.
 pub const REGISTER_CALLBACK: &str = "registerCallback";
 
 /// A live token's integration.
-#[derive(Debug, Clone, Queryable)]
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = integrations)]
 pub struct TokenOwner {
+    #[diesel(select_expression = tokens::token_hash)]
     pub token_hash: Vec<u8>,
+    #[diesel(column_name = id)]
     pub integration_id: i64,
     pub tenant_id: String,
     pub insurer: String,
@@ -27,22 +31,17 @@ pub struct TokenOwner {
 pub async fn find_by_token_hash(
     conn: &mut AsyncPgConnection,
     hash: &[u8],
-) -> Result<Option<TokenOwner>, Error> {
-    Ok(tokens::table
+) -> QueryResult<Option<TokenOwner>> {
+    tokens::table
         .inner_join(integrations::table)
         .filter(tokens::token_hash.eq(hash))
         .filter(tokens::token_type.eq(REGISTER_CALLBACK))
         .filter(tokens::revoked_at.is_null())
         .filter(tokens::activated_at.is_not_null())
-        .select((
-            tokens::token_hash,
-            integrations::id,
-            integrations::tenant_id,
-            integrations::insurer,
-        ))
+        .select(TokenOwner::as_select())
         .first(conn)
         .await
-        .optional()?)
+        .optional()
 }
 
 #[derive(Debug, Clone, Queryable, Selectable)]
@@ -51,7 +50,7 @@ pub struct IntegrationRow {
     pub id: i64,
     pub tenant_id: String,
     pub insurer: String,
-    pub environment: String,
+    pub environment: Environment,
     pub is_callback_active: bool,
     pub callback_registered_at: Option<DateTime<Utc>>,
 }
@@ -61,8 +60,8 @@ pub async fn ensure(
     conn: &mut AsyncPgConnection,
     tenant: &str,
     insurer: &str,
-    environment: &str,
-) -> Result<IntegrationRow, Error> {
+    environment: Environment,
+) -> QueryResult<IntegrationRow> {
     diesel::insert_into(integrations::table)
         .values((
             integrations::tenant_id.eq(tenant),
@@ -72,20 +71,20 @@ pub async fn ensure(
         .on_conflict_do_nothing()
         .execute(conn)
         .await?;
-    Ok(integrations::table
+    integrations::table
         .filter(integrations::tenant_id.eq(tenant))
         .filter(integrations::insurer.eq(insurer))
         .filter(integrations::environment.eq(environment))
         .select(IntegrationRow::as_select())
         .first(conn)
-        .await?)
+        .await
 }
 
 pub async fn has_live_token(
     conn: &mut AsyncPgConnection,
     integration_id: i64,
-) -> Result<bool, Error> {
-    Ok(diesel::select(diesel::dsl::exists(
+) -> QueryResult<bool> {
+    diesel::select(diesel::dsl::exists(
         tokens::table
             .filter(tokens::integration_id.eq(integration_id))
             .filter(tokens::token_type.eq(REGISTER_CALLBACK))
@@ -93,7 +92,7 @@ pub async fn has_live_token(
             .filter(tokens::activated_at.is_not_null()),
     ))
     .get_result(conn)
-    .await?)
+    .await
 }
 
 /// Revokes the integration's live token (if any) and stores the hash of a new, live one. Call
@@ -102,7 +101,7 @@ pub async fn rotate_token(
     conn: &mut AsyncPgConnection,
     integration_id: i64,
     hash: &[u8],
-) -> Result<(), Error> {
+) -> QueryResult<()> {
     revoke_live(conn, integration_id).await?;
     diesel::insert_into(tokens::table)
         .values((
@@ -116,7 +115,7 @@ pub async fn rotate_token(
     Ok(())
 }
 
-async fn revoke_live(conn: &mut AsyncPgConnection, integration_id: i64) -> Result<(), Error> {
+async fn revoke_live(conn: &mut AsyncPgConnection, integration_id: i64) -> QueryResult<()> {
     diesel::update(
         tokens::table
             .filter(tokens::integration_id.eq(integration_id))
@@ -131,38 +130,35 @@ async fn revoke_live(conn: &mut AsyncPgConnection, integration_id: i64) -> Resul
 }
 
 /// The tenant's integrations, by id.
-pub async fn list(
-    conn: &mut AsyncPgConnection,
-    tenant: &str,
-) -> Result<Vec<IntegrationRow>, Error> {
-    Ok(integrations::table
+pub async fn list(conn: &mut AsyncPgConnection, tenant: &str) -> QueryResult<Vec<IntegrationRow>> {
+    integrations::table
         .filter(integrations::tenant_id.eq(tenant))
         .order(integrations::id)
         .select(IntegrationRow::as_select())
         .load(conn)
-        .await?)
+        .await
 }
 
 /// The integration, whatever its tenant (the caller checks that).
-pub async fn find(conn: &mut AsyncPgConnection, id: i64) -> Result<Option<IntegrationRow>, Error> {
-    Ok(integrations::table
+pub async fn find(conn: &mut AsyncPgConnection, id: i64) -> QueryResult<Option<IntegrationRow>> {
+    integrations::table
         .find(id)
         .select(IntegrationRow::as_select())
         .first(conn)
         .await
-        .optional()?)
+        .optional()
 }
 
 /// The integration, row-locked until the transaction ends: registrations of one integration
 /// take turns here.
-pub async fn lock(conn: &mut AsyncPgConnection, id: i64) -> Result<Option<IntegrationRow>, Error> {
-    Ok(integrations::table
+pub async fn lock(conn: &mut AsyncPgConnection, id: i64) -> QueryResult<Option<IntegrationRow>> {
+    integrations::table
         .find(id)
         .select(IntegrationRow::as_select())
         .for_update()
         .first(conn)
         .await
-        .optional()?)
+        .optional()
 }
 
 /// Whether a registration may start, after [`lock`] and inside its transaction.
@@ -180,7 +176,7 @@ pub async fn claim_pending_slot(
     conn: &mut AsyncPgConnection,
     integration_id: i64,
     stale_before: DateTime<Utc>,
-) -> Result<PendingSlot, Error> {
+) -> QueryResult<PendingSlot> {
     let pending = tokens::table
         .filter(tokens::integration_id.eq(integration_id))
         .filter(tokens::token_type.eq(REGISTER_CALLBACK))
@@ -205,8 +201,8 @@ pub async fn insert_pending_token(
     conn: &mut AsyncPgConnection,
     integration_id: i64,
     hash: &[u8],
-) -> Result<i64, Error> {
-    Ok(diesel::insert_into(tokens::table)
+) -> QueryResult<i64> {
+    diesel::insert_into(tokens::table)
         .values((
             tokens::integration_id.eq(integration_id),
             tokens::token_type.eq(REGISTER_CALLBACK),
@@ -214,7 +210,7 @@ pub async fn insert_pending_token(
         ))
         .returning(tokens::id)
         .get_result(conn)
-        .await?)
+        .await
 }
 
 /// After the insurer's 200, inside a transaction holding [`lock`]: the pending token replaces
@@ -224,7 +220,7 @@ pub async fn activate(
     conn: &mut AsyncPgConnection,
     integration_id: i64,
     token_id: i64,
-) -> Result<bool, Error> {
+) -> QueryResult<bool> {
     let still_pending: bool = diesel::select(diesel::dsl::exists(
         tokens::table
             .find(token_id)
@@ -254,7 +250,7 @@ pub async fn activate(
 
 /// The insurer did not accept the registration: its pending token is revoked, never having
 /// been live. The integration's live token and `is_callback_active` stay as they were.
-pub async fn abandon(conn: &mut AsyncPgConnection, token_id: i64) -> Result<(), Error> {
+pub async fn abandon(conn: &mut AsyncPgConnection, token_id: i64) -> QueryResult<()> {
     diesel::update(
         tokens::table
             .find(token_id)

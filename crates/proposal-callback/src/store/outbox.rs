@@ -1,12 +1,21 @@
 //! The email outbox: written in the transaction of the transition it announces, sent later.
 
 use chrono::{DateTime, Utc};
+use diesel::QueryResult;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
-use crate::email::Email;
-use crate::error::Error;
-use crate::schema::email_outbox as o;
+use crate::email::compose::Email;
+use crate::schema::proposal::email_outbox as o;
+use crate::text_enum::text_enum;
+
+text_enum! {
+    /// Whether an outbox email still waits for the worker.
+    pub enum OutboxStatus {
+        Queued = "queued",
+        Sent = "sent",
+    }
+}
 
 #[derive(Debug, Clone, Queryable, Selectable)]
 #[diesel(table_name = o)]
@@ -24,8 +33,8 @@ pub async fn enqueue(
     history_id: i64,
     recipient: &str,
     email: &Email,
-) -> Result<i64, Error> {
-    Ok(diesel::insert_into(o::table)
+) -> QueryResult<i64> {
+    diesel::insert_into(o::table)
         .values((
             o::proposal_id.eq(proposal_pk),
             o::history_id.eq(history_id),
@@ -35,14 +44,14 @@ pub async fn enqueue(
         ))
         .returning(o::id)
         .get_result(conn)
-        .await?)
+        .await
 }
 
 /// Due emails, locked for this transaction; rows another replica holds are skipped, so
 /// several workers never send the same email at the same time.
-pub async fn claim_due(conn: &mut AsyncPgConnection, limit: i64) -> Result<Vec<OutboxRow>, Error> {
-    Ok(o::table
-        .filter(o::status.eq("queued"))
+pub async fn claim_due(conn: &mut AsyncPgConnection, limit: i64) -> QueryResult<Vec<OutboxRow>> {
+    o::table
+        .filter(o::status.eq(OutboxStatus::Queued))
         .filter(o::next_attempt_at.le(diesel::dsl::now))
         .order((o::next_attempt_at, o::id))
         .limit(limit)
@@ -50,13 +59,13 @@ pub async fn claim_due(conn: &mut AsyncPgConnection, limit: i64) -> Result<Vec<O
         .for_update()
         .skip_locked()
         .load(conn)
-        .await?)
+        .await
 }
 
-pub async fn mark_sent(conn: &mut AsyncPgConnection, id: i64) -> Result<(), Error> {
+pub async fn mark_sent(conn: &mut AsyncPgConnection, id: i64) -> QueryResult<()> {
     diesel::update(o::table.find(id))
         .set((
-            o::status.eq("sent"),
+            o::status.eq(OutboxStatus::Sent),
             o::attempts.eq(o::attempts + 1),
             o::sent_at.eq(diesel::dsl::now),
             o::last_error.eq(None::<String>),
@@ -71,7 +80,7 @@ pub async fn mark_retry(
     id: i64,
     error: &str,
     next_attempt_at: DateTime<Utc>,
-) -> Result<(), Error> {
+) -> QueryResult<()> {
     diesel::update(o::table.find(id))
         .set((
             o::attempts.eq(o::attempts + 1),
@@ -83,10 +92,10 @@ pub async fn mark_retry(
     Ok(())
 }
 
-pub async fn count_queued(conn: &mut AsyncPgConnection) -> Result<i64, Error> {
-    Ok(o::table
-        .filter(o::status.eq("queued"))
+pub async fn count_queued(conn: &mut AsyncPgConnection) -> QueryResult<i64> {
+    o::table
+        .filter(o::status.eq(OutboxStatus::Queued))
         .count()
         .get_result(conn)
-        .await?)
+        .await
 }

@@ -1,12 +1,12 @@
 //! Proposals, their integration history, their events and the dedup keys of applied callbacks.
 
+use diesel::QueryResult;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
-use crate::error::Error;
 use crate::insurer::Callback;
-use crate::proposal::Status;
-use crate::schema::{applied_callbacks, integration_history, proposal_events, proposals};
+use crate::proposal::status::Status;
+use crate::schema::proposal::{applied_callbacks, integration_history, proposal_events, proposals};
 use crate::store::receipts::Receipt;
 
 #[derive(Debug, Clone, Queryable, Selectable)]
@@ -15,7 +15,7 @@ pub struct ProposalRow {
     pub id: i64,
     pub tenant_id: String,
     pub proposal_id: String,
-    pub status: String,
+    pub status: Status,
     pub contact_email: String,
     pub in_queue: bool,
 }
@@ -25,15 +25,15 @@ pub async fn lock(
     conn: &mut AsyncPgConnection,
     tenant: &str,
     proposal_id: &str,
-) -> Result<Option<ProposalRow>, Error> {
-    Ok(proposals::table
+) -> QueryResult<Option<ProposalRow>> {
+    proposals::table
         .filter(proposals::tenant_id.eq(tenant))
         .filter(proposals::proposal_id.eq(proposal_id))
         .select(ProposalRow::as_select())
         .for_update()
         .first(conn)
         .await
-        .optional()?)
+        .optional()
 }
 
 /// Creates an `under_analysis` proposal unless the tenant already has one by that id.
@@ -42,12 +42,12 @@ pub async fn insert_if_absent(
     tenant: &str,
     proposal_id: &str,
     contact_email: &str,
-) -> Result<bool, Error> {
+) -> QueryResult<bool> {
     let n = diesel::insert_into(proposals::table)
         .values((
             proposals::tenant_id.eq(tenant),
             proposals::proposal_id.eq(proposal_id),
-            proposals::status.eq(Status::UnderAnalysis.as_str()),
+            proposals::status.eq(Status::UnderAnalysis),
             proposals::contact_email.eq(contact_email),
             proposals::in_queue.eq(true),
         ))
@@ -65,7 +65,7 @@ pub async fn claim_dedup_key(
     proposal_pk: i64,
     key: &str,
     status: Status,
-) -> Result<bool, Error> {
+) -> QueryResult<bool> {
     let n = diesel::insert_into(applied_callbacks::table)
         .values((
             applied_callbacks::tenant_id.eq(&receipt.tenant_id),
@@ -73,7 +73,7 @@ pub async fn claim_dedup_key(
             applied_callbacks::dedup_key.eq(key),
             applied_callbacks::proposal_id.eq(proposal_pk),
             applied_callbacks::receipt_id.eq(Some(receipt.id)),
-            applied_callbacks::status.eq(status.as_str()),
+            applied_callbacks::status.eq(status),
         ))
         .on_conflict_do_nothing()
         .execute(conn)
@@ -81,10 +81,10 @@ pub async fn claim_dedup_key(
     Ok(n == 1)
 }
 
-pub async fn set_status(conn: &mut AsyncPgConnection, id: i64, to: Status) -> Result<(), Error> {
+pub async fn set_status(conn: &mut AsyncPgConnection, id: i64, to: Status) -> QueryResult<()> {
     diesel::update(proposals::table.find(id))
         .set((
-            proposals::status.eq(to.as_str()),
+            proposals::status.eq(to),
             proposals::in_queue.eq(to.in_queue()),
             proposals::updated_at.eq(diesel::dsl::now),
         ))
@@ -99,21 +99,21 @@ pub async fn insert_history(
     receipt: &Receipt,
     from: Status,
     callback: &Callback,
-) -> Result<i64, Error> {
-    Ok(diesel::insert_into(integration_history::table)
+) -> QueryResult<i64> {
+    diesel::insert_into(integration_history::table)
         .values((
             integration_history::proposal_id.eq(proposal_pk),
             integration_history::insurer.eq(&receipt.insurer),
             integration_history::receipt_id.eq(Some(receipt.id)),
-            integration_history::from_status.eq(from.as_str()),
-            integration_history::to_status.eq(callback.status.as_str()),
+            integration_history::from_status.eq(from),
+            integration_history::to_status.eq(callback.status),
             integration_history::insurer_event_id.eq(callback.event_id.as_deref()),
             integration_history::insurer_note.eq(callback.note.as_deref()),
             integration_history::insurer_time.eq(callback.occurred_at),
         ))
         .returning(integration_history::id)
         .get_result(conn)
-        .await?)
+        .await
 }
 
 /// An event to record on a proposal.
@@ -144,7 +144,7 @@ pub async fn insert_events(
     proposal_pk: i64,
     receipt_id: i64,
     events: &[Event],
-) -> Result<(), Error> {
+) -> QueryResult<()> {
     let rows: Vec<_> = events
         .iter()
         .map(|e| {

@@ -1,12 +1,12 @@
 //! Callback receipts: every request that reached the parsing stage, stored raw first.
 
 use chrono::{DateTime, Utc};
+use diesel::QueryResult;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
-use crate::error::Error;
-use crate::proposal::Outcome;
-use crate::schema::callback_receipts as r;
+use crate::proposal::status::{Outcome, ReceiptStatus};
+use crate::schema::proposal::callback_receipts as r;
 
 /// What processing needs of a receipt.
 #[derive(Debug, Clone, Queryable, Selectable)]
@@ -39,7 +39,7 @@ pub struct ReceiptRow {
     pub received_at: DateTime<Utc>,
     pub headers: serde_json::Value,
     pub body: Vec<u8>,
-    pub status: String,
+    pub status: ReceiptStatus,
     pub http_status: Option<i16>,
     pub error_code: Option<String>,
     pub error_detail: Option<String>,
@@ -49,34 +49,34 @@ pub struct ReceiptRow {
 }
 
 /// Stored in its own statement (autocommit), so it is durable before parsing starts.
-pub async fn insert(conn: &mut AsyncPgConnection, new: &NewReceipt<'_>) -> Result<Receipt, Error> {
-    Ok(diesel::insert_into(r::table)
+pub async fn insert(conn: &mut AsyncPgConnection, new: &NewReceipt<'_>) -> QueryResult<Receipt> {
+    diesel::insert_into(r::table)
         .values(new)
         .returning(Receipt::as_returning())
         .get_result(conn)
-        .await?)
+        .await
 }
 
 pub async fn find(
     conn: &mut AsyncPgConnection,
     tenant: &str,
     id: i64,
-) -> Result<Option<Receipt>, Error> {
-    Ok(r::table
+) -> QueryResult<Option<Receipt>> {
+    r::table
         .filter(r::id.eq(id).and(r::tenant_id.eq(tenant)))
         .select(Receipt::as_select())
         .first(conn)
         .await
-        .optional()?)
+        .optional()
 }
 
 pub async fn list(
     conn: &mut AsyncPgConnection,
     tenant: &str,
-    status: Option<&str>,
+    status: Option<ReceiptStatus>,
     before_id: Option<i64>,
     limit: i64,
-) -> Result<Vec<ReceiptRow>, Error> {
+) -> QueryResult<Vec<ReceiptRow>> {
     let mut q = r::table
         .filter(r::tenant_id.eq(tenant))
         .select(ReceiptRow::as_select())
@@ -84,12 +84,12 @@ pub async fn list(
         .limit(limit)
         .into_boxed();
     if let Some(s) = status {
-        q = q.filter(r::status.eq(s.to_owned()));
+        q = q.filter(r::status.eq(s));
     }
     if let Some(b) = before_id {
         q = q.filter(r::id.lt(b));
     }
-    Ok(q.load(conn).await?)
+    q.load(conn).await
 }
 
 pub async fn record_outcome(
@@ -98,10 +98,10 @@ pub async fn record_outcome(
     outcome: Outcome,
     proposal_id: &str,
     dedup_key: &str,
-) -> Result<(), Error> {
+) -> QueryResult<()> {
     diesel::update(r::table.find(id))
         .set((
-            r::status.eq(outcome.as_str()),
+            r::status.eq(ReceiptStatus::from(outcome)),
             r::http_status.eq(Some(200i16)),
             r::error_code.eq(None::<String>),
             r::error_detail.eq(None::<String>),
@@ -115,19 +115,27 @@ pub async fn record_outcome(
     Ok(())
 }
 
-pub async fn record_failure(conn: &mut AsyncPgConnection, id: i64, e: &Error) -> Result<(), Error> {
-    let problem = e.problem();
-    let proposal_id = match e {
-        Error::ProposalNotFound { proposal_id } => Some(proposal_id.as_str()),
-        _ => None,
-    };
+/// What a receipt keeps of the answer to a callback that failed.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    pub http_status: i16,
+    pub code: String,
+    pub detail: String,
+    pub proposal_id: Option<String>,
+}
+
+pub async fn record_failure(
+    conn: &mut AsyncPgConnection,
+    id: i64,
+    failure: &Failure,
+) -> QueryResult<()> {
     diesel::update(r::table.find(id))
         .set((
-            r::status.eq("failed"),
-            r::http_status.eq(Some(problem.status as i16)),
-            r::error_code.eq(Some(problem.code.as_ref())),
-            r::error_detail.eq(Some(problem.detail.as_str())),
-            r::proposal_id.eq(proposal_id),
+            r::status.eq(ReceiptStatus::Failed),
+            r::http_status.eq(Some(failure.http_status)),
+            r::error_code.eq(Some(&failure.code)),
+            r::error_detail.eq(Some(&failure.detail)),
+            r::proposal_id.eq(failure.proposal_id.as_deref()),
             r::attempts.eq(r::attempts + 1),
             r::processed_at.eq(diesel::dsl::now),
         ))
@@ -137,8 +145,8 @@ pub async fn record_failure(conn: &mut AsyncPgConnection, id: i64, e: &Error) ->
 }
 
 /// `prune`: deletes receipts received before `cutoff`; returns how many.
-pub async fn prune(conn: &mut AsyncPgConnection, cutoff: DateTime<Utc>) -> Result<usize, Error> {
-    Ok(diesel::delete(r::table.filter(r::received_at.lt(cutoff)))
+pub async fn prune(conn: &mut AsyncPgConnection, cutoff: DateTime<Utc>) -> QueryResult<usize> {
+    diesel::delete(r::table.filter(r::received_at.lt(cutoff)))
         .execute(conn)
-        .await?)
+        .await
 }

@@ -147,7 +147,7 @@ async fn admin_routes_need_an_admin_token_and_valid_parameters() {
 async fn prune_deletes_old_receipts_only() {
     use diesel::prelude::*;
     use diesel_async::RunQueryDsl;
-    use proposal_callback::schema::callback_receipts as r;
+    use proposal_callback::schema::proposal::callback_receipts as r;
     let t = TestApp::start().await;
     assert_eq!(t.callback("demo-a", "too", b"junk".to_vec()).await.0, 400);
     assert_eq!(

@@ -19,7 +19,7 @@ async fn basic_token_for_a_bearer_bound_to_its_integration() {
     assert_eq!(body["token_type"], "Bearer");
     assert_eq!(body["expires_in"], 3600);
     assert_eq!(body.as_object().unwrap().len(), 3, "{body}");
-    let claims: proposal_callback::auth::CallbackClaims = t
+    let claims: proposal_callback::auth::jwt::CallbackClaims = t
         .keys
         .verify(body["access_token"].as_str().unwrap())
         .unwrap();

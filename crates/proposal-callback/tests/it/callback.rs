@@ -51,7 +51,7 @@ async fn each_insurers_three_outcomes() {
 async fn a_pending_email_says_what_the_insurer_asks_for() {
     use diesel::prelude::*;
     use diesel_async::RunQueryDsl;
-    use proposal_callback::schema::email_outbox as o;
+    use proposal_callback::schema::proposal::email_outbox as o;
     let t = TestApp::start().await;
     for insurer in ["porto", "tokio", "too"] {
         assert_eq!(

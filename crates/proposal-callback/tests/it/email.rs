@@ -4,8 +4,9 @@ use std::time::Duration;
 
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use proposal_callback::email::{EmailConfig, Mailer};
-use proposal_callback::schema::email_outbox as o;
+use proposal_callback::email::config::EmailConfig;
+use proposal_callback::email::worker::{self, Mailer};
+use proposal_callback::schema::proposal::email_outbox as o;
 
 use crate::support::{TestApp, example};
 use common::test_support::SmtpSink;
@@ -133,9 +134,7 @@ async fn two_workers_never_send_one_email_twice() {
 async fn without_smtp_url_mail_stays_queued() {
     let t = TestApp::start().await;
     assert!(Mailer::new(&config(None)).unwrap().is_none());
-    proposal_callback::email::start(&t.db.pool(), &config(None))
-        .await
-        .unwrap();
+    worker::start(&t.db.pool(), &config(None)).await.unwrap();
     assert_eq!(
         t.callback("demo-a", "tokio", example("tokio", "refused"))
             .await

@@ -1,12 +1,12 @@
-//! RegisterCallback against a local HTTP server playing the insurer.
+//! RegisterCallback against a local HTTP server (wiremock) playing the insurer.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use proposal_callback::registration::RegistrationConfig;
-use proposal_callback::schema::tokens;
+use proposal_callback::registration::config::{Environment, RegistrationConfig};
+use proposal_callback::schema::proposal::tokens;
 use serde_json::{Value, json};
 
 use crate::support::mock_insurer::{MockInsurer, closed_port_url};
@@ -102,7 +102,7 @@ fn token_api(received: &crate::support::mock_insurer::Received) -> String {
 
 #[actix_web::test]
 async fn the_insurer_receives_the_specs_request_and_its_token_works() {
-    let insurer = MockInsurer::start();
+    let insurer = MockInsurer::start().await;
     let t = start(&insurer.base).await;
     let id = t.integration_id("demo-a", "porto");
     let seed_token = t.basic_token("demo-a", "porto");
@@ -161,7 +161,7 @@ async fn the_insurer_receives_the_specs_request_and_its_token_works() {
         hashes,
         vec![(
             "registerCallback".to_owned(),
-            proposal_callback::auth::token_hash(&token).to_vec()
+            proposal_callback::auth::basic::token_hash(&token).to_vec()
         )]
     );
 
@@ -236,7 +236,7 @@ async fn a_superseded_pending_token_is_never_activated() {
 
 #[actix_web::test]
 async fn a_refusal_changes_nothing_and_its_token_never_works() {
-    let insurer = MockInsurer::start();
+    let insurer = MockInsurer::start().await;
     let t = start(&insurer.base).await;
     let id = t.integration_id("demo-a", "porto");
     let seed_token = t.basic_token("demo-a", "porto");
@@ -269,7 +269,7 @@ async fn a_refusal_changes_nothing_and_its_token_never_works() {
 
 #[actix_web::test]
 async fn a_timeout_is_not_retried_and_changes_nothing() {
-    let insurer = MockInsurer::start();
+    let insurer = MockInsurer::start().await;
     insurer.delay(Duration::from_secs(3));
     let t = start(&insurer.base).await;
     let id = t.integration_id("demo-a", "porto");
@@ -322,7 +322,7 @@ async fn a_closed_port_is_502_unreachable() {
 
 #[actix_web::test]
 async fn an_unconfigured_insurer_or_environment_is_502_not_configured() {
-    let insurer = MockInsurer::start();
+    let insurer = MockInsurer::start().await;
     let t = start(&insurer.base).await;
     // tokio: neither URL nor credentials.
     let tokio = t.integration_id("demo-a", "tokio");
@@ -345,7 +345,7 @@ async fn an_unconfigured_insurer_or_environment_is_502_not_configured() {
         &mut *t.conn().await,
         "demo-a",
         "porto",
-        "production",
+        Environment::Production,
     )
     .await
     .unwrap();
@@ -368,8 +368,8 @@ async fn an_unconfigured_insurer_or_environment_is_502_not_configured() {
 
 #[actix_web::test]
 async fn the_integrations_environment_picks_the_insurers_url() {
-    let homologation = MockInsurer::start();
-    let production = MockInsurer::start();
+    let homologation = MockInsurer::start().await;
+    let production = MockInsurer::start().await;
     let (h, p) = (
         homologation.base.clone(),
         format!("{}/api/", production.base),
@@ -388,7 +388,7 @@ async fn the_integrations_environment_picks_the_insurers_url() {
         &mut *t.conn().await,
         "demo-a",
         "porto",
-        "production",
+        Environment::Production,
     )
     .await
     .unwrap();
@@ -413,7 +413,7 @@ async fn the_integrations_environment_picks_the_insurers_url() {
 
 #[actix_web::test]
 async fn only_the_integrations_own_admin_may_register_it() {
-    let insurer = MockInsurer::start();
+    let insurer = MockInsurer::start().await;
     let t = start(&insurer.base).await;
     let id = t.integration_id("demo-a", "porto");
     let path = format!("/admin/integrations/{id}/register-callback");
@@ -475,7 +475,7 @@ async fn only_the_integrations_own_admin_may_register_it() {
 
 #[actix_web::test]
 async fn re_registering_replaces_the_token_only_when_the_insurer_accepts() {
-    let insurer = MockInsurer::start();
+    let insurer = MockInsurer::start().await;
     let t = start(&insurer.base).await;
     let id = t.integration_id("demo-a", "porto");
 
@@ -522,7 +522,7 @@ async fn re_registering_replaces_the_token_only_when_the_insurer_accepts() {
 
 #[actix_web::test]
 async fn registrations_of_one_integration_take_turns() {
-    let insurer = MockInsurer::start();
+    let insurer = MockInsurer::start().await;
     insurer.delay(Duration::from_millis(400));
     let porto_url = insurer.base.clone();
     let t = TestApp::start_with(move |own| {
@@ -576,7 +576,7 @@ async fn registrations_of_one_integration_take_turns() {
 
 #[actix_web::test]
 async fn an_admin_who_hangs_up_does_not_cancel_the_registration() {
-    let insurer = MockInsurer::start();
+    let insurer = MockInsurer::start().await;
     insurer.delay(Duration::from_millis(300));
     let t = start(&insurer.base).await;
     let id = t.integration_id("demo-a", "porto");
@@ -608,7 +608,7 @@ async fn an_admin_who_hangs_up_does_not_cancel_the_registration() {
 /// JWT, posts a callback to its callback URL, and the proposal changes.
 #[actix_web::test]
 async fn end_to_end_register_then_the_insurer_calls_back() {
-    let insurer = MockInsurer::start();
+    let insurer = MockInsurer::start().await;
     let t = start(&insurer.base).await;
     let id = t.integration_id("demo-a", "porto");
     let (s, body) = t.register("demo-a", id).await;
@@ -659,7 +659,7 @@ async fn end_to_end_register_then_the_insurer_calls_back() {
 #[actix_web::test]
 async fn serve_reads_the_insurers_configuration_from_the_environment() {
     use std::process::{Command, Stdio};
-    let insurer = MockInsurer::start();
+    let insurer = MockInsurer::start().await;
     let t = TestApp::start().await;
     let dir = std::env::temp_dir().join(format!("pcb-serve-secret-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

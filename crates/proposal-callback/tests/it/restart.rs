@@ -7,8 +7,9 @@ use std::time::{Duration, Instant};
 use common::db;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use proposal_callback::schema::{email_outbox, integration_history, proposals};
-use proposal_callback::startup::{self, AppState};
+use proposal_callback::registration::config::RegistrationConfig;
+use proposal_callback::schema::proposal::{email_outbox, integration_history, proposals};
+use proposal_callback::startup;
 use proposal_callback::{MIGRATIONS, SCHEMA, auth, store};
 
 use crate::support::{keys, seeded, serve};
@@ -54,8 +55,10 @@ async fn a_database_restart_loses_no_callback() {
         .iter()
         .find(|i| i.tenant == "demo-a" && i.insurer == "porto")
         .unwrap();
-    let token = auth::issue_callback_token(&keys(), integration.id, "demo-a", "porto").unwrap();
-    let (base, _handle) = serve(AppState::new(pool.clone(), keys()));
+    let token =
+        auth::jwt::issue_callback_token(&keys(), integration.id, "demo-a", "porto").unwrap();
+    let (base, _handle) =
+        serve(startup::state(pool.clone(), keys(), RegistrationConfig::default()).unwrap());
     let url = format!("{base}/callback/demo-a/porto");
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(20))

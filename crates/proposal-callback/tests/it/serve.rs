@@ -5,7 +5,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::db;
-use proposal_callback::startup::{self, AppState};
+use proposal_callback::registration::config::RegistrationConfig;
+use proposal_callback::startup;
 
 use crate::support::{SECRET, TestApp, example, keys, read, serve};
 use common::test_support::SmtpSink;
@@ -110,9 +111,10 @@ async fn a_database_outage_is_503_with_retry_after() {
         &startup::pool_settings(2),
     )
     .unwrap();
-    let (base, _handle) = serve(AppState::new(pool, keys()));
+    let (base, _handle) =
+        serve(startup::state(pool, keys(), RegistrationConfig::default()).unwrap());
     let token =
-        proposal_callback::auth::issue_callback_token(&keys(), 1, "demo-a", "porto").unwrap();
+        proposal_callback::auth::jwt::issue_callback_token(&keys(), 1, "demo-a", "porto").unwrap();
     let client = reqwest::Client::new();
     let res = client
         .post(format!("{base}/callback/demo-a/porto"))

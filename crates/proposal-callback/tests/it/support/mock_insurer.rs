@@ -1,6 +1,6 @@
-//! An HTTP server on 127.0.0.1:0 playing an insurer's registration route: it records every
-//! request it receives (before answering) and answers with the status and after the delay
-//! the test sets.
+//! An insurer's registration route played by a `wiremock` server on 127.0.0.1: it records
+//! every request it receives (before answering) and answers with the status and after the
+//! delay the test sets.
 
 use std::collections::BTreeMap;
 use std::net::TcpListener;
@@ -8,9 +8,7 @@ use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use actix_web::dev::ServerHandle;
-use actix_web::http::StatusCode;
-use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate, matchers::any};
 
 /// One request as the insurer received it.
 #[derive(Debug, Clone)]
@@ -29,76 +27,62 @@ impl Received {
     }
 }
 
-#[derive(Clone)]
+/// What the insurer answers, changed by the test while the server runs.
+#[derive(Clone, Default)]
 struct Behaviour {
     received: Arc<Mutex<Vec<Received>>>,
     status: Arc<AtomicU16>,
     delay_ms: Arc<AtomicU64>,
 }
 
+impl Respond for Behaviour {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        let path = match req.url.query() {
+            Some(q) => format!("{}?{q}", req.url.path()),
+            None => req.url.path().to_owned(),
+        };
+        self.received.lock().unwrap().push(Received {
+            method: req.method.to_string(),
+            path,
+            headers: req
+                .headers
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.as_str().to_owned(),
+                        v.to_str().unwrap_or_default().to_owned(),
+                    )
+                })
+                .collect(),
+            body: req.body.clone(),
+        });
+        ResponseTemplate::new(self.status.load(Ordering::SeqCst))
+            .set_body_json(serde_json::json!({"mensagem": "mock"}))
+            .set_delay(Duration::from_millis(self.delay_ms.load(Ordering::SeqCst)))
+    }
+}
+
 pub struct MockInsurer {
     /// `http://127.0.0.1:<port>`: what `INSURER_<ID>_<ENV>_URL` points to.
     pub base: String,
     behaviour: Behaviour,
-    handle: ServerHandle,
-}
-
-async fn answer(req: HttpRequest, body: web::Bytes, b: web::Data<Behaviour>) -> HttpResponse {
-    b.received.lock().unwrap().push(Received {
-        method: req.method().to_string(),
-        path: req
-            .uri()
-            .path_and_query()
-            .map(|p| p.to_string())
-            .unwrap_or_default(),
-        headers: req
-            .headers()
-            .iter()
-            .map(|(k, v)| {
-                (
-                    k.as_str().to_owned(),
-                    v.to_str().unwrap_or_default().to_owned(),
-                )
-            })
-            .collect(),
-        body: body.to_vec(),
-    });
-    let delay = b.delay_ms.load(Ordering::SeqCst);
-    if delay > 0 {
-        tokio::time::sleep(Duration::from_millis(delay)).await;
-    }
-    let status = StatusCode::from_u16(b.status.load(Ordering::SeqCst)).unwrap();
-    HttpResponse::build(status).json(serde_json::json!({"mensagem": "mock"}))
+    _server: MockServer,
 }
 
 impl MockInsurer {
     /// Answers 200 at once until told otherwise.
-    pub fn start() -> MockInsurer {
-        let behaviour = Behaviour {
-            received: Arc::default(),
-            status: Arc::new(AtomicU16::new(200)),
-            delay_ms: Arc::default(),
-        };
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let data = web::Data::new(behaviour.clone());
-        let server = HttpServer::new(move || {
-            App::new()
-                .app_data(data.clone())
-                .default_service(web::to(answer))
-        })
-        .workers(1)
-        .disable_signals()
-        .shutdown_timeout(0)
-        .listen(listener)
-        .unwrap()
-        .run();
-        let handle = server.handle();
-        actix_web::rt::spawn(server);
+    pub async fn start() -> MockInsurer {
+        let behaviour = Behaviour::default();
+        behaviour.status.store(200, Ordering::SeqCst);
+        let server = MockServer::start().await;
+        Mock::given(any())
+            .respond_with(behaviour.clone())
+            .mount(&server)
+            .await;
         MockInsurer {
-            base,
+            base: server.uri(),
             behaviour,
-            handle,
+            _server: server,
         }
     }
 
@@ -114,13 +98,6 @@ impl MockInsurer {
 
     pub fn received(&self) -> Vec<Received> {
         self.behaviour.received.lock().unwrap().clone()
-    }
-}
-
-impl Drop for MockInsurer {
-    fn drop(&mut self) {
-        let handle = self.handle.clone();
-        actix_web::rt::spawn(async move { handle.stop(false).await });
     }
 }
 

@@ -12,10 +12,12 @@ use common::db::{self, Pool};
 use common::test_support::TestDb;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use proposal_callback::registration::RegistrationConfig;
+use proposal_callback::auth::jwt;
+use proposal_callback::registration::config::RegistrationConfig;
 use proposal_callback::seed::{self, SeedReport};
-use proposal_callback::startup::{self, AppState};
-use proposal_callback::{MIGRATIONS, MIGRATIONS_DIR, SCHEMA, auth};
+use proposal_callback::startup;
+use proposal_callback::state::AppState;
+use proposal_callback::{MIGRATIONS, MIGRATIONS_DIR, SCHEMA};
 use secrecy::SecretString;
 use serde_json::Value;
 
@@ -25,7 +27,7 @@ pub fn keys() -> JwtKeys {
     JwtKeys::new(&SecretString::from(SECRET))
 }
 
-/// One of the nine example payloads, from the crate's copy of `shared/insurers`.
+/// One of the nine example payloads, from `tests/fixtures/insurers`.
 pub fn example(insurer: &str, outcome: &str) -> Vec<u8> {
     let path = format!(
         "{}/tests/fixtures/insurers/{insurer}/{outcome}.json",
@@ -88,7 +90,7 @@ impl TestApp {
         let pool = db::pool(db.url(), &startup::pool_settings(8)).unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let own_base = format!("http://{}", listener.local_addr().unwrap());
-        let state = AppState::with_registration(pool, keys(), registration(&own_base)).unwrap();
+        let state = startup::state(pool, keys(), registration(&own_base)).unwrap();
         let (base, handle) = serve_on(listener, state);
         TestApp {
             db,
@@ -120,7 +122,7 @@ impl TestApp {
 
     /// A callback JWT for the seeded integration, as `/callback/auth` would issue it.
     pub fn bearer(&self, tenant: &str, insurer: &str) -> String {
-        auth::issue_callback_token(
+        jwt::issue_callback_token(
             &self.keys,
             self.integration_id(tenant, insurer),
             tenant,
@@ -130,7 +132,7 @@ impl TestApp {
     }
 
     pub fn admin(&self, tenant: &str) -> String {
-        auth::issue_admin_token(&self.keys, "ops", tenant, 600).unwrap()
+        jwt::issue_admin_token(&self.keys, "ops", tenant, 600).unwrap()
     }
 
     /// POSTs `body` as `application/json` to `/callback/{tenant}/{insurer}` with the token of
@@ -232,7 +234,7 @@ pub async fn proposal_state(
     tenant: &str,
     id: &str,
 ) -> ProposalState {
-    use proposal_callback::schema::{
+    use proposal_callback::schema::proposal::{
         email_outbox, integration_history, proposal_events, proposals,
     };
     let (pk, status, in_queue): (i64, String, bool) = proposals::table

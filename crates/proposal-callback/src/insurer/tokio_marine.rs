@@ -5,9 +5,10 @@ use chrono::DateTime;
 use serde::Deserialize;
 
 use super::{Callback, ParseError, Parser, essential, essential_text, from_json, optional_text};
-use crate::proposal::Status;
+use crate::proposal::status::Status;
 
-pub struct Tokio;
+/// The insurer whose identifier is `tokio`.
+pub struct TokioMarine;
 
 pub const ANALYSIS_COMPLETED: &str = "proposal.analysis_completed";
 
@@ -46,7 +47,7 @@ fn status(code: i64) -> Option<Status> {
     })
 }
 
-impl Parser for Tokio {
+impl Parser for TokioMarine {
     fn parse(&self, body: &[u8]) -> Result<Callback, ParseError> {
         let p: Payload = from_json(body)?;
         let event_id = essential_text(p.event_id, "event_id")?;
@@ -90,7 +91,7 @@ mod tests {
     use serde_json::json;
 
     fn parse(body: &[u8]) -> Result<Callback, ParseError> {
-        Tokio.parse(body)
+        TokioMarine.parse(body)
     }
 
     #[test]

@@ -1,0 +1,99 @@
+//! Who is calling, as extractors, so a handler cannot forget the check: an insurer's
+//! integration ([`InsurerIntegration`], callback JWT) or a tenant's admin ([`TenantAdmin`],
+//! admin JWT).
+
+use actix_web::dev::Payload;
+use actix_web::{FromRequest, HttpRequest, web};
+use common::auth::{JwtKeys, authorization};
+use serde::de::DeserializeOwned;
+
+use crate::auth::jwt::{AdminClaims, CallbackClaims};
+use crate::error::Error;
+use crate::state::AppState;
+
+/// The integration a callback's Bearer token was issued to.
+#[derive(Debug, Clone)]
+pub struct InsurerIntegration {
+    pub integration_id: i64,
+    pub tenant: String,
+    pub insurer: String,
+}
+
+impl InsurerIntegration {
+    /// 403 unless the token belongs to the tenant and insurer the path names.
+    pub fn require(&self, tenant: &str, insurer: &str) -> Result<(), Error> {
+        if self.tenant == tenant && self.insurer == insurer {
+            Ok(())
+        } else {
+            Err(Error::Forbidden(
+                "this token belongs to another tenant or insurer",
+            ))
+        }
+    }
+
+    fn from_callback_token(req: &HttpRequest) -> Result<Self, Error> {
+        let claims: CallbackClaims =
+            verified(req, "a Bearer token from /callback/auth is required")?;
+        let integration_id = claims
+            .sub
+            .parse()
+            .map_err(|_| Error::Unauthorized("the token is not a callback token"))?;
+        Ok(InsurerIntegration {
+            integration_id,
+            tenant: claims.tenant,
+            insurer: claims.insurer,
+        })
+    }
+}
+
+impl FromRequest for InsurerIntegration {
+    type Error = Error;
+    type Future = std::future::Ready<Result<Self, Error>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        std::future::ready(Self::from_callback_token(req))
+    }
+}
+
+/// A tenant's administrator; every admin route is scoped to `tenant`.
+#[derive(Debug, Clone)]
+pub struct TenantAdmin {
+    pub sub: String,
+    pub tenant: String,
+}
+
+impl TenantAdmin {
+    fn from_admin_token(req: &HttpRequest) -> Result<Self, Error> {
+        let claims: AdminClaims = verified(req, "an admin Bearer token is required")?;
+        if claims.role != "admin" {
+            return Err(Error::Forbidden("this route needs role admin"));
+        }
+        Ok(TenantAdmin {
+            sub: claims.sub,
+            tenant: claims.tenant,
+        })
+    }
+}
+
+impl FromRequest for TenantAdmin {
+    type Error = Error;
+    type Future = std::future::Ready<Result<Self, Error>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        std::future::ready(Self::from_admin_token(req))
+    }
+}
+
+/// The request's Bearer token, verified with the service's keys; 401 `missing` without one.
+fn verified<C: DeserializeOwned>(req: &HttpRequest, missing: &'static str) -> Result<C, Error> {
+    let token = authorization(req, "Bearer").ok_or(Error::Unauthorized(missing))?;
+    keys(req)?
+        .verify(token)
+        .map_err(|_| Error::Unauthorized("the token is not valid or has expired"))
+}
+
+fn keys(req: &HttpRequest) -> Result<&JwtKeys, Error> {
+    req.app_data::<web::Data<AppState>>()
+        .map(|state| &state.keys)
+        .ok_or_else(|| Error::Internal("AppState is not registered".into()))
+}

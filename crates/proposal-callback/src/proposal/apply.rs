@@ -1,0 +1,181 @@
+//! ProcessProposalCallback: parses a stored receipt with its insurer's parser and applies it
+//! to the proposal in one transaction (docs/proposal-callback.md, "The callback, in order",
+//! step 9). Live callbacks and replays both come here, so they follow the same rules.
+
+use diesel_async::{AsyncConnection, AsyncPgConnection};
+use serde_json::json;
+
+use crate::email::compose::compose;
+use crate::error::Error;
+use crate::hex::hex;
+use crate::insurer::{self, Callback};
+use crate::proposal::machine::{Transition, transition};
+use crate::proposal::status::{Outcome, Status};
+use crate::store::outbox;
+use crate::store::proposals::{self as p, Event, ProposalRow};
+use crate::store::receipts::{self, Failure, Receipt};
+
+/// What applying one callback did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Processed {
+    pub outcome: Outcome,
+    pub proposal_id: String,
+    pub status: Status,
+    /// The outbox row queued by this callback, if it queued one.
+    pub email_id: Option<i64>,
+}
+
+/// The redelivery key of a callback: the insurer's event id, or the body's SHA-256 for an
+/// insurer that sends none (too). Prefixed so the two kinds can never collide.
+pub fn dedup_key(callback: &Callback, body_sha256: &[u8]) -> String {
+    match &callback.event_id {
+        Some(id) => format!("event:{id}"),
+        None => format!("sha256:{}", hex(body_sha256)),
+    }
+}
+
+/// Parses and applies `receipt`. The receipt's outcome is recorded: in the applying
+/// transaction on success, afterwards on a failure the sender caused.
+pub async fn handle_receipt(
+    conn: &mut AsyncPgConnection,
+    receipt: &Receipt,
+) -> Result<Processed, Error> {
+    let result = parse_and_apply(conn, receipt).await;
+    if let Err(e) = &result
+        && e.is_client_error()
+    {
+        // Best effort: the callback's answer does not depend on this note being written,
+        // and an outage here is reported by the answer itself.
+        if let Err(db) = receipts::record_failure(conn, receipt.id, &failure(e)).await {
+            tracing::warn!(receipt = receipt.id, error = %db, "could not record a receipt's failure");
+        }
+    }
+    result
+}
+
+/// What a receipt keeps of the answer to a failed callback.
+fn failure(e: &Error) -> Failure {
+    let problem = e.problem();
+    Failure {
+        http_status: problem.status as i16,
+        code: problem.code.to_string(),
+        detail: problem.detail,
+        proposal_id: match e {
+            Error::ProposalNotFound { proposal_id } => Some(proposal_id.clone()),
+            _ => None,
+        },
+    }
+}
+
+async fn parse_and_apply(
+    conn: &mut AsyncPgConnection,
+    receipt: &Receipt,
+) -> Result<Processed, Error> {
+    let parser = insurer::parser_for(&receipt.insurer)
+        .ok_or_else(|| Error::UnknownInsurer(receipt.insurer.clone()))?;
+    let callback = parser.parse(&receipt.body)?;
+    // The tenant comes from the URL the callback arrived on (stored on the receipt), never
+    // from the payload.
+    let key = dedup_key(&callback, &receipt.body_sha256);
+    conn.transaction::<_, Error, _>(async |conn| apply(conn, receipt, &callback, &key).await)
+        .await
+}
+
+/// One transaction: lock the proposal, claim the dedup key, validate the transition, write
+/// the proposal, history, events, outbox and the receipt's outcome.
+async fn apply(
+    conn: &mut AsyncPgConnection,
+    receipt: &Receipt,
+    callback: &Callback,
+    key: &str,
+) -> Result<Processed, Error> {
+    let proposal = p::lock(conn, &receipt.tenant_id, &callback.proposal_id)
+        .await?
+        .ok_or_else(|| Error::ProposalNotFound {
+            proposal_id: callback.proposal_id.clone(),
+        })?;
+    let current = proposal.status;
+    // The proposal row is locked, so a racing twin waits here and then finds the key taken.
+    let claimed = p::claim_dedup_key(conn, receipt, proposal.id, key, callback.status).await?;
+    let (outcome, status, email_id) = if !claimed {
+        (Outcome::Duplicate, current, None)
+    } else {
+        match transition(current, callback.status) {
+            Transition::Forbidden => {
+                return Err(Error::InvalidTransition {
+                    from: current,
+                    to: callback.status,
+                });
+            }
+            Transition::Unchanged => {
+                let event = p::received_event(receipt, callback);
+                p::insert_events(conn, proposal.id, receipt.id, &[event]).await?;
+                (Outcome::Unchanged, current, None)
+            }
+            Transition::Allowed => {
+                let email_id =
+                    apply_transition(conn, receipt, &proposal, current, callback).await?;
+                (Outcome::Processed, callback.status, Some(email_id))
+            }
+        }
+    };
+    receipts::record_outcome(conn, receipt.id, outcome, &callback.proposal_id, key).await?;
+    Ok(Processed {
+        outcome,
+        proposal_id: callback.proposal_id.clone(),
+        status,
+        email_id,
+    })
+}
+
+/// The writes of an accepted transition; returns the queued email's id.
+async fn apply_transition(
+    conn: &mut AsyncPgConnection,
+    receipt: &Receipt,
+    proposal: &ProposalRow,
+    from: Status,
+    callback: &Callback,
+) -> Result<i64, Error> {
+    let to = callback.status;
+    p::set_status(conn, proposal.id, to).await?;
+    let history_id = p::insert_history(conn, proposal.id, receipt, from, callback).await?;
+    let email = compose(&proposal.proposal_id, to, callback);
+    let email_id = outbox::enqueue(
+        conn,
+        proposal.id,
+        history_id,
+        &proposal.contact_email,
+        &email,
+    )
+    .await?;
+    let mut events = vec![
+        p::received_event(receipt, callback),
+        Event::new("status_changed", json!({"from": from, "to": to})),
+    ];
+    if from.in_queue() && !to.in_queue() {
+        events.push(Event::new("left_queue", json!({"status": to})));
+    }
+    events.push(Event::new("email_queued", json!({"email_id": email_id})));
+    p::insert_events(conn, proposal.id, receipt.id, &events).await?;
+    Ok(email_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dedup_keys_prefer_the_event_id() {
+        let mut cb = Callback {
+            proposal_id: "1".into(),
+            status: Status::Approved,
+            event_id: Some("e1".into()),
+            occurred_at: None,
+            note: None,
+            requirements: vec![],
+        };
+        assert_eq!(dedup_key(&cb, &[0xab, 0x01]), "event:e1");
+        cb.event_id = None;
+        assert_eq!(dedup_key(&cb, &[0xab, 0x01]), "sha256:ab01");
+    }
+}

@@ -1,0 +1,10 @@
+//! Proposals (docs/proposal-callback.md, "Statuses and transitions"):
+//!
+//! - [`status`]: the statuses a proposal has and the outcomes a callback answers with;
+//! - [`machine`]: which status a callback may move a proposal to (no I/O);
+//! - [`apply`]: ProcessProposalCallback, the one transaction that applies a parsed callback
+//!   (proposal, history, events, outbox email, the receipt's outcome).
+
+pub mod apply;
+pub mod machine;
+pub mod status;
