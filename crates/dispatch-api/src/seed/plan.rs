@@ -5,7 +5,7 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use serde_json::{Value, json};
 
 use super::words::*;
-use crate::auth::Profile;
+use crate::domain::user::Profile;
 
 /// How much data to make. `Demo` is the real scale (`dispatch-api seed`); `Test` is the
 /// same generator with smaller counts, so every HTTP test can seed its own database fast.
