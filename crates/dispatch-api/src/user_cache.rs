@@ -8,7 +8,7 @@
 //! when it is down (or never started, as in tests) every request reads the database, so a
 //! deactivated user is never let in from a stale entry.
 
-use common::listen::{ListenEvent, ListenSettings};
+use common::listen::ListenEvent;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
@@ -86,7 +86,9 @@ impl UserCache {
 
 /// Listens for user changes alone, on a connection of its own (tests; `serve` shares the
 /// process's one listener instead, see `realtime::listener`).
+#[cfg(any(test, feature = "test-support"))]
 pub async fn listen(database_url: String, cache: UserCache) {
+    use common::listen::ListenSettings;
     let (tx, rx) = broadcast::channel(256);
     let settings = ListenSettings {
         application_name: "dispatch-api-users".to_owned(),
