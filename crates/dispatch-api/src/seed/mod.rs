@@ -512,7 +512,7 @@ async fn write_history(
                     incident_history::user_id.eq(ids.users[h.user]),
                     incident_history::at.eq(h.at),
                     incident_history::action.eq(h.action),
-                    incident_history::changes.eq(&h.changes),
+                    incident_history::changes.eq(h.changes.to_value()),
                 )
             })
         })

@@ -10,12 +10,12 @@ use serde_json::json;
 
 use crate::domain::Refusal;
 use crate::domain::dispatch::{self, Status};
-use crate::domain::form::IncidentForm;
+use crate::domain::form::{IncidentForm, group_of};
 use crate::domain::incident::{self, State};
 use crate::domain::user::{ACTIVE, CurrentUser, Profile};
 use crate::error::{Error, Result};
 use crate::schema::dispatch::*;
-use crate::store::writes::{self, Changes, Written, group_of, lock};
+use crate::store::writes::{self, Changes, Written, lock};
 
 /// `POST /incident`: a new incident in `registering`, version 1, history `created`.
 pub async fn create(

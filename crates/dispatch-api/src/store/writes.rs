@@ -16,15 +16,6 @@ use crate::error::Result;
 use crate::schema::dispatch::{incident_history, incidents};
 use crate::store::INCIDENT_CHANNEL;
 
-/// The form (the `changed` group of the real-time event) each editable field belongs to.
-pub fn group_of(field: &str) -> &'static str {
-    match field {
-        "occurrence_type" | "priority" | "occurrence_notes" => "occurrence",
-        "patient_name" | "patient_age" | "patient_sex" => "patient",
-        _ => "basic_data",
-    }
-}
-
 /// The incident as a write found it, locked until the transaction ends.
 #[derive(Debug)]
 pub struct Locked {
@@ -114,6 +105,11 @@ impl Changes {
     pub fn groups(&self) -> &[&'static str] {
         &self.groups
     }
+
+    /// The history row's `changes` column.
+    pub fn to_value(&self) -> Value {
+        Value::Object(self.map.clone())
+    }
 }
 
 /// What a committed write tells the client.
@@ -175,7 +171,7 @@ pub async fn append_history(
             incident_history::version.eq(version),
             incident_history::user_id.eq(user_id),
             incident_history::action.eq(action),
-            incident_history::changes.eq(Value::Object(changes.map.clone())),
+            incident_history::changes.eq(changes.to_value()),
         ))
         .execute(conn)
         .await?;
