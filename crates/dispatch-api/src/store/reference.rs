@@ -32,29 +32,26 @@ impl Snapshot {
     }
 
     pub fn lookups(&self) -> Lookups {
+        let types = self.mobile_unit_types.iter();
+        let professions = self.professional_types.iter();
         Lookups {
-            mobile_unit_types: self
-                .mobile_unit_types
-                .iter()
-                .filter(|t| t.active)
-                .map(|t| RefOption {
-                    id: t.id,
-                    name: t.name.clone(),
-                })
-                .collect(),
+            mobile_unit_types: active(types.map(|t| (t.id, &t.name, t.active))),
             technical_decision_actions: self.technical_decision_actions.clone(),
             intercurrences: self.intercurrences.clone(),
-            professional_types: self
-                .professional_types
-                .iter()
-                .filter(|t| t.active)
-                .map(|t| RefOption {
-                    id: t.id,
-                    name: t.name.clone(),
-                })
-                .collect(),
+            professional_types: active(professions.map(|t| (t.id, &t.name, t.active))),
         }
     }
+}
+
+/// The active entries of a list, as `{id, name}` options.
+fn active<'a>(items: impl Iterator<Item = (i32, &'a String, bool)>) -> Vec<RefOption> {
+    items
+        .filter(|(_, _, active)| *active)
+        .map(|(id, name, _)| RefOption {
+            id,
+            name: name.clone(),
+        })
+        .collect()
 }
 
 /// Five small statements; runs at start and on `Catalog::refresh`, never per request.
