@@ -21,7 +21,8 @@ use dispatch_api::catalog::Catalog;
 use dispatch_api::realtime::listener;
 use dispatch_api::realtime::ws::WsSettings;
 use dispatch_api::realtime::{Hub, hub::QUEUE_CAPACITY};
-use dispatch_api::startup::{self, AppState};
+use dispatch_api::startup;
+use dispatch_api::state::AppState;
 use dispatch_api::store::incident_writes;
 use dispatch_api::user_cache::UserCache;
 use dispatch_api::{MIGRATIONS, MIGRATIONS_DIR, SCHEMA, auth, seed};
@@ -58,7 +59,7 @@ async fn main() -> anyhow::Result<()> {
         "bench-secret-bench-secret-bench-secret!",
     ));
     let token = auth::issue_token(&keys, tarm, Duration::from_secs(3600))?;
-    let base = AppState::new(db.pool(), keys);
+    let base = startup::state(db.pool(), keys);
 
     // Two replicas.
     let mut addrs = Vec::new();
@@ -89,7 +90,7 @@ async fn main() -> anyhow::Result<()> {
     let incident: i64 = {
         use diesel::prelude::*;
         use diesel_async::RunQueryDsl;
-        use dispatch_api::schema::incidents;
+        use dispatch_api::schema::dispatch::incidents;
         incidents::table
             .filter(incidents::state.eq("registering"))
             .select(incidents::id)
@@ -139,7 +140,7 @@ async fn main() -> anyhow::Result<()> {
     let mut version = {
         use diesel::prelude::*;
         use diesel_async::RunQueryDsl;
-        use dispatch_api::schema::incidents;
+        use dispatch_api::schema::dispatch::incidents;
         incidents::table
             .find(incident)
             .select(incidents::version)

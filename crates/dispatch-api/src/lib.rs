@@ -5,13 +5,17 @@ pub mod auth;
 pub mod bench;
 pub mod catalog;
 pub mod domain;
+pub mod error;
 pub mod openapi;
 pub mod realtime;
 pub mod routes;
+/// The tables, as `diesel print-schema` writes them (see diesel.toml).
+#[rustfmt::skip]
 pub mod schema;
 pub mod search;
 pub mod seed;
 pub mod startup;
+pub mod state;
 pub mod store;
 pub mod user_cache;
 pub mod views;

@@ -7,7 +7,8 @@ use common::config::{self, CommonConfig};
 use common::db;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use dispatch_api::{MIGRATIONS, SCHEMA, auth, schema::users, seed, startup};
+use dispatch_api::schema::dispatch::users;
+use dispatch_api::{MIGRATIONS, SCHEMA, auth, seed, startup};
 
 const DEFAULT_BIND: &str = "127.0.0.1:8080";
 

@@ -1,11 +1,18 @@
-//! The OpenAPI 3.1 document of every route.
+//! The OpenAPI 3.1 document of every route: the operational routes and shared schemas
+//! declared here, every API route as `routes::routes` registers it.
 
 use common::http::BearerJwt;
-use utoipa::OpenApi;
 use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+use utoipa::{Modify, OpenApi};
 
-use crate::routes::{employees, fleet, incidents, reference, shared, users, writes};
+use crate::routes::Routes;
+use crate::routes::dispatch::StatusBody;
+use crate::routes::incident::form::{CreateIncident, PatchIncident};
+use crate::routes::incident::writes::{
+    CancelBody, CloseBody, DispatchBody, Empty, IntercurrenceBody, SendToBody,
+    TechnicalDecisionBody, TransferBody,
+};
 use crate::store::incident_writes::{DispatchCreated, DispatchProgress};
 use crate::store::writes::Written;
 use crate::views::*;
@@ -13,23 +20,7 @@ use crate::views::*;
 #[derive(OpenApi)]
 #[openapi(
     info(title = "dispatch-api", description = "Emergency medical dispatch service"),
-    paths(
-        common::http::healthz, common::http::readyz, common::http::metrics_doc,
-        users::list, users::search, users::get,
-        employees::of_user, employees::search,
-        shared::default_values, shared::possible_values,
-        incidents::mask, incidents::prank_calls, incidents::detail,
-        incidents::unit_selection, incidents::fleet_summary, incidents::fleet_occurrence,
-        incidents::regulation, incidents::occurrence_view,
-        fleet::list, fleet::options, fleet::of_incident, fleet::types,
-        fleet::dispatches_of_incident, fleet::dispatch_data,
-        reference::health_units, reference::decision_actions, reference::decisions_of_incident,
-        reference::intercurrences, reference::professional_types, reference::unallocated,
-        writes::create, writes::patch, writes::submit, writes::cancel, writes::prank_call,
-        writes::technical_decision, writes::send_to, writes::dispatch, writes::dispatch_status,
-        writes::intercurrence, writes::transfer, writes::close,
-        crate::realtime::ws::ws,
-    ),
+    paths(common::http::healthz, common::http::readyz, common::http::metrics_doc),
     components(schemas(
         common::problem::ProblemDocument, common::FieldError,
         RefOption, UserOption, ProfileView, UserRecord, EmployeeRecord, ProfessionalTypeView,
@@ -39,12 +30,12 @@ use crate::views::*;
         RecordedIntercurrence, IncidentFleetSummary, UnitSelection, FleetOccurrence, DispatchData,
         RegulationDetail, OccurrenceView, UnallocatedEntry, UnallocatedPage, Lookups,
         DefaultValues, PossibleValues,
-        Written, DispatchCreated, DispatchProgress, writes::CreateIncident, writes::PatchIncident,
-        writes::Empty, writes::CancelBody, writes::TechnicalDecisionBody, writes::SendToBody,
-        writes::DispatchBody, writes::StatusBody, writes::IntercurrenceBody, writes::TransferBody,
-        writes::CloseBody,
+        Written, DispatchCreated, DispatchProgress, CreateIncident, PatchIncident,
+        Empty, CancelBody, TechnicalDecisionBody, SendToBody,
+        DispatchBody, StatusBody, IntercurrenceBody, TransferBody,
+        CloseBody,
     )),
-    modifiers(&BearerJwt, &ErrorResponses),
+    modifiers(&BearerJwt),
 )]
 pub struct ApiDoc;
 
@@ -126,5 +117,14 @@ impl utoipa::Modify for ErrorResponses {
 }
 
 pub fn document() -> utoipa::openapi::OpenApi {
-    ApiDoc::openapi()
+    let mut doc = ApiDoc::openapi();
+    let mut routes = Routes::document();
+    crate::routes::routes(&mut routes);
+    doc.paths.paths.extend(routes.paths.paths);
+    let components = doc.components.get_or_insert_with(Default::default);
+    for (name, schema) in routes.schemas {
+        components.schemas.entry(name).or_insert(schema);
+    }
+    ErrorResponses.modify(&mut doc);
+    doc
 }

@@ -10,7 +10,7 @@ use utoipa::IntoParams;
 /// Longest accepted search term, in characters. Longer is 400: no name is that long, and
 /// the cap bounds the work of one request.
 pub const MAX_TERM_CHARS: usize = 100;
-/// CONTRACT: a search returns at most 20 items.
+/// A search returns at most 20 items (docs/dispatch-routes.md, "Routes").
 pub const MAX_LIMIT: i64 = 20;
 /// Deepest `offset` accepted; lazy-loading lists never scroll that far.
 pub const MAX_OFFSET: i64 = 10_000;

@@ -8,36 +8,12 @@ use common::config::CommonConfig;
 use common::db::{self, Pool, PoolSettings};
 use common::http::{self, OpenApiJson};
 
-use crate::auth::AuthState;
-use crate::catalog::Catalog;
-use crate::realtime::{self, Hub};
-use crate::user_cache::UserCache;
+use crate::realtime::listener;
+use crate::state::AppState;
 
-/// Everything the handlers share. Cheap to clone.
-#[derive(Clone)]
-pub struct AppState {
-    pub pool: Pool,
-    pub keys: JwtKeys,
-    pub openapi: OpenApiJson,
-    /// Reference data served from memory (health units, small lists).
-    pub catalog: Catalog,
-    /// Authenticated users; serves only while `serve`'s change listener runs.
-    pub users: UserCache,
-    /// This process's WebSocket subscriptions, fed by its listener.
-    pub hub: Hub,
-}
-
-impl AppState {
-    pub fn new(pool: Pool, keys: JwtKeys) -> Self {
-        Self {
-            pool,
-            keys,
-            openapi: OpenApiJson::new(&crate::openapi::document()),
-            catalog: Catalog::default(),
-            users: UserCache::default(),
-            hub: Hub::default(),
-        }
-    }
+/// A fresh [`AppState`] serving this service's OpenAPI document.
+pub fn state(pool: Pool, keys: JwtKeys) -> AppState {
+    AppState::new(pool, keys, OpenApiJson::new(&crate::openapi::document()))
 }
 
 pub fn pool_settings(size: usize) -> PoolSettings {
@@ -65,14 +41,8 @@ pub fn app(
         state.openapi.clone(),
         metrics,
         move |cfg| {
-            cfg.app_data(web::Data::new(AuthState {
-                keys: state.keys.clone(),
-                pool: state.pool.clone(),
-                users: state.users.clone(),
-            }))
-            .app_data(web::Data::new(state))
-            .configure(crate::routes::configure)
-            .configure(realtime::ws::configure);
+            cfg.app_data(web::Data::new(state))
+                .configure(crate::routes::configure);
             #[cfg(feature = "bench")]
             cfg.configure(crate::bench::configure);
         },
@@ -98,17 +68,13 @@ pub async fn serve(config: CommonConfig) -> anyhow::Result<()> {
     .await?;
     tracing::info!(?applied, "migrations up to date");
     let pool = db::pool(&config.database_url, &pool_settings(config.pool_size))?;
-    let state = AppState::new(pool.clone(), JwtKeys::new(&config.jwt_secret));
+    let state = state(pool.clone(), JwtKeys::new(&config.jwt_secret));
     // Warm the reference data now; if the database is not up yet the first request loads it.
     if let Err(e) = state.catalog.refresh(&pool).await {
         tracing::warn!(error = %e, "reference data not loaded at start");
     }
     // The one LISTEN connection of this replica: user cache, WebSocket hub, reference data.
-    let listener = realtime::listener::spawn(
-        config.database_url.clone(),
-        &state,
-        realtime::listener::settings(),
-    );
+    let listener = listener::spawn(config.database_url.clone(), &state, listener::settings());
     let hub = state.hub.clone();
     let metrics = metrics(&pool);
     tracing::info!(bind = %config.bind, "dispatch-api listening");

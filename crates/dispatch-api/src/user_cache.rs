@@ -1,19 +1,20 @@
 //! The users that requests authenticate, cached per replica and invalidated on change.
 //!
-//! CONTRACT: the user is loaded on every request "or from a cache invalidated on change". A
-//! trigger (migration 000003) sends `NOTIFY dispatch_users, '<id>'` on every change to a user
-//! (and `'*'` on a profile change); [`listen`] keeps one connection per replica listening and
-//! evicts (one `LISTEN` connection per replica, shared: see `realtime::listener`). The cache answers only while that listener is connected: when it is down (or
-//! never started, as in tests) every request reads the database, so a deactivated user is
-//! never let in from a stale entry.
+//! A user is loaded on every request or from a cache invalidated on change
+//! (docs/dispatch-realtime.md, "Fan-out across replicas"). A trigger (migration 000003)
+//! sends `NOTIFY dispatch_users, '<id>'` on every change to a user (and `'*'` on a profile
+//! change). The process's one `LISTEN` connection (`realtime::listener`) hears it and
+//! [`follow`] evicts the entry. The cache answers only while that listener is connected:
+//! when it is down (or never started, as in tests) every request reads the database, so a
+//! deactivated user is never let in from a stale entry.
 
-use common::listen::{ListenEvent, ListenSettings};
+use common::listen::ListenEvent;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use tokio::sync::broadcast;
 
-use crate::auth::CurrentUser;
+use crate::domain::user::CurrentUser;
 
 /// More distinct users than a dispatch centre has; past it the cache starts over.
 const MAX_ENTRIES: usize = 10_000;
@@ -85,7 +86,9 @@ impl UserCache {
 
 /// Listens for user changes alone, on a connection of its own (tests; `serve` shares the
 /// process's one listener instead, see `realtime::listener`).
+#[cfg(any(test, feature = "test-support"))]
 pub async fn listen(database_url: String, cache: UserCache) {
+    use common::listen::ListenSettings;
     let (tx, rx) = broadcast::channel(256);
     let settings = ListenSettings {
         application_name: "dispatch-api-users".to_owned(),
@@ -125,7 +128,7 @@ pub async fn follow(mut rx: broadcast::Receiver<ListenEvent>, cache: UserCache) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auth::Profile;
+    use crate::domain::user::Profile;
 
     fn user(id: i64) -> CurrentUser {
         CurrentUser {

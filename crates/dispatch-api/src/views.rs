@@ -5,6 +5,10 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::domain::dispatch::Status;
+use crate::domain::incident::{Priority, Sex, State};
+use crate::domain::user::Profile;
+
 /// An entry of a small reference list: `{id, name}`.
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
 pub struct RefOption {
@@ -109,7 +113,7 @@ pub struct HealthUnitOption {
 pub struct IncidentMaskItem {
     pub id: i64,
     pub number: String,
-    pub state: String,
+    pub state: State,
     pub caller_name: String,
     #[schema(required = true)]
     pub patient_name: Option<String>,
@@ -137,7 +141,7 @@ pub struct Occurrence {
     pub occurrence_type: Option<String>,
     /// `low`, `medium`, `high` or `critical`.
     #[schema(required = true)]
-    pub priority: Option<String>,
+    pub priority: Option<Priority>,
     #[schema(required = true)]
     pub notes: Option<String>,
 }
@@ -151,7 +155,7 @@ pub struct Patient {
     pub age: Option<i32>,
     /// `F`, `M` or `X`.
     #[schema(required = true)]
-    pub sex: Option<String>,
+    pub sex: Option<Sex>,
 }
 
 /// The "Regulation" tab's header: who regulated and who holds the incident now.
@@ -194,7 +198,7 @@ pub struct IncidentDetail {
     pub number: String,
     /// `registering`, `awaiting_regulation`, `regulated`, `dispatched`, `closed`,
     /// `cancelled` or `prank`.
-    pub state: String,
+    pub state: State,
     /// Raised by every write; also sent as the `ETag` header.
     pub version: i32,
     pub created_at: DateTime<Utc>,
@@ -240,7 +244,7 @@ pub struct DispatchedUnit {
 pub struct DispatchView {
     pub id: i64,
     /// `assigned`, `en_route`, `on_scene`, `transporting`, `at_destination` or `released`.
-    pub status: String,
+    pub status: Status,
     pub mobile_unit: DispatchedUnit,
     pub times: DispatchTimes,
     #[schema(required = true)]
@@ -293,14 +297,14 @@ pub struct RecordedIntercurrence {
 pub struct IncidentFleetSummary {
     pub id: i64,
     pub number: String,
-    pub state: String,
+    pub state: State,
     pub version: i32,
     pub created_at: DateTime<Utc>,
     pub address: String,
     pub city: String,
     pub complaint: String,
     #[schema(required = true)]
-    pub priority: Option<String>,
+    pub priority: Option<Priority>,
     /// The vehicle type of the latest technical decision.
     #[schema(required = true)]
     pub requested_vehicle_type: Option<RefOption>,
@@ -311,7 +315,7 @@ pub struct IncidentFleetSummary {
 pub struct UnitSelection {
     pub id: i64,
     pub number: String,
-    pub state: String,
+    pub state: State,
     pub version: i32,
     pub patient: Patient,
     /// The vehicle type of the latest technical decision.
@@ -392,7 +396,7 @@ pub struct Lookups {
 pub struct DefaultValues {
     pub user: UserOption,
     /// The caller's profile title.
-    pub profile: String,
+    pub profile: Profile,
     #[serde(flatten)]
     pub lookups: Lookups,
 }
@@ -402,7 +406,7 @@ pub struct DefaultValues {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct PossibleValues {
     pub user: UserOption,
-    pub profile: String,
+    pub profile: Profile,
     #[serde(flatten)]
     pub lookups: Lookups,
     pub employee: Vec<UserOption>,

@@ -2,50 +2,17 @@
 //! `at_destination`, `released`, in that order. `transporting` and `at_destination` may be
 //! skipped (no transport); nothing goes back; `released` is final and frees the unit.
 
-use std::fmt;
+use super::Refusal;
 
-use actix_web::http::StatusCode;
-use common::Problem;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Status {
-    Assigned,
-    EnRoute,
-    OnScene,
-    Transporting,
-    AtDestination,
-    Released,
-}
-
-impl Status {
-    pub const ALL: [Status; 6] = [
-        Status::Assigned,
-        Status::EnRoute,
-        Status::OnScene,
-        Status::Transporting,
-        Status::AtDestination,
-        Status::Released,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Assigned => "assigned",
-            Status::EnRoute => "en_route",
-            Status::OnScene => "on_scene",
-            Status::Transporting => "transporting",
-            Status::AtDestination => "at_destination",
-            Status::Released => "released",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Status> {
-        Status::ALL.into_iter().find(|st| st.as_str() == s)
-    }
-}
-
-impl fmt::Display for Status {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+text_enum! {
+    /// A unit's step on its dispatch, in order.
+    pub enum Status {
+        Assigned = "assigned",
+        EnRoute = "en_route",
+        OnScene = "on_scene",
+        Transporting = "transporting",
+        AtDestination = "at_destination",
+        Released = "released",
     }
 }
 
@@ -62,15 +29,15 @@ pub const TRANSITIONS: &[(Status, Status)] = &[
     (Status::EnRoute, Status::Released),
 ];
 
-pub fn transition(from: Status, to: Status) -> Result<Status, Problem> {
+pub fn transition(from: Status, to: Status) -> Result<Status, Refusal> {
     if TRANSITIONS.contains(&(from, to)) {
         Ok(to)
     } else {
-        Err(Problem::new(
-            StatusCode::CONFLICT,
-            "invalid_transition",
-            format!("the dispatch is `{from}`; `{to}` is not allowed from there"),
-        ))
+        Err(Refusal::InvalidTransition {
+            what: "dispatch",
+            from: from.as_str(),
+            requested: to.as_str().to_owned(),
+        })
     }
 }
 

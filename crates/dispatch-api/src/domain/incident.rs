@@ -3,62 +3,48 @@
 //! state -> `cancelled`; `registering`/`awaiting_regulation` -> `prank`. `closed`,
 //! `cancelled` and `prank` are final.
 
-use std::fmt;
+use super::Refusal;
 
-use actix_web::http::StatusCode;
-use common::Problem;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum State {
-    Registering,
-    AwaitingRegulation,
-    Regulated,
-    Dispatched,
-    Closed,
-    Cancelled,
-    Prank,
+text_enum! {
+    /// Where an incident is in its life (the table below says how it moves).
+    pub enum State {
+        Registering = "registering",
+        AwaitingRegulation = "awaiting_regulation",
+        Regulated = "regulated",
+        Dispatched = "dispatched",
+        Closed = "closed",
+        Cancelled = "cancelled",
+        Prank = "prank",
+    }
 }
 
 impl State {
-    pub const ALL: [State; 7] = [
-        State::Registering,
-        State::AwaitingRegulation,
-        State::Regulated,
-        State::Dispatched,
-        State::Closed,
-        State::Cancelled,
-        State::Prank,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            State::Registering => "registering",
-            State::AwaitingRegulation => "awaiting_regulation",
-            State::Regulated => "regulated",
-            State::Dispatched => "dispatched",
-            State::Closed => "closed",
-            State::Cancelled => "cancelled",
-            State::Prank => "prank",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<State> {
-        State::ALL.into_iter().find(|st| st.as_str() == s)
-    }
-
     /// Closed, cancelled and prank incidents take no further write.
     pub fn is_final(self) -> bool {
         matches!(self, State::Closed | State::Cancelled | State::Prank)
     }
 }
 
-impl fmt::Display for State {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+text_enum! {
+    /// The Occurrence form's priority.
+    pub enum Priority {
+        Low = "low",
+        Medium = "medium",
+        High = "high",
+        Critical = "critical",
     }
 }
 
-/// Every allowed move, and nothing else (CONTRACT §1 "Incident states").
+text_enum! {
+    /// The Patient form's sex.
+    pub enum Sex {
+        F = "F",
+        M = "M",
+        X = "X",
+    }
+}
+
+/// Every allowed move, and nothing else (docs/dispatch-realtime.md, "State machines").
 pub const TRANSITIONS: &[(State, State)] = &[
     (State::Registering, State::AwaitingRegulation),
     (State::AwaitingRegulation, State::Regulated),
@@ -75,7 +61,7 @@ pub const TRANSITIONS: &[(State, State)] = &[
 
 /// The one check every state-changing write makes: `Ok(to)` or 409 `invalid_transition`
 /// naming both states.
-pub fn transition(from: State, to: State) -> Result<State, Problem> {
+pub fn transition(from: State, to: State) -> Result<State, Refusal> {
     if TRANSITIONS.contains(&(from, to)) {
         Ok(to)
     } else {
@@ -86,7 +72,7 @@ pub fn transition(from: State, to: State) -> Result<State, Problem> {
 /// The check of writes that change an incident without moving it (PATCH, send-to,
 /// intercurrence, transfer, a further unit): the incident must still be open, and, when
 /// `allowed` is given, in one of those states.
-pub fn edit(from: State, what: &str, allowed: Option<&[State]>) -> Result<State, Problem> {
+pub fn edit(from: State, what: &str, allowed: Option<&[State]>) -> Result<State, Refusal> {
     let ok = !from.is_final() && allowed.is_none_or(|a| a.contains(&from));
     if ok {
         Ok(from)
@@ -95,12 +81,12 @@ pub fn edit(from: State, what: &str, allowed: Option<&[State]>) -> Result<State,
     }
 }
 
-pub fn invalid_transition(from: State, requested: &str) -> Problem {
-    Problem::new(
-        StatusCode::CONFLICT,
-        "invalid_transition",
-        format!("the incident is `{from}`; `{requested}` is not allowed from there"),
-    )
+pub fn invalid_transition(from: State, requested: &str) -> Refusal {
+    Refusal::InvalidTransition {
+        what: "incident",
+        from: from.as_str(),
+        requested: requested.to_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -118,9 +104,11 @@ mod tests {
                     allowed += 1;
                     assert!(!from.is_final(), "nothing leaves a final state");
                 } else {
-                    let p = transition(from, to).unwrap_err();
-                    assert_eq!((p.status, p.code.as_ref()), (409, "invalid_transition"));
-                    assert!(p.detail.contains(from.as_str()) && p.detail.contains(to.as_str()));
+                    // The refusal names both states (`error` maps it to 409 `invalid_transition`).
+                    let refusal = transition(from, to).unwrap_err();
+                    assert!(matches!(refusal, Refusal::InvalidTransition { .. }));
+                    let detail = refusal.to_string();
+                    assert!(detail.contains(from.as_str()) && detail.contains(to.as_str()));
                 }
             }
         }

@@ -12,7 +12,32 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use tokio::sync::{Notify, mpsc, watch};
 
-use super::ws::WsSettings;
+use std::time::Duration;
+
+/// Socket timing; the defaults suit browsers behind a load balancer.
+#[derive(Debug, Clone, Copy)]
+pub struct WsSettings {
+    /// A socket silent this long is pinged.
+    pub ping_interval: Duration,
+    /// A socket silent this long (no frame, no pong) is dropped as dead.
+    pub idle_timeout: Duration,
+    /// Largest client frame accepted.
+    pub max_frame: usize,
+    /// A frame the socket cannot take within this (the client stopped reading and every
+    /// buffer on the way is full) drops the socket without waiting any longer.
+    pub send_timeout: Duration,
+}
+
+impl Default for WsSettings {
+    fn default() -> Self {
+        Self {
+            ping_interval: Duration::from_secs(15),
+            idle_timeout: Duration::from_secs(45),
+            max_frame: 4096,
+            send_timeout: Duration::from_secs(10),
+        }
+    }
+}
 
 /// Every `changed` group, sent when what changed is not known (after a reconnection).
 pub const ALL_GROUPS: &[&str] = &[
@@ -28,7 +53,7 @@ pub const ALL_GROUPS: &[&str] = &[
     "prank_calls",
 ];
 
-/// Server -> client messages (CONTRACT §1 "Real-time updates").
+/// Server -> client messages (docs/dispatch-realtime.md, "WebSocket protocol").
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(tag = "type")]
 pub enum ServerMessage {

@@ -1,4 +1,4 @@
-//! The process's one `LISTEN` connection (CONTRACT: one per replica), shared by everything
+//! The process's one `LISTEN` connection (one per replica: docs/dispatch-realtime.md, "Fan-out across replicas"), shared by everything
 //! that follows the database: the user cache, the WebSocket hub and the reference data.
 //! Each follows its own receiver of one broadcast channel and picks its own channel's
 //! notifications; each treats `Reconnected` (and a lagging receiver) as "anything may have
@@ -12,10 +12,10 @@ use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
 use super::hub::{ALL_GROUPS, Hub, parse_payload};
-use super::{INCIDENT_CHANNEL, REFERENCE_CHANNEL};
 use crate::catalog::Catalog;
-use crate::schema::incidents;
-use crate::startup::AppState;
+use crate::schema::dispatch::incidents;
+use crate::state::AppState;
+use crate::store::{INCIDENT_CHANNEL, REFERENCE_CHANNEL};
 use crate::user_cache;
 
 /// `application_name` of the listening connection (find it in `pg_stat_activity`).

@@ -15,44 +15,14 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use actix_ws::{AggregatedMessage, CloseCode, CloseReason, Session};
 use common::Problem;
 use common::auth::authorization;
-use common::db::{self, Pool};
-use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
+use common::db::Pool;
 use serde::Deserialize;
 
+pub use super::hub::WsSettings;
 use super::hub::{Client, Hub, ServerMessage};
-use crate::auth::{AuthState, CurrentUser, Profile};
-use crate::schema::incidents;
-use crate::startup::AppState;
-
-/// Socket timing; the defaults suit browsers behind a load balancer.
-#[derive(Debug, Clone, Copy)]
-pub struct WsSettings {
-    /// A socket silent this long is pinged.
-    pub ping_interval: Duration,
-    /// A socket silent this long (no frame, no pong) is dropped as dead.
-    pub idle_timeout: Duration,
-    /// Largest client frame accepted.
-    pub max_frame: usize,
-    /// A frame the socket cannot take within this (the client stopped reading and every
-    /// buffer on the way is full) drops the socket without waiting any longer.
-    pub send_timeout: Duration,
-}
-
-impl Default for WsSettings {
-    fn default() -> Self {
-        Self {
-            ping_interval: Duration::from_secs(15),
-            idle_timeout: Duration::from_secs(45),
-            max_frame: 4096,
-            send_timeout: Duration::from_secs(10),
-        }
-    }
-}
-
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/ws", web::get().to(ws));
-}
+use crate::domain::user::{CurrentUser, may};
+use crate::state::AppState;
+use crate::store;
 
 #[derive(Deserialize)]
 struct WsQuery {
@@ -68,14 +38,6 @@ enum ClientMessage {
     Unsubscribe { incident_id: i64 },
 }
 
-/// Who may follow an incident: whoever may read it (`GET /incident/{id}`).
-const READERS: &[Profile] = &[
-    Profile::Admin,
-    Profile::Tarm,
-    Profile::MedicoRegulador,
-    Profile::OperadorFrota,
-];
-
 /// Upgrades to a WebSocket after authenticating (401 before the upgrade otherwise).
 #[utoipa::path(get, path = "/ws", tag = "realtime",
     params(("access_token" = Option<String>, Query,
@@ -87,7 +49,6 @@ pub async fn ws(
     req: HttpRequest,
     body: web::Payload,
     state: web::Data<AppState>,
-    auth: web::Data<AuthState>,
 ) -> Result<HttpResponse, actix_web::Error> {
     let token = match authorization(&req, "Bearer") {
         Some(t) => Some(t.to_owned()),
@@ -98,7 +59,7 @@ pub async fn ws(
     let token = token.ok_or_else(|| {
         Problem::unauthorized("a token is required: `Authorization: Bearer` or `access_token`")
     })?;
-    let user = CurrentUser::from_token_cached(&auth, &token).await?;
+    let user = crate::auth::authenticate(&state, &token).await?;
     // A plain GET (no upgrade headers) is a client error, answered like every other.
     let (res, session, stream) = actix_ws::handle(&req, body).map_err(|e| {
         Problem::new(
@@ -218,7 +179,7 @@ async fn handle(text: &str, client: &Client, user: &CurrentUser, hub: &Hub, pool
     };
     match message {
         ClientMessage::Subscribe { incident_id } => {
-            if !READERS.contains(&user.profile) {
+            if !may::READ.contains(&user.profile) {
                 client.send(&ServerMessage::error(
                     "forbidden",
                     format!(
@@ -239,7 +200,8 @@ async fn handle(text: &str, client: &Client, user: &CurrentUser, hub: &Hub, pool
                         format!("incident {incident_id} does not exist"),
                     ));
                 }
-                Err(p) => {
+                Err(e) => {
+                    let p = e.problem();
                     hub.unsubscribe(client, incident_id);
                     client.send(&ServerMessage::error(&p.code, p.detail));
                 }
@@ -249,15 +211,9 @@ async fn handle(text: &str, client: &Client, user: &CurrentUser, hub: &Hub, pool
     }
 }
 
-async fn current_version(pool: &Pool, id: i64) -> Result<Option<i32>, Problem> {
-    let mut conn = db::conn(pool).await?;
-    incidents::table
-        .find(id)
-        .select(incidents::version)
-        .first(&mut conn)
-        .await
-        .optional()
-        .map_err(db::db_error)
+async fn current_version(pool: &Pool, id: i64) -> crate::error::Result<Option<i32>> {
+    let conn = pool.get().await?;
+    Ok(store::incidents::version(&conn, id).await?)
 }
 
 #[cfg(test)]

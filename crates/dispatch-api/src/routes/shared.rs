@@ -1,19 +1,18 @@
 //! `/shared/default-values` and its deprecated predecessor `/shared/possible-values`.
 
 use actix_web::{HttpResponse, web};
-use common::db::db_error;
 
-use super::{Reply, conn};
-use crate::auth::CurrentUser;
-use crate::startup::AppState;
+use super::{Reply, Routes};
+use crate::domain::user::CurrentUser;
+use crate::state::AppState;
 use crate::store::users;
 use crate::views::{DefaultValues, PossibleValues, UserOption};
 
 // The alias is deprecated on purpose and still served.
 #[allow(deprecated)]
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/shared/default-values", web::get().to(default_values))
-        .route("/shared/possible-values", web::get().to(possible_values));
+pub fn routes(r: &mut Routes<'_>) {
+    r.add(__path_default_values, default_values)
+        .add(__path_possible_values, possible_values);
 }
 
 fn me(user: &CurrentUser) -> UserOption {
@@ -31,7 +30,7 @@ pub async fn default_values(state: web::Data<AppState>, user: CurrentUser) -> Re
     let catalog = state.catalog.get(&state.pool).await?;
     Ok(HttpResponse::Ok().json(DefaultValues {
         user: me(&user),
-        profile: user.profile.title().to_owned(),
+        profile: user.profile,
         lookups: catalog.lookups(),
     }))
 }
@@ -45,8 +44,8 @@ pub async fn default_values(state: web::Data<AppState>, user: CurrentUser) -> Re
 #[deprecated = "use /shared/default-values"]
 pub async fn possible_values(state: web::Data<AppState>, user: CurrentUser) -> Reply {
     let catalog = state.catalog.get(&state.pool).await?;
-    let conn = conn(&state).await?;
-    let employee = users::all_active_employees(&conn).await.map_err(db_error)?;
+    let conn = state.pool.get().await?;
+    let employee = users::all_active_employees(&conn).await?;
     Ok(HttpResponse::Ok()
         .insert_header(("Deprecation", "true"))
         .insert_header((
@@ -55,7 +54,7 @@ pub async fn possible_values(state: web::Data<AppState>, user: CurrentUser) -> R
         ))
         .json(PossibleValues {
             user: me(&user),
-            profile: user.profile.title().to_owned(),
+            profile: user.profile,
             lookups: catalog.lookups(),
             employee,
         }))

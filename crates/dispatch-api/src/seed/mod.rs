@@ -17,8 +17,8 @@ use serde::Serialize;
 
 pub use plan::{DEMO_USERS, Plan, Scale};
 
-use crate::auth::Profile;
-use crate::schema::*;
+use crate::domain::user::Profile;
+use crate::schema::dispatch::*;
 
 const PROFILES: [(Profile, &str); 4] = [
     (Profile::Admin, "Administrador"),
@@ -301,7 +301,7 @@ async fn write_users(
                     employees::user_id.eq(id_of(&u.login)),
                     employees::registration.eq(r),
                     employees::phone.eq(u.phone.as_deref()),
-                    employees::active.eq(u.status == crate::auth::ACTIVE),
+                    employees::active.eq(u.status == crate::domain::user::ACTIVE),
                 )
             })
         })
@@ -512,7 +512,7 @@ async fn write_history(
                     incident_history::user_id.eq(ids.users[h.user]),
                     incident_history::at.eq(h.at),
                     incident_history::action.eq(h.action),
-                    incident_history::changes.eq(&h.changes),
+                    incident_history::changes.eq(h.changes.to_value()),
                 )
             })
         })

@@ -2,10 +2,13 @@
 //! same plan. No database here; `seed::run_with` writes the plan.
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::words::*;
-use crate::auth::Profile;
+use crate::domain::form::group_of;
+use crate::domain::incident::State;
+use crate::domain::user::Profile;
+use crate::store::writes::Changes;
 
 /// How much data to make. `Demo` is the real scale (`dispatch-api seed`); `Test` is the
 /// same generator with smaller counts, so every HTTP test can seed its own database fast.
@@ -110,11 +113,18 @@ pub struct DispatchSpec {
     pub destination: Option<usize>,
 }
 
+/// One history row, in the shape the real writes record (`store::writes::Changes`).
 pub struct HistorySpec {
     pub user: usize,
     pub at: DateTime<Utc>,
     pub action: &'static str,
-    pub changes: Value,
+    pub changes: Changes,
+}
+
+impl HistorySpec {
+    fn with(&mut self, more: impl FnOnce(Changes) -> Changes) {
+        self.changes = more(std::mem::take(&mut self.changes));
+    }
 }
 
 pub struct IncidentSpec {
@@ -451,8 +461,7 @@ impl<'a> Incidents<'a> {
             user: tarm,
             at,
             action: "created",
-            changes: json!({"state": {"from": null, "to": "registering"},
-                            "fields": ["caller_name", "caller_phone", "address", "complaint"]}),
+            changes: created_changes(&spec),
         });
         if state == "registering" {
             return self.finish(spec, at);
@@ -481,13 +490,24 @@ impl<'a> Incidents<'a> {
         spec.patient_age = Some(rng.below(95) as i32 + 1);
         spec.patient_sex = Some(*rng.pick(&["F", "M", "F", "M", "X"]));
         let mut h = transition(tarm, at, "submitted", "registering", "awaiting_regulation");
-        h.changes["fields"] = json!([
-            "occurrence_type",
-            "priority",
-            "patient_name",
-            "patient_age",
-            "patient_sex"
-        ]);
+        h.with(|c| {
+            c.field(
+                "occurrence",
+                "occurrence_type",
+                None::<()>,
+                spec.occurrence_type,
+            )
+            .field("occurrence", "priority", None::<()>, spec.priority)
+            .field(
+                "occurrence",
+                "occurrence_notes",
+                None::<()>,
+                &spec.occurrence_notes,
+            )
+            .field("patient", "patient_name", None::<()>, &spec.patient_name)
+            .field("patient", "patient_age", None::<()>, spec.patient_age)
+            .field("patient", "patient_sex", None::<()>, spec.patient_sex)
+        });
         spec.history.push(h);
         let cancel = state == "cancelled";
         if state == "awaiting_regulation" || (cancel && rng.chance(50)) {
@@ -535,7 +555,7 @@ impl<'a> Incidents<'a> {
             });
             spec.closed_at = Some(at);
             let mut h = transition(regulator, at, "closed", from, "closed");
-            h.changes["fields"] = json!(["conclusion"]);
+            h.with(|c| c.field("conclusion", "conclusion", None::<()>, spec.conclusion));
             spec.history.push(h);
         }
         self.finish(spec, at)
@@ -576,7 +596,12 @@ impl<'a> Incidents<'a> {
             "awaiting_regulation",
             "regulated",
         );
-        h.changes["action"] = json!(action.0);
+        let notes = spec.decision.as_ref().map(|d| d.notes.clone());
+        h.with(|c| {
+            c.record("technical_decisions", "action", json!(action.0))
+                .record("technical_decisions", "notes", json!(notes))
+                .group("regulation")
+        });
         spec.history.push(h);
         at
     }
@@ -625,21 +650,30 @@ impl<'a> Incidents<'a> {
             *time = Some(at);
         }
         let status_index = (0..=last).rev().find(|s| times[*s].is_some()).unwrap_or(0);
-        spec.history.push(transition(
+        let mut h = transition(
             fleet,
             times[0].unwrap_or(at),
-            "dispatch",
+            "dispatched",
             "regulated",
             "dispatched",
-        ));
+        );
+        let unit_name = self.units[unit].name.clone();
+        h.with(|c| {
+            let dispatch = json!({"mobile_unit": unit_name, "status": STEPS[0]});
+            c.record("dispatches", "dispatch", dispatch)
+        });
+        spec.history.push(h);
+        let mut from = STEPS[0];
         for (step, time) in times.iter().enumerate().skip(1) {
             if let Some(t) = time {
+                let moved = json!({"status": {"from": from, "to": STEPS[step]}});
                 spec.history.push(HistorySpec {
                     user: fleet,
                     at: *t,
                     action: "dispatch_status",
-                    changes: json!({"dispatch_status": STEPS[step]}),
+                    changes: Changes::new().record("dispatches", "dispatch", moved),
                 });
+                from = STEPS[step];
             }
         }
         if rng.chance(12) {
@@ -668,12 +702,29 @@ fn transition(
     from: &str,
     to: &str,
 ) -> HistorySpec {
+    let state = |s: &str| State::parse(s).expect("a state of the incident");
     HistorySpec {
         user,
         at,
         action,
-        changes: json!({"state": {"from": from, "to": to}}),
+        changes: Changes::new().state(state(from), state(to)),
     }
+}
+
+/// `created`: the state and every field the Basic data form filled, as `POST /incident`
+/// records them.
+fn created_changes(spec: &IncidentSpec) -> Changes {
+    let basic = [
+        ("caller_name", spec.caller_name.as_str()),
+        ("caller_phone", spec.caller_phone.as_str()),
+        ("address", spec.address.as_str()),
+        ("city", spec.city),
+        ("complaint", spec.complaint),
+    ];
+    basic.into_iter().fold(
+        Changes::new().field("state", "state", None::<&str>, "registering"),
+        |c, (name, value)| c.field(group_of(name), name, None::<()>, value),
+    )
 }
 
 #[cfg(test)]

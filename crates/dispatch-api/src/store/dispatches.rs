@@ -5,14 +5,15 @@ use diesel::prelude::*;
 use diesel::result::Error;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
-use crate::schema::*;
+use crate::domain::dispatch::Status;
+use crate::schema::dispatch::*;
 use crate::views::*;
 
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = dispatches, check_for_backend(diesel::pg::Pg))]
 struct DispatchRow {
     id: i64,
-    status: String,
+    status: Status,
     assigned_at: DateTime<Utc>,
     en_route_at: Option<DateTime<Utc>>,
     on_scene_at: Option<DateTime<Utc>>,
@@ -21,12 +22,30 @@ struct DispatchRow {
     released_at: Option<DateTime<Utc>>,
 }
 
-type Row = (
-    DispatchRow,
-    (i64, String),
-    (i32, String),
-    Option<(i64, String, String, String)>,
-);
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = mobile_units, check_for_backend(diesel::pg::Pg))]
+struct UnitRow {
+    id: i64,
+    name: String,
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = mobile_unit_types, check_for_backend(diesel::pg::Pg))]
+struct UnitTypeRow {
+    id: i32,
+    name: String,
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = health_units, check_for_backend(diesel::pg::Pg))]
+struct DestinationRow {
+    id: i64,
+    name: String,
+    city: String,
+    uf: String,
+}
+
+type Row = (DispatchRow, UnitRow, UnitTypeRow, Option<DestinationRow>);
 
 /// The units of an incident, oldest dispatch first, with unit, type and destination joined:
 /// one statement.
@@ -41,31 +60,25 @@ pub async fn of_incident(
         .order_by((dispatches::assigned_at, dispatches::id))
         .select((
             DispatchRow::as_select(),
-            (mobile_units::id, mobile_units::name),
-            (mobile_unit_types::id, mobile_unit_types::name),
-            (
-                health_units::id,
-                health_units::name,
-                health_units::city,
-                health_units::uf,
-            )
-                .nullable(),
+            UnitRow::as_select(),
+            UnitTypeRow::as_select(),
+            Option::<DestinationRow>::as_select(),
         ))
         .load(&mut conn)
         .await?;
     Ok(rows.into_iter().map(view).collect())
 }
 
-fn view((d, (unit_id, unit_name), (type_id, type_name), destination): Row) -> DispatchView {
+fn view((d, unit, unit_type, destination): Row) -> DispatchView {
     DispatchView {
         id: d.id,
         status: d.status,
         mobile_unit: DispatchedUnit {
-            id: unit_id,
-            name: unit_name,
+            id: unit.id,
+            name: unit.name,
             unit_type: RefOption {
-                id: type_id,
-                name: type_name,
+                id: unit_type.id,
+                name: unit_type.name,
             },
         },
         times: DispatchTimes {
@@ -76,11 +89,36 @@ fn view((d, (unit_id, unit_name), (type_id, type_name), destination): Row) -> Di
             at_destination_at: d.at_destination_at,
             released_at: d.released_at,
         },
-        destination: destination.map(|(id, name, city, uf)| HealthUnitOption {
-            id,
-            name,
-            city,
-            uf,
+        destination: destination.map(|h| HealthUnitOption {
+            id: h.id,
+            name: h.name,
+            city: h.city,
+            uf: h.uf,
         }),
     }
+}
+
+/// The units of an incident, `None` when the incident does not exist: the existence check
+/// runs in the same pipeline as the list.
+pub async fn of_existing_incident(
+    conn: &AsyncPgConnection,
+    incident_id: i64,
+) -> Result<Option<Vec<DispatchView>>, Error> {
+    let (exists, units) = tokio::try_join!(
+        super::incidents::exists(conn, incident_id),
+        of_incident(conn, incident_id)
+    )?;
+    Ok(exists.then_some(units))
+}
+
+/// The incident's fleet row and its units, in one pipeline; `None` when it does not exist.
+pub async fn fleet_row_and_units(
+    conn: &AsyncPgConnection,
+    incident_id: i64,
+) -> Result<Option<(super::incidents::FleetRow, Vec<DispatchView>)>, Error> {
+    let (row, units) = tokio::try_join!(
+        super::incidents::fleet_row(conn, incident_id),
+        of_incident(conn, incident_id)
+    )?;
+    Ok(row.map(|row| (row, units)))
 }

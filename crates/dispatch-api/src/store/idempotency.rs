@@ -6,15 +6,20 @@
 //! simply runs again.
 
 use actix_web::http::StatusCode;
-use common::Problem;
-use common::db::db_error;
-use diesel::sql_types::{BigInt, Jsonb, Nullable, SmallInt, Text};
+use diesel::dsl::now;
+use diesel::pg::expression::extensions::IntervalDsl;
+use diesel::prelude::*;
+use diesel::sql_types::Timestamptz;
 use diesel_async::{AnsiTransactionManager, AsyncPgConnection, RunQueryDsl, TransactionManager};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-/// How long a key is remembered.
-pub const RETENTION: &str = "24 hours";
+use crate::domain::Refusal;
+use crate::error::Result;
+use crate::schema::dispatch::idempotency_keys as keys;
+
+/// How long a key is remembered, in hours.
+pub const RETENTION_HOURS: i32 = 24;
 
 /// A response as it is stored and replayed.
 #[derive(Debug, Clone)]
@@ -27,7 +32,9 @@ pub struct Stored {
     pub replayed: bool,
 }
 
-/// The key of one request: who, which key, which route, and a hash of what was asked.
+/// The key of one request: who, which key, which route, and a hash of what was asked (the
+/// body's JSON with its keys sorted, so neither a field's place in the body nor a renamed
+/// Rust type changes it).
 #[derive(Debug)]
 pub struct Key {
     pub user_id: i64,
@@ -37,8 +44,8 @@ pub struct Key {
 }
 
 impl Key {
-    pub fn new(user_id: i64, key: String, route: String, request: &str) -> Self {
-        let hash = Sha256::digest(request.as_bytes());
+    pub fn new(user_id: i64, key: String, route: String, body: &[u8]) -> Self {
+        let hash = Sha256::digest(canonical(body).as_bytes());
         let request_hash = hash.iter().map(|b| format!("{b:02x}")).collect();
         Self {
             user_id,
@@ -49,17 +56,24 @@ impl Key {
     }
 }
 
-#[derive(diesel::QueryableByName)]
+/// The body as one canonical text: its JSON value re-serialised, keys sorted and no
+/// insignificant whitespace (`serde_json`'s map is ordered by key). Bytes that are not JSON
+/// (no write takes those) are hashed as they are.
+pub fn canonical(body: &[u8]) -> String {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(value) => value.to_string(),
+        Err(_) => String::from_utf8_lossy(body).into_owned(),
+    }
+}
+
+/// A claimed key as stored: what it was used for and what it answered.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = keys, check_for_backend(diesel::pg::Pg))]
 struct Row {
-    #[diesel(sql_type = Text)]
     route: String,
-    #[diesel(sql_type = Text)]
     request_hash: String,
-    #[diesel(sql_type = SmallInt)]
     status: i16,
-    #[diesel(sql_type = Jsonb)]
     body: Value,
-    #[diesel(sql_type = Nullable<Text>)]
     location: Option<String>,
 }
 
@@ -67,26 +81,18 @@ struct Row {
 /// one transaction: the key is claimed first (a concurrent request with the same key waits
 /// on that row, then replays), the write runs (its own transaction becomes a savepoint), and
 /// its response is stored.
-pub async fn once<F>(
-    conn: &mut AsyncPgConnection,
-    key: Option<Key>,
-    write: F,
-) -> Result<Stored, Problem>
+pub async fn once<F>(conn: &mut AsyncPgConnection, key: Option<Key>, write: F) -> Result<Stored>
 where
-    F: AsyncFnOnce(&mut AsyncPgConnection) -> Result<Stored, Problem>,
+    F: AsyncFnOnce(&mut AsyncPgConnection) -> Result<Stored>,
 {
     let Some(key) = key else {
         return write(conn).await;
     };
-    AnsiTransactionManager::begin_transaction(conn)
-        .await
-        .map_err(db_error)?;
+    AnsiTransactionManager::begin_transaction(conn).await?;
     let outcome = claim_and_write(conn, &key, write).await;
     match outcome {
         Ok(stored) => {
-            AnsiTransactionManager::commit_transaction(conn)
-                .await
-                .map_err(db_error)?;
+            AnsiTransactionManager::commit_transaction(conn).await?;
             Ok(stored)
         }
         Err(p) => {
@@ -96,47 +102,35 @@ where
     }
 }
 
-async fn claim_and_write<F>(
-    conn: &mut AsyncPgConnection,
-    key: &Key,
-    write: F,
-) -> Result<Stored, Problem>
+async fn claim_and_write<F>(conn: &mut AsyncPgConnection, key: &Key, write: F) -> Result<Stored>
 where
-    F: AsyncFnOnce(&mut AsyncPgConnection) -> Result<Stored, Problem>,
+    F: AsyncFnOnce(&mut AsyncPgConnection) -> Result<Stored>,
 {
-    diesel::sql_query(format!(
-        "DELETE FROM idempotency_keys WHERE created_at < now() - interval '{RETENTION}'"
-    ))
-    .execute(conn)
-    .await
-    .map_err(db_error)?;
-    let claimed = diesel::sql_query(
-        "INSERT INTO idempotency_keys (user_id, key, route, request_hash, status, body) \
-         VALUES ($1, $2, $3, $4, 0, 'null') ON CONFLICT DO NOTHING",
-    )
-    .bind::<BigInt, _>(key.user_id)
-    .bind::<Text, _>(&key.key)
-    .bind::<Text, _>(&key.route)
-    .bind::<Text, _>(&key.request_hash)
-    .execute(conn)
-    .await
-    .map_err(db_error)?;
+    let expired = now.into_sql::<Timestamptz>() - RETENTION_HOURS.hours();
+    diesel::delete(keys::table.filter(keys::created_at.lt(expired)))
+        .execute(conn)
+        .await?;
+    let this = keys::user_id.eq(key.user_id).and(keys::key.eq(&key.key));
+    let claimed = diesel::insert_into(keys::table)
+        .values((
+            keys::user_id.eq(key.user_id),
+            keys::key.eq(&key.key),
+            keys::route.eq(&key.route),
+            keys::request_hash.eq(&key.request_hash),
+            keys::status.eq(0),
+            keys::body.eq(Value::Null),
+        ))
+        .on_conflict_do_nothing()
+        .execute(conn)
+        .await?;
     if claimed == 0 {
-        let row: Row = diesel::sql_query(
-            "SELECT route, request_hash, status, body, location FROM idempotency_keys \
-             WHERE user_id = $1 AND key = $2",
-        )
-        .bind::<BigInt, _>(key.user_id)
-        .bind::<Text, _>(&key.key)
-        .get_result(conn)
-        .await
-        .map_err(db_error)?;
+        let row: Row = keys::table
+            .filter(this)
+            .select(Row::as_select())
+            .first(conn)
+            .await?;
         if row.route != key.route || row.request_hash != key.request_hash {
-            return Err(Problem::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "idempotency_key_reused",
-                "this Idempotency-Key was used for another request; use a new key per request",
-            ));
+            return Err(Refusal::IdempotencyKeyReused.into());
         }
         return Ok(Stored {
             status: StatusCode::from_u16(row.status as u16).unwrap_or(StatusCode::OK),
@@ -147,18 +141,14 @@ where
         });
     }
     let stored = write(conn).await?;
-    diesel::sql_query(
-        "UPDATE idempotency_keys SET status = $3, body = $4, location = $5 \
-         WHERE user_id = $1 AND key = $2",
-    )
-    .bind::<BigInt, _>(key.user_id)
-    .bind::<Text, _>(&key.key)
-    .bind::<SmallInt, _>(stored.status.as_u16() as i16)
-    .bind::<Jsonb, _>(&stored.body)
-    .bind::<Nullable<Text>, _>(stored.location.as_deref())
-    .execute(conn)
-    .await
-    .map_err(db_error)?;
+    diesel::update(keys::table.filter(this))
+        .set((
+            keys::status.eq(stored.status.as_u16() as i16),
+            keys::body.eq(&stored.body),
+            keys::location.eq(stored.location.as_deref()),
+        ))
+        .execute(conn)
+        .await?;
     Ok(stored)
 }
 
@@ -168,4 +158,26 @@ pub fn etag_of(body: &Value) -> Option<String> {
         .or_else(|| body.get("incident_version"))
         .and_then(Value::as_i64)
         .map(|v| format!("\"{v}\""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fingerprint_is_the_json_with_its_keys_sorted() {
+        let a = canonical(br#"{"b": 1, "a": [2, {"d": 3, "c": 4}]}"#);
+        assert_eq!(a, r#"{"a":[2,{"c":4,"d":3}],"b":1}"#);
+        let b = canonical(b"{\"a\":[2,{\"c\":4,\"d\":3}],\n\"b\":1}");
+        assert_eq!(a, b);
+        let key = |body: &[u8]| Key::new(1, "k".into(), "POST /incident".into(), body);
+        assert_eq!(
+            key(br#"{"x":1,"y":2}"#).request_hash,
+            key(br#"{"y":2,"x":1}"#).request_hash
+        );
+        assert_ne!(
+            key(br#"{"x":1}"#).request_hash,
+            key(br#"{"x":2}"#).request_hash
+        );
+    }
 }

@@ -1,8 +1,6 @@
-//! Every write of CONTRACT §1, each one transaction: lock the incident, ask the state
+//! Every write (docs/dispatch-realtime.md, "Writes"), each one transaction: lock the incident, ask the state
 //! machine, change the rows, raise the version, append the history, NOTIFY (see `writes`).
 
-use actix_web::http::StatusCode;
-use common::Problem;
 use diesel::dsl::{exists, now};
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
@@ -10,39 +8,22 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde::Serialize;
 use serde_json::json;
 
-use crate::auth::{ACTIVE, CurrentUser};
+use crate::domain::Refusal;
 use crate::domain::dispatch::{self, Status};
+use crate::domain::form::{IncidentForm, group_of};
 use crate::domain::incident::{self, State};
-use crate::schema::*;
-use crate::store::writes::{
-    self, Changes, Editable, WriteError, WriteResult, Written, group_of, lock,
-};
-
-/// 422 naming the body field whose reference is not usable.
-pub fn unusable(field: &str, message: impl Into<String>) -> Problem {
-    let message = message.into();
-    Problem::new(
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "invalid_reference",
-        format!("body field `{field}`: {message}"),
-    )
-    .with_errors(vec![common::FieldError {
-        field: field.to_owned(),
-        message,
-    }])
-}
-
-fn conflict(code: &'static str, detail: impl Into<String>) -> Problem {
-    Problem::new(StatusCode::CONFLICT, code, detail)
-}
+use crate::domain::user::{ACTIVE, CurrentUser, Profile};
+use crate::error::{Error, Result};
+use crate::schema::dispatch::*;
+use crate::store::writes::{self, Changes, Written, lock};
 
 /// `POST /incident`: a new incident in `registering`, version 1, history `created`.
 pub async fn create(
     conn: &mut AsyncPgConnection,
     user: &CurrentUser,
-    fields: Editable,
-) -> Result<Written, Problem> {
-    conn.transaction::<_, WriteError, _>(async |c| {
+    fields: IncidentForm,
+) -> Result<Written> {
+    conn.transaction::<_, Error, _>(async |c| {
         check_related(c, fields.related_incident_id).await?;
         let id: i64 = diesel::select(diesel::dsl::sql::<diesel::sql_types::BigInt>(
             "nextval(pg_get_serial_sequence('incidents', 'id'))",
@@ -74,27 +55,26 @@ pub async fn create(
         Ok(Written {
             id,
             version: 1,
-            state: State::Registering.as_str().to_owned(),
+            state: State::Registering,
         })
     })
     .await
-    .map_err(Problem::from)
 }
 
-fn fields_of(e: &Editable) -> Vec<(String, serde_json::Value)> {
+fn fields_of(e: &IncidentForm) -> Vec<(String, serde_json::Value)> {
     match serde_json::to_value(e) {
         Ok(serde_json::Value::Object(m)) => m.into_iter().collect(),
         _ => Vec::new(),
     }
 }
 
-async fn check_related(c: &mut AsyncPgConnection, related: Option<i64>) -> WriteResult<()> {
+async fn check_related(c: &mut AsyncPgConnection, related: Option<i64>) -> Result<()> {
     if let Some(rid) = related {
         let found: bool = diesel::select(exists(incidents::table.filter(incidents::id.eq(rid))))
             .get_result(c)
             .await?;
         if !found {
-            return Err(unusable(
+            return Err(Refusal::unusable(
                 "related_incident_id",
                 format!("incident {rid} does not exist"),
             )
@@ -111,18 +91,20 @@ pub async fn patch(
     user: &CurrentUser,
     id: i64,
     expected: i32,
-    apply: impl FnOnce(&mut Editable) + Send,
-) -> Result<Written, Problem> {
-    conn.transaction::<_, WriteError, _>(async |c| {
+    apply: impl FnOnce(&mut IncidentForm) + Send,
+) -> Result<Written> {
+    conn.transaction::<_, Error, _>(async |c| {
         let cur = lock(c, id, Some(expected)).await?;
         incident::edit(cur.state, "update", None)?;
         let mut next = cur.fields.clone();
         apply(&mut next);
         if next.related_incident_id != cur.fields.related_incident_id {
             if next.related_incident_id == Some(id) {
-                return Err(
-                    unusable("related_incident_id", "an incident cannot relate to itself").into(),
-                );
+                return Err(Refusal::unusable(
+                    "related_incident_id",
+                    "an incident cannot relate to itself",
+                )
+                .into());
             }
             check_related(c, next.related_incident_id).await?;
         }
@@ -140,7 +122,6 @@ pub async fn patch(
         writes::commit(c, &cur, user.id, "updated", cur.state, changes).await
     })
     .await
-    .map_err(Problem::from)
 }
 
 /// A write that only moves the state (submit, cancel), with optional extra history data.
@@ -152,8 +133,8 @@ pub async fn move_to(
     to: State,
     action: &str,
     reason: Option<String>,
-) -> Result<Written, Problem> {
-    conn.transaction::<_, WriteError, _>(async |c| {
+) -> Result<Written> {
+    conn.transaction::<_, Error, _>(async |c| {
         let cur = lock(c, id, Some(expected)).await?;
         let to = incident::transition(cur.state, to)?;
         let mut changes = Changes::new();
@@ -163,7 +144,6 @@ pub async fn move_to(
         writes::commit(c, &cur, user.id, action, to, changes).await
     })
     .await
-    .map_err(Problem::from)
 }
 
 /// `POST /incident/{id}/prank-call`: final state `prank`, the caller's phone recorded.
@@ -172,8 +152,8 @@ pub async fn prank_call(
     user: &CurrentUser,
     id: i64,
     expected: i32,
-) -> Result<Written, Problem> {
-    conn.transaction::<_, WriteError, _>(async |c| {
+) -> Result<Written> {
+    conn.transaction::<_, Error, _>(async |c| {
         let cur = lock(c, id, Some(expected)).await?;
         let to = incident::transition(cur.state, State::Prank)?;
         diesel::insert_into(prank_calls::table)
@@ -192,7 +172,6 @@ pub async fn prank_call(
         writes::commit(c, &cur, user.id, "prank_call", to, changes).await
     })
     .await
-    .map_err(Problem::from)
 }
 
 /// `POST /incident/{id}/technical-decision`: `awaiting_regulation` -> `regulated`; the
@@ -205,8 +184,8 @@ pub async fn technical_decision(
     action_id: i32,
     mobile_unit_type_id: Option<i32>,
     notes: String,
-) -> Result<Written, Problem> {
-    conn.transaction::<_, WriteError, _>(async |c| {
+) -> Result<Written> {
+    conn.transaction::<_, Error, _>(async |c| {
         let cur = lock(c, id, Some(expected)).await?;
         let to = incident::transition(cur.state, State::Regulated)?;
         let action: Option<(String, bool, bool)> = technical_decision_actions::table
@@ -222,16 +201,18 @@ pub async fn technical_decision(
         let name = match action {
             Some((name, true, false)) => name,
             Some(_) => {
-                return Err(unusable(
+                return Err(Refusal::unusable(
                     "action_id",
                     format!("action {action_id} is inactive or deleted"),
                 )
                 .into());
             }
             None => {
-                return Err(
-                    unusable("action_id", format!("action {action_id} does not exist")).into(),
-                );
+                return Err(Refusal::unusable(
+                    "action_id",
+                    format!("action {action_id} does not exist"),
+                )
+                .into());
             }
         };
         if let Some(t) = mobile_unit_type_id {
@@ -243,7 +224,7 @@ pub async fn technical_decision(
             .get_result(c)
             .await?;
             if !ok {
-                return Err(unusable(
+                return Err(Refusal::unusable(
                     "mobile_unit_type_id",
                     format!("unit type {t} does not exist or is inactive"),
                 )
@@ -274,7 +255,6 @@ pub async fn technical_decision(
         writes::commit(c, &cur, user.id, "technical_decision", to, changes).await
     })
     .await
-    .map_err(Problem::from)
 }
 
 /// `POST /incident/{id}/send-to`: another active regulating physician takes the incident.
@@ -284,8 +264,8 @@ pub async fn send_to(
     id: i64,
     expected: i32,
     to_user: i64,
-) -> Result<Written, Problem> {
-    conn.transaction::<_, WriteError, _>(async |c| {
+) -> Result<Written> {
+    conn.transaction::<_, Error, _>(async |c| {
         let cur = lock(c, id, Some(expected)).await?;
         incident::edit(
             cur.state,
@@ -301,12 +281,12 @@ pub async fn send_to(
                 .inner_join(profiles::table)
                 .filter(users::id.eq(to_user))
                 .filter(users::status.eq(ACTIVE))
-                .filter(profiles::title.eq("MEDICO_REGULADOR")),
+                .filter(profiles::title.eq(Profile::MedicoRegulador)),
         ))
         .get_result(c)
         .await?;
         if !ok {
-            return Err(unusable(
+            return Err(Refusal::unusable(
                 "user_id",
                 format!("user {to_user} is not an active regulating physician"),
             )
@@ -325,14 +305,13 @@ pub async fn send_to(
         writes::commit(c, &cur, user.id, "sent_to", cur.state, changes).await
     })
     .await
-    .map_err(Problem::from)
 }
 
 /// What `POST /incident/{id}/dispatch` answers.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct DispatchCreated {
     pub id: i64,
-    pub status: String,
+    pub status: Status,
     /// The incident's new version (also the `ETag`).
     pub incident_version: i32,
 }
@@ -346,8 +325,8 @@ pub async fn dispatch_unit(
     id: i64,
     expected: i32,
     unit_id: i64,
-) -> Result<DispatchCreated, Problem> {
-    conn.transaction::<_, WriteError, _>(async |c| {
+) -> Result<DispatchCreated> {
+    conn.transaction::<_, Error, _>(async |c| {
         let cur = lock(c, id, Some(expected)).await?;
         let to = if cur.state == State::Dispatched {
             incident::edit(cur.state, "dispatch", None)?
@@ -363,14 +342,10 @@ pub async fn dispatch_unit(
         let name = match unit {
             Some((name, true)) => name,
             Some(_) => {
-                return Err(conflict(
-                    "unit_inactive",
-                    format!("mobile unit {unit_id} is inactive"),
-                )
-                .into());
+                return Err(Refusal::UnitInactive(unit_id).into());
             }
             None => {
-                return Err(unusable(
+                return Err(Refusal::unusable(
                     "mobile_unit_id",
                     format!("mobile unit {unit_id} does not exist"),
                 )
@@ -391,7 +366,7 @@ pub async fn dispatch_unit(
             Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info))
                 if info.constraint_name() == Some("dispatches_unit_busy") =>
             {
-                return Err(unit_busy(unit_id).into());
+                return Err(Refusal::UnitBusy(unit_id).into());
             }
             Err(e) => return Err(e.into()),
         };
@@ -403,26 +378,18 @@ pub async fn dispatch_unit(
         let w = writes::commit(c, &cur, user.id, "dispatched", to, changes).await?;
         Ok(DispatchCreated {
             id: dispatch_id,
-            status: Status::Assigned.as_str().to_owned(),
+            status: Status::Assigned,
             incident_version: w.version,
         })
     })
     .await
-    .map_err(Problem::from)
-}
-
-pub fn unit_busy(unit_id: i64) -> Problem {
-    conflict(
-        "unit_busy",
-        format!("mobile unit {unit_id} is on another dispatch that is not released"),
-    )
 }
 
 /// What `POST /dispatch/{id}/status` answers.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct DispatchProgress {
     pub id: i64,
-    pub status: String,
+    pub status: Status,
     pub incident_id: i64,
     pub incident_version: i32,
 }
@@ -435,24 +402,23 @@ pub async fn dispatch_status(
     user: &CurrentUser,
     dispatch_id: i64,
     to: Status,
-) -> Result<DispatchProgress, Problem> {
-    conn.transaction::<_, WriteError, _>(async |c| {
+) -> Result<DispatchProgress> {
+    conn.transaction::<_, Error, _>(async |c| {
         let incident_id: i64 = dispatches::table
             .find(dispatch_id)
             .select(dispatches::incident_id)
             .first(c)
             .await
             .optional()?
-            .ok_or_else(|| Problem::not_found(format!("dispatch {dispatch_id} does not exist")))?;
+            .ok_or_else(|| Refusal::not_found("dispatch", dispatch_id))?;
         // The incident first, then the dispatch: every write locks in that order.
         let cur = lock(c, incident_id, None).await?;
-        let from: String = dispatches::table
+        let from: Status = dispatches::table
             .find(dispatch_id)
             .select(dispatches::status)
             .for_update()
             .first(c)
             .await?;
-        let from = Status::parse(&from).ok_or_else(Problem::internal)?;
         let to = dispatch::transition(from, to)?;
         set_step(c, dispatch_id, to).await?;
         let changes = Changes::new().record(
@@ -463,17 +429,16 @@ pub async fn dispatch_status(
         let w = writes::commit(c, &cur, user.id, "dispatch_status", cur.state, changes).await?;
         Ok(DispatchProgress {
             id: dispatch_id,
-            status: to.as_str().to_owned(),
+            status: to,
             incident_id,
             incident_version: w.version,
         })
     })
     .await
-    .map_err(Problem::from)
 }
 
 /// Raw SQL because the column is chosen by the step; `GREATEST` ignores the null steps.
-async fn set_step(c: &mut AsyncPgConnection, dispatch_id: i64, to: Status) -> WriteResult<()> {
+async fn set_step(c: &mut AsyncPgConnection, dispatch_id: i64, to: Status) -> Result<()> {
     let column = match to {
         Status::Assigned => "assigned_at",
         Status::EnRoute => "en_route_at",
@@ -501,8 +466,8 @@ pub async fn intercurrence(
     expected: i32,
     intercurrence_id: i32,
     notes: String,
-) -> Result<Written, Problem> {
-    conn.transaction::<_, WriteError, _>(async |c| {
+) -> Result<Written> {
+    conn.transaction::<_, Error, _>(async |c| {
         let cur = lock(c, id, Some(expected)).await?;
         incident::edit(
             cur.state,
@@ -522,14 +487,14 @@ pub async fn intercurrence(
         let name = match found {
             Some((name, true, false)) => name,
             Some(_) => {
-                return Err(unusable(
+                return Err(Refusal::unusable(
                     "intercurrence_id",
                     format!("intercurrence {intercurrence_id} is inactive or deleted"),
                 )
                 .into());
             }
             None => {
-                return Err(unusable(
+                return Err(Refusal::unusable(
                     "intercurrence_id",
                     format!("intercurrence {intercurrence_id} does not exist"),
                 )
@@ -553,7 +518,6 @@ pub async fn intercurrence(
         writes::commit(c, &cur, user.id, "intercurrence", cur.state, changes).await
     })
     .await
-    .map_err(Problem::from)
 }
 
 /// `POST /incident/{id}/transfer`: the attendance passes to another active employee.
@@ -563,8 +527,8 @@ pub async fn transfer(
     id: i64,
     expected: i32,
     employee_id: i64,
-) -> Result<Written, Problem> {
-    conn.transaction::<_, WriteError, _>(async |c| {
+) -> Result<Written> {
+    conn.transaction::<_, Error, _>(async |c| {
         let cur = lock(c, id, Some(expected)).await?;
         incident::edit(
             cur.state,
@@ -581,7 +545,7 @@ pub async fn transfer(
             .await
             .optional()?;
         let target = target.ok_or_else(|| {
-            unusable(
+            Refusal::unusable(
                 "employee_id",
                 format!("employee {employee_id} does not exist or is not active"),
             )
@@ -601,7 +565,6 @@ pub async fn transfer(
         writes::commit(c, &cur, user.id, "transferred", cur.state, changes).await
     })
     .await
-    .map_err(Problem::from)
 }
 
 /// `POST /incident/{id}/close`: the conclusion; 409 `unit_assigned` while a unit is not
@@ -612,23 +575,19 @@ pub async fn close(
     id: i64,
     expected: i32,
     conclusion: String,
-) -> Result<Written, Problem> {
-    conn.transaction::<_, WriteError, _>(async |c| {
+) -> Result<Written> {
+    conn.transaction::<_, Error, _>(async |c| {
         let cur = lock(c, id, Some(expected)).await?;
         let to = incident::transition(cur.state, State::Closed)?;
         let busy: bool = diesel::select(exists(
             dispatches::table
                 .filter(dispatches::incident_id.eq(id))
-                .filter(dispatches::status.ne(Status::Released.as_str())),
+                .filter(dispatches::status.ne(Status::Released)),
         ))
         .get_result(c)
         .await?;
         if busy {
-            return Err(conflict(
-                "unit_assigned",
-                "a mobile unit is still assigned to this incident; release it first",
-            )
-            .into());
+            return Err(Refusal::UnitAssigned.into());
         }
         diesel::update(incidents::table.find(id))
             .set((
@@ -641,5 +600,4 @@ pub async fn close(
         writes::commit(c, &cur, user.id, "closed", to, changes).await
     })
     .await
-    .map_err(Problem::from)
 }

@@ -5,7 +5,8 @@ use diesel::prelude::*;
 use diesel::result::Error;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
-use crate::schema::*;
+use crate::domain::incident::{Priority, Sex, State};
+use crate::schema::dispatch::*;
 use crate::search::Search;
 use crate::store::{opt_user, ref_option, user_option};
 use crate::views::*;
@@ -17,7 +18,7 @@ diesel::alias!(users as regulator_user: RegulatorAlias, users as assignee_user: 
 struct IncidentRow {
     id: i64,
     number: String,
-    state: String,
+    state: State,
     version: i32,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
@@ -28,11 +29,11 @@ struct IncidentRow {
     complaint: String,
     related_incident_id: Option<i64>,
     occurrence_type: Option<String>,
-    priority: Option<String>,
+    priority: Option<Priority>,
     occurrence_notes: Option<String>,
     patient_name: Option<String>,
     patient_age: Option<i32>,
-    patient_sex: Option<String>,
+    patient_sex: Option<Sex>,
     regulated_at: Option<DateTime<Utc>>,
     conclusion: Option<String>,
     closed_at: Option<DateTime<Utc>>,
@@ -150,17 +151,7 @@ pub async fn mask(
     mut conn: &AsyncPgConnection,
     search: &Search,
 ) -> Result<Vec<IncidentMaskItem>, Error> {
-    let mut query = incidents::table
-        .select((
-            incidents::id,
-            incidents::number,
-            incidents::state,
-            incidents::caller_name,
-            incidents::patient_name,
-            incidents::address,
-            incidents::created_at,
-        ))
-        .into_boxed();
+    let mut query = incidents::table.select(MaskRow::as_select()).into_boxed();
     if let Some((infix, prefix)) = search.like_patterns() {
         // `search_text` is the folded fields joined by spaces: a word starts at its
         // beginning or after a space.
@@ -172,16 +163,7 @@ pub async fn mask(
                 .desc(),
         );
     }
-    type Row = (
-        i64,
-        String,
-        String,
-        String,
-        Option<String>,
-        String,
-        DateTime<Utc>,
-    );
-    let rows: Vec<Row> = query
+    let rows: Vec<MaskRow> = query
         .then_order_by(incidents::created_at.desc())
         .then_order_by(incidents::id.desc())
         .limit(search.limit)
@@ -190,20 +172,28 @@ pub async fn mask(
         .await?;
     Ok(rows
         .into_iter()
-        .map(
-            |(id, number, state, caller_name, patient_name, address, created_at)| {
-                IncidentMaskItem {
-                    id,
-                    number,
-                    state,
-                    caller_name,
-                    patient_name,
-                    address,
-                    created_at,
-                }
-            },
-        )
+        .map(|r| IncidentMaskItem {
+            id: r.id,
+            number: r.number,
+            state: r.state,
+            caller_name: r.caller_name,
+            patient_name: r.patient_name,
+            address: r.address,
+            created_at: r.created_at,
+        })
         .collect())
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = incidents, check_for_backend(diesel::pg::Pg))]
+struct MaskRow {
+    id: i64,
+    number: String,
+    state: State,
+    caller_name: String,
+    patient_name: Option<String>,
+    address: String,
+    created_at: DateTime<Utc>,
 }
 
 /// What the fleet and unit-selection screens read of an incident.
@@ -215,82 +205,57 @@ pub struct FleetRow {
 /// The fleet row with the vehicle type of the latest technical decision, in one statement
 /// (a correlated subquery picks the latest).
 pub async fn fleet_row(mut conn: &AsyncPgConnection, id: i64) -> Result<Option<FleetRow>, Error> {
-    type Row = (
-        i64,
-        String,
-        String,
-        i32,
-        DateTime<Utc>,
-        String,
-        String,
-        String,
-        Option<String>,
-        (Option<String>, Option<i32>, Option<String>),
-        Option<i32>,
-        Option<String>,
-    );
     let latest_vehicle = diesel::dsl::sql::<diesel::sql_types::Nullable<diesel::sql_types::Integer>>(
         "(SELECT td.mobile_unit_type_id FROM technical_decisions td \
           WHERE td.incident_id = incidents.id ORDER BY td.decided_at DESC, td.id DESC LIMIT 1)",
     );
-    let row: Option<Row> = incidents::table
+    let row: Option<(FleetIncidentRow, Option<i32>, Option<String>)> = incidents::table
         .left_join(mobile_unit_types::table.on(mobile_unit_types::id.nullable().eq(latest_vehicle)))
         .filter(incidents::id.eq(id))
         .select((
-            incidents::id,
-            incidents::number,
-            incidents::state,
-            incidents::version,
-            incidents::created_at,
-            incidents::address,
-            incidents::city,
-            incidents::complaint,
-            incidents::priority,
-            (
-                incidents::patient_name,
-                incidents::patient_age,
-                incidents::patient_sex,
-            ),
+            FleetIncidentRow::as_select(),
             mobile_unit_types::id.nullable(),
             mobile_unit_types::name.nullable(),
         ))
         .first(&mut conn)
         .await
         .optional()?;
-    Ok(row.map(
-        |(
-            id,
-            number,
-            state,
-            version,
-            created_at,
-            address,
-            city,
-            complaint,
-            priority,
-            (pname, page, psex),
-            vt_id,
-            vt_name,
-        )| FleetRow {
-            summary: IncidentFleetSummary {
-                id,
-                number,
-                state,
-                version,
-                created_at,
-                address,
-                city,
-                complaint,
-                priority,
-                requested_vehicle_type: crate::store::opt_ref(vt_id, vt_name),
-            },
-            patient: Patient {
-                name: pname,
-                age: page,
-                sex: psex,
-            },
+    Ok(row.map(|(r, vt_id, vt_name)| FleetRow {
+        summary: IncidentFleetSummary {
+            id: r.id,
+            number: r.number,
+            state: r.state,
+            version: r.version,
+            created_at: r.created_at,
+            address: r.address,
+            city: r.city,
+            complaint: r.complaint,
+            priority: r.priority,
+            requested_vehicle_type: crate::store::opt_ref(vt_id, vt_name),
         },
-    ))
+        patient: Patient {
+            name: r.patient_name,
+            age: r.patient_age,
+            sex: r.patient_sex,
+        },
+    }))
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = incidents, check_for_backend(diesel::pg::Pg))]
+struct FleetIncidentRow {
+    id: i64,
+    number: String,
+    state: State,
+    version: i32,
+    created_at: DateTime<Utc>,
+    address: String,
+    city: String,
+    complaint: String,
+    priority: Option<Priority>,
+    patient_name: Option<String>,
+    patient_age: Option<i32>,
+    patient_sex: Option<Sex>,
 }
 
 /// Whether the incident exists, so an empty list of its rows can tell 404 from `[]`. Cheap
@@ -301,6 +266,16 @@ pub async fn exists(mut conn: &AsyncPgConnection, id: i64) -> Result<bool, Error
     ))
     .get_result(&mut conn)
     .await
+}
+
+/// The incident's current version; `None` when it does not exist.
+pub async fn version(mut conn: &AsyncPgConnection, id: i64) -> Result<Option<i32>, Error> {
+    incidents::table
+        .find(id)
+        .select(incidents::version)
+        .first(&mut conn)
+        .await
+        .optional()
 }
 
 /// The technical decisions of an incident, oldest first.
@@ -417,7 +392,7 @@ pub async fn prank_calls_of_incident(
     )
     .bind::<diesel::sql_types::BigInt, _>(incident_id)
     .sql(")");
-    let rows: Vec<(i64, String, DateTime<Utc>, String)> = prank_calls::table
+    let rows: Vec<(i64, String, DateTime<Utc>, Option<String>)> = prank_calls::table
         .inner_join(incidents::table)
         .filter(same_phone)
         .order_by((prank_calls::recorded_at.desc(), prank_calls::id.desc()))
@@ -429,7 +404,9 @@ pub async fn prank_calls_of_incident(
         ))
         .load(&mut conn)
         .await?;
-    let phone = <[_]>::first(&rows).map(|r| r.3.clone()).unwrap_or_default();
+    let phone = <[_]>::first(&rows)
+        .and_then(|r| r.3.clone())
+        .unwrap_or_default();
     Ok(prank_page(
         phone,
         rows.into_iter().map(|(a, b, c, _)| (a, b, c)).collect(),
@@ -450,9 +427,4 @@ fn prank_page(phone: String, rows: Vec<(i64, String, DateTime<Utc>)>) -> PrankCa
             })
             .collect(),
     }
-}
-
-/// Digits of a phone, the key prank calls are looked up by.
-pub fn phone_digits(phone: &str) -> String {
-    phone.chars().filter(char::is_ascii_digit).collect()
 }

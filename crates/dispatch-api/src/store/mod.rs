@@ -5,6 +5,21 @@
 //! through a shared reference, so a screen route can `try_join!` several of them on one
 //! connection and wait about one round trip for all.
 
+/// `NOTIFY` channel of incident changes: payload `<id>:<version>:<group,...>`.
+pub const INCIDENT_CHANNEL: &str = "dispatch_incident";
+/// `NOTIFY` channel of reference-data changes (a trigger sends the table's name).
+pub const REFERENCE_CHANNEL: &str = "dispatch_reference";
+
+diesel::define_sql_function! {
+    /// The folded comparison key of every search (see the migration): lower case, no accents.
+    fn search_key(x: diesel::sql_types::Text) -> diesel::sql_types::Text;
+}
+
+diesel::define_sql_function! {
+    /// Locale-independent name order: the folded name's UTF-8 bytes (see migration 000004).
+    fn search_order(x: diesel::sql_types::Text) -> diesel::sql_types::Bytea;
+}
+
 pub mod dispatches;
 pub mod idempotency;
 pub mod incident_writes;

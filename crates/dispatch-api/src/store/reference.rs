@@ -4,11 +4,55 @@ use diesel::prelude::*;
 use diesel::result::Error;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
-use crate::catalog::Snapshot;
-use crate::schema::*;
-use crate::search::{NameIndex, fold};
+use crate::schema::dispatch::*;
+use crate::search::{NameIndex, Search, fold};
+use crate::store::search_order;
 use crate::store::{opt_ref, ref_option, user_option};
 use crate::views::*;
+
+/// One consistent copy of the reference data.
+pub struct Snapshot {
+    /// Active health units only: an inactive unit is no destination.
+    pub health_units: NameIndex<HealthUnitOption>,
+    /// All types, name order, with their flag (admin screens list inactive ones).
+    pub mobile_unit_types: Vec<MobileUnitTypeView>,
+    pub professional_types: Vec<ProfessionalTypeView>,
+    /// Active and not deleted, name order.
+    pub technical_decision_actions: Vec<RefOption>,
+    pub intercurrences: Vec<RefOption>,
+}
+
+impl Snapshot {
+    pub fn search_health_units(&self, search: &Search) -> Vec<HealthUnitOption> {
+        self.health_units
+            .search(search)
+            .into_iter()
+            .cloned()
+            .collect()
+    }
+
+    pub fn lookups(&self) -> Lookups {
+        let types = self.mobile_unit_types.iter();
+        let professions = self.professional_types.iter();
+        Lookups {
+            mobile_unit_types: active(types.map(|t| (t.id, &t.name, t.active))),
+            technical_decision_actions: self.technical_decision_actions.clone(),
+            intercurrences: self.intercurrences.clone(),
+            professional_types: active(professions.map(|t| (t.id, &t.name, t.active))),
+        }
+    }
+}
+
+/// The active entries of a list, as `{id, name}` options.
+fn active<'a>(items: impl Iterator<Item = (i32, &'a String, bool)>) -> Vec<RefOption> {
+    items
+        .filter(|(_, _, active)| *active)
+        .map(|(id, name, _)| RefOption {
+            id,
+            name: name.clone(),
+        })
+        .collect()
+}
 
 /// Five small statements; runs at start and on `Catalog::refresh`, never per request.
 pub async fn load_snapshot(mut conn: &AsyncPgConnection) -> Result<Snapshot, Error> {
@@ -164,7 +208,7 @@ pub async fn unallocated_page(
     let base = || {
         let mut q = unallocated::table
             .inner_join(users::table.left_join(professional_types::table))
-            .filter(users::status.eq(crate::auth::ACTIVE))
+            .filter(users::status.eq(crate::domain::user::ACTIVE))
             .into_boxed();
         if let Some(me) = exclude_user {
             q = q.filter(unallocated::user_id.ne(me));

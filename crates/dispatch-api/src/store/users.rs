@@ -4,11 +4,34 @@ use diesel::prelude::*;
 use diesel::result::Error;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
-use crate::auth::{ACTIVE, Profile};
-use crate::schema::*;
+use crate::domain::user::{ACTIVE, Profile};
+use crate::schema::dispatch::*;
 use crate::search::Search;
 use crate::store::{opt_ref, user_option};
+use crate::store::{search_key, search_order};
 use crate::views::*;
+
+/// Who a token names: enough to authenticate a request.
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = users, check_for_backend(diesel::pg::Pg))]
+pub struct Caller {
+    pub id: i64,
+    pub descriptive_name: String,
+    pub status: String,
+    #[diesel(select_expression = profiles::title)]
+    pub profile: Profile,
+}
+
+/// The user a token names, with its profile; one statement.
+pub async fn caller(mut conn: &AsyncPgConnection, id: i64) -> Result<Option<Caller>, Error> {
+    users::table
+        .inner_join(profiles::table)
+        .filter(users::id.eq(id))
+        .select(Caller::as_select())
+        .first(&mut conn)
+        .await
+        .optional()
+}
 
 type UserRow = (
     i64,

@@ -3,76 +3,18 @@
 //! UPDATE's WHERE, append the history row, and announce the change with a NOTIFY that
 //! PostgreSQL delivers only if the transaction commits.
 
-use actix_web::http::StatusCode;
-use common::Problem;
-use common::db::db_error;
 use diesel::dsl::now;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use crate::domain::Refusal;
+use crate::domain::form::IncidentForm;
 use crate::domain::incident::State;
-use crate::realtime::INCIDENT_CHANNEL;
-use crate::schema::{incident_history, incidents};
-
-/// A write's failure inside its transaction: a database error (rolls back, then maps to
-/// 503/500) or a refusal the client is told about (rolls back too).
-#[derive(Debug)]
-pub enum WriteError {
-    Db(diesel::result::Error),
-    Refused(Problem),
-}
-
-impl From<diesel::result::Error> for WriteError {
-    fn from(e: diesel::result::Error) -> Self {
-        WriteError::Db(e)
-    }
-}
-
-impl From<Problem> for WriteError {
-    fn from(p: Problem) -> Self {
-        WriteError::Refused(p)
-    }
-}
-
-impl From<WriteError> for Problem {
-    fn from(e: WriteError) -> Self {
-        match e {
-            WriteError::Db(e) => db_error(e),
-            WriteError::Refused(p) => p,
-        }
-    }
-}
-
-pub type WriteResult<T> = Result<T, WriteError>;
-
-/// The fields of the Basic data, Occurrence and Patient forms: what `PATCH` edits.
-#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable, AsChangeset, Serialize)]
-#[diesel(table_name = incidents, check_for_backend(diesel::pg::Pg), treat_none_as_null = true)]
-pub struct Editable {
-    pub caller_name: String,
-    pub caller_phone: String,
-    pub address: String,
-    pub city: String,
-    pub complaint: String,
-    pub related_incident_id: Option<i64>,
-    pub occurrence_type: Option<String>,
-    pub priority: Option<String>,
-    pub occurrence_notes: Option<String>,
-    pub patient_name: Option<String>,
-    pub patient_age: Option<i32>,
-    pub patient_sex: Option<String>,
-}
-
-/// The form (the `changed` group of the real-time event) each editable field belongs to.
-pub fn group_of(field: &str) -> &'static str {
-    match field {
-        "occurrence_type" | "priority" | "occurrence_notes" => "occurrence",
-        "patient_name" | "patient_age" | "patient_sex" => "patient",
-        _ => "basic_data",
-    }
-}
+use crate::error::Result;
+use crate::schema::dispatch::{incident_history, incidents};
+use crate::store::INCIDENT_CHANNEL;
 
 /// The incident as a write found it, locked until the transaction ends.
 #[derive(Debug)]
@@ -80,47 +22,35 @@ pub struct Locked {
     pub id: i64,
     pub state: State,
     pub version: i32,
-    pub fields: Editable,
+    pub fields: IncidentForm,
 }
 
 /// Locks the incident (`FOR UPDATE`); 404 when it does not exist, 412 `version_conflict`
 /// when `expected` (the caller's `If-Match`) is not its version.
-pub async fn lock(
-    conn: &mut AsyncPgConnection,
-    id: i64,
-    expected: Option<i32>,
-) -> WriteResult<Locked> {
-    let row: Option<(String, i32, Editable)> = incidents::table
+pub async fn lock(conn: &mut AsyncPgConnection, id: i64, expected: Option<i32>) -> Result<Locked> {
+    let row: Option<(State, i32, IncidentForm)> = incidents::table
         .filter(incidents::id.eq(id))
-        .select((incidents::state, incidents::version, Editable::as_select()))
+        .select((
+            incidents::state,
+            incidents::version,
+            IncidentForm::as_select(),
+        ))
         .for_update()
         .first(conn)
         .await
         .optional()?;
-    let (state, version, fields) =
-        row.ok_or_else(|| Problem::not_found(format!("incident {id} does not exist")))?;
+    let (state, version, fields) = row.ok_or_else(|| Refusal::not_found("incident", id))?;
     if let Some(expected) = expected
         && expected != version
     {
-        return Err(version_conflict(version).into());
+        return Err(Refusal::VersionConflict { current: version }.into());
     }
-    let state = State::parse(&state).ok_or_else(Problem::internal)?;
     Ok(Locked {
         id,
         state,
         version,
         fields,
     })
-}
-
-pub fn version_conflict(current: i32) -> Problem {
-    Problem::new(
-        StatusCode::PRECONDITION_FAILED,
-        "version_conflict",
-        format!(
-            "the incident changed since you read it (it is at version {current}); read it again"
-        ),
-    )
 }
 
 /// One history row's `changes`: `{"field": {"from": .., "to": ..}, ...}` plus extras.
@@ -175,6 +105,11 @@ impl Changes {
     pub fn groups(&self) -> &[&'static str] {
         &self.groups
     }
+
+    /// The history row's `changes` column.
+    pub fn to_value(&self) -> Value {
+        Value::Object(self.map.clone())
+    }
 }
 
 /// What a committed write tells the client.
@@ -182,7 +117,7 @@ impl Changes {
 pub struct Written {
     pub id: i64,
     pub version: i32,
-    pub state: String,
+    pub state: State,
 }
 
 /// Raises the version (checked again in the WHERE, so the write is race-free even without
@@ -194,7 +129,7 @@ pub async fn commit(
     action: &str,
     to: State,
     changes: Changes,
-) -> WriteResult<Written> {
+) -> Result<Written> {
     let changes = changes.state(locked.state, to);
     let version: Option<i32> = diesel::update(
         incidents::table
@@ -204,19 +139,21 @@ pub async fn commit(
     .set((
         incidents::version.eq(incidents::version + 1),
         incidents::updated_at.eq(now),
-        incidents::state.eq(to.as_str()),
+        incidents::state.eq(to),
     ))
     .returning(incidents::version)
     .get_result(conn)
     .await
     .optional()?;
-    let version = version.ok_or_else(|| version_conflict(locked.version))?;
+    let version = version.ok_or(Refusal::VersionConflict {
+        current: locked.version,
+    })?;
     append_history(conn, locked.id, version, user_id, action, &changes).await?;
     announce(conn, locked.id, version, changes.groups()).await?;
     Ok(Written {
         id: locked.id,
         version,
-        state: to.as_str().to_owned(),
+        state: to,
     })
 }
 
@@ -227,14 +164,14 @@ pub async fn append_history(
     user_id: i64,
     action: &str,
     changes: &Changes,
-) -> WriteResult<()> {
+) -> Result<()> {
     diesel::insert_into(incident_history::table)
         .values((
             incident_history::incident_id.eq(incident_id),
             incident_history::version.eq(version),
             incident_history::user_id.eq(user_id),
             incident_history::action.eq(action),
-            incident_history::changes.eq(Value::Object(changes.map.clone())),
+            incident_history::changes.eq(changes.to_value()),
         ))
         .execute(conn)
         .await?;
@@ -247,7 +184,7 @@ pub async fn announce(
     incident_id: i64,
     version: i32,
     groups: &[&str],
-) -> WriteResult<()> {
+) -> Result<()> {
     let payload = format!("{incident_id}:{version}:{}", groups.join(","));
     common::listen::notify(conn, INCIDENT_CHANNEL, &payload).await?;
     Ok(())

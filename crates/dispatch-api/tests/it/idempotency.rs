@@ -3,10 +3,11 @@
 use actix_web::http::Method;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use dispatch_api::schema::{incident_history, incidents};
+use dispatch_api::schema::dispatch::{incident_history, incidents};
 use serde_json::json;
 
 use crate::client::W;
+use crate::support::Reply;
 
 #[actix_web::test]
 async fn a_retry_with_the_same_key_replays_and_another_body_is_refused() {
@@ -118,4 +119,35 @@ async fn a_retry_with_the_same_key_replays_and_another_body_is_refused() {
         )
         .await;
     assert_eq!(r.ok()["state"], "regulated");
+}
+
+/// The fingerprint is the body's JSON, not its bytes: the same fields in another order and
+/// with other spacing are the same request, and the retry replays.
+#[actix_web::test]
+async fn a_retry_with_the_same_body_in_another_order_replays() {
+    let w = W::new().await;
+    let send = async |raw: &str| {
+        let req = w
+            .api
+            .request(reqwest::Method::POST, "/incident")
+            .bearer_auth(w.api.token("tarm"))
+            .header("Idempotency-Key", "same-body-other-order")
+            .header("Content-Type", "application/json")
+            .body(raw.to_owned());
+        Reply::of(req.send().await.unwrap()).await
+    };
+    let first = send(
+        r#"{"caller_name":"Ana","caller_phone":"12 3456-7890","address":"Av. Brasil 1","complaint":"queda"}"#,
+    )
+    .await;
+    assert_eq!(first.status.as_u16(), 201, "{}", first.body);
+    let again = send(
+        "{ \"complaint\": \"queda\",\n  \"address\": \"Av. Brasil 1\",\n  \
+         \"caller_phone\": \"12 3456-7890\", \"caller_name\": \"Ana\" }",
+    )
+    .await;
+    assert_eq!(again.status.as_u16(), 201, "{}", again.body);
+    assert_eq!(again.body, first.body);
+    assert_eq!(again.header("location"), first.header("location"));
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
 }

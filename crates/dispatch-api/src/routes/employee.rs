@@ -1,21 +1,20 @@
 //! `/employee/user_id/{id}`, `/employee/search`.
 
 use actix_web::web;
-use common::db::db_error;
 use common::extract::{Path, Query};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use super::{Reply, conn, ok};
-use crate::auth::CurrentUser;
+use super::{Reply, Routes, ok};
+use crate::domain::Refusal;
+use crate::domain::user::CurrentUser;
 use crate::search::Search;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::store::users;
 use crate::views::{EmployeeRecord, UserOption};
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/employee/search", web::get().to(search))
-        .route("/employee/user_id/{id}", web::get().to(of_user));
+pub fn routes(r: &mut Routes<'_>) {
+    r.add(__path_search, search).add(__path_of_user, of_user);
 }
 
 /// The employee record of a user.
@@ -23,11 +22,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     params(("id" = i64, Path, description = "user id")),
     responses((status = 200, body = EmployeeRecord)))]
 pub async fn of_user(state: web::Data<AppState>, _user: CurrentUser, id: Path<i64>) -> Reply {
-    let conn = conn(&state).await?;
-    let employee = users::employee_of(&conn, id.0).await.map_err(db_error)?;
-    ok(&employee.ok_or_else(|| {
-        common::Problem::not_found(format!("user {} has no employee record", id.0))
-    })?)
+    let conn = state.pool.get().await?;
+    let employee = users::employee_of(&conn, id.0).await?;
+    ok(&employee
+        .ok_or_else(|| Refusal::NotFound(format!("user {} has no employee record", id.0)))?)
 }
 
 /// `/employee/search` keeps the spec's parameter name `query`.
@@ -55,8 +53,6 @@ pub async fn search(
 ) -> Reply {
     let p = params.0;
     let search = Search::new("query", p.query, p.limit, p.offset)?;
-    let conn = conn(&state).await?;
-    ok(&users::search_employees(&conn, &search)
-        .await
-        .map_err(db_error)?)
+    let conn = state.pool.get().await?;
+    ok(&users::search_employees(&conn, &search).await?)
 }

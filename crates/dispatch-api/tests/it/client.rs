@@ -1,11 +1,9 @@
 //! Writes over HTTP as the client sends them, and the seeded ids they need.
 
 use actix_web::http::Method;
-use actix_web::test;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use dispatch_api::schema::*;
-use dispatch_api::startup;
+use dispatch_api::schema::dispatch::*;
 use serde_json::{Value, json};
 
 use crate::support::{Api, Reply};
@@ -43,38 +41,21 @@ impl W {
         body: Option<Value>,
         headers: &[(&str, &str)],
     ) -> Reply {
-        let app = test::init_service(startup::app(
-            self.api.state().clone(),
-            startup::metrics(&self.api.db.pool()),
-        ))
-        .await;
-        let mut req = test::TestRequest::default()
-            .method(method)
-            .uri(uri)
-            .insert_header(("Authorization", format!("Bearer {}", self.api.token(login))));
+        let method = reqwest::Method::from_bytes(method.as_str().as_bytes()).unwrap();
+        let mut req = self
+            .api
+            .request(method, uri)
+            .bearer_auth(self.api.token(login));
         if let Some(v) = if_match {
-            req = req.insert_header(("If-Match", format!("\"{v}\"")));
+            req = req.header("If-Match", format!("\"{v}\""));
         }
         for (k, v) in headers {
-            req = req.insert_header((*k, *v));
+            req = req.header(*k, *v);
         }
         if let Some(b) = body {
-            req = req.set_json(b);
+            req = req.json(&b);
         }
-        let res = test::call_service(&app, req.to_request()).await;
-        let status = res.status();
-        let headers = res.headers().clone();
-        let bytes = test::read_body(res).await;
-        let body = if bytes.is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_slice(&bytes).unwrap_or(Value::Null)
-        };
-        Reply {
-            status,
-            headers,
-            body,
-        }
+        Reply::of(req.send().await.unwrap()).await
     }
 
     pub async fn post(&self, uri: &str, login: &str, v: Option<i32>, body: Value) -> Reply {

@@ -2,7 +2,7 @@
 
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use dispatch_api::schema::mobile_units;
+use dispatch_api::schema::dispatch::mobile_units;
 
 use crate::support::{Api, keys, set};
 

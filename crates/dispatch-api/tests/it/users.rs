@@ -2,7 +2,7 @@
 
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use dispatch_api::schema::{employees, profiles, users};
+use dispatch_api::schema::dispatch::{employees, profiles, users};
 use serde_json::json;
 
 use crate::support::{Api, keys, set};

@@ -80,7 +80,8 @@ async fn inactive_unknown_expired_and_foreign_tokens_are_401() {
     ] {
         let err = CurrentUser::from_token(&keys(), &pool, &token)
             .await
-            .unwrap_err();
+            .unwrap_err()
+            .problem();
         assert_eq!(
             (err.status, err.code.as_ref()),
             (401, "unauthorized"),
@@ -100,7 +101,8 @@ async fn a_profile_outside_a_routes_list_is_403() {
         user.require(&[Profile::OperadorFrota, Profile::MedicoRegulador])
             .is_ok()
     );
-    let err = user.require(&[Profile::Tarm]).unwrap_err();
+    let err =
+        dispatch_api::error::Error::from(user.require(&[Profile::Tarm]).unwrap_err()).problem();
     assert_eq!((err.status, err.code.as_ref()), (403, "forbidden"));
 }
 

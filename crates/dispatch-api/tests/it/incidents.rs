@@ -2,7 +2,7 @@
 
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use dispatch_api::schema::{dispatches, incident_history, incidents, prank_calls};
+use dispatch_api::schema::dispatch::{dispatches, incident_history, incidents, prank_calls};
 use serde_json::Value;
 
 use crate::support::{Api, keys, set};

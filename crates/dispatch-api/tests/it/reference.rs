@@ -3,7 +3,7 @@
 
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use dispatch_api::schema::{health_units, unallocated, users};
+use dispatch_api::schema::dispatch::{health_units, unallocated, users};
 use dispatch_api::search::fold;
 use serde_json::{Value, json};
 

@@ -1,14 +1,18 @@
-//! One seeded database per test and an app to call over HTTP, as the client does.
+//! One seeded database per test and a real server on port 0 to call over HTTP, as the
+//! client does.
 
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
+use actix_web::HttpServer;
+use actix_web::dev::ServerHandle;
 use actix_web::http::StatusCode;
-use actix_web::test;
+use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue};
 use common::auth::JwtKeys;
 use common::db::Conn;
 use common::test_support::TestDb;
-use dispatch_api::startup::{self, AppState};
+use dispatch_api::startup;
+use dispatch_api::state::AppState;
 use dispatch_api::{MIGRATIONS, MIGRATIONS_DIR, SCHEMA, auth, seed};
 use secrecy::SecretString;
 use serde_json::Value;
@@ -16,9 +20,19 @@ use serde_json::Value;
 pub struct Api {
     pub db: TestDb,
     state: AppState,
-    metrics: actix_web_prom::PrometheusMetrics,
     keys: JwtKeys,
     pub ids: HashMap<String, i64>,
+    /// Where the test's server listens (`http://{addr}`).
+    pub addr: std::net::SocketAddr,
+    server: ServerHandle,
+    http: reqwest::Client,
+}
+
+impl Drop for Api {
+    fn drop(&mut self) {
+        // Stops accepting at once; the stop itself finishes when the runtime next runs.
+        drop(self.server.stop(false));
+    }
 }
 
 pub struct Reply {
@@ -28,6 +42,30 @@ pub struct Reply {
 }
 
 impl Reply {
+    /// The whole response; a body that is not JSON is kept as a JSON string.
+    pub async fn of(res: reqwest::Response) -> Reply {
+        let status = StatusCode::from_u16(res.status().as_u16()).unwrap();
+        let mut headers = HeaderMap::new();
+        for (name, value) in res.headers() {
+            headers.append(
+                HeaderName::from_bytes(name.as_str().as_bytes()).unwrap(),
+                HeaderValue::from_bytes(value.as_bytes()).unwrap(),
+            );
+        }
+        let bytes = res.bytes().await.unwrap();
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()))
+        };
+        Reply {
+            status,
+            headers,
+            body,
+        }
+    }
+
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
@@ -78,8 +116,19 @@ impl Api {
         // Visible with --nocapture: the per-test cost of the demo data at test scale.
         eprintln!("seed (test scale) took {:?}", started.elapsed());
         let keys = JwtKeys::new(&SecretString::from("test-secret-test-secret-test-secret!"));
-        let state = AppState::new(db.pool(), keys.clone());
+        let state = startup::state(db.pool(), keys.clone());
         let metrics = startup::metrics(&db.pool());
+        let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = tcp.local_addr().unwrap();
+        let app_state = state.clone();
+        let server = HttpServer::new(move || startup::app(app_state.clone(), metrics.clone()))
+            .workers(1)
+            .disable_signals()
+            .listen(tcp)
+            .unwrap()
+            .run();
+        let handle = server.handle();
+        tokio::spawn(server);
         let ids = report
             .users
             .iter()
@@ -88,9 +137,11 @@ impl Api {
         Api {
             db,
             state,
-            metrics,
             keys,
             ids,
+            addr,
+            server: handle,
+            http: reqwest::Client::new(),
         }
     }
 
@@ -123,26 +174,17 @@ impl Api {
     }
 
     pub async fn get_with_token(&self, token: Option<&str>, uri: &str) -> Reply {
-        let app = test::init_service(startup::app(self.state.clone(), self.metrics.clone())).await;
-        let mut req = test::TestRequest::get().uri(uri);
+        let mut req = self.request(reqwest::Method::GET, uri);
         if let Some(t) = token {
-            req = req.insert_header(("Authorization", format!("Bearer {t}")));
+            req = req.bearer_auth(t);
         }
-        let res = test::call_service(&app, req.to_request()).await;
-        let status = res.status();
-        let headers = res.headers().clone();
-        let bytes = test::read_body(res).await;
-        let body = if bytes.is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_slice(&bytes)
-                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()))
-        };
-        Reply {
-            status,
-            headers,
-            body,
-        }
+        Reply::of(req.send().await.unwrap()).await
+    }
+
+    /// A request to this test's server; `uri` is the path and query.
+    pub fn request(&self, method: reqwest::Method, uri: &str) -> reqwest::RequestBuilder {
+        self.http
+            .request(method, format!("http://{}{uri}", self.addr))
     }
 
     pub async fn get(&self, login: &str, uri: &str) -> Reply {

@@ -1,10 +1,6 @@
 //! Real-time updates: two replicas in one process, each with its own server, hub and
 //! listening connection, against one test database, driven over real sockets.
 
-#[allow(dead_code)]
-#[path = "../routes/support.rs"]
-mod support;
-
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -15,14 +11,15 @@ use dispatch_api::catalog::Catalog;
 use dispatch_api::realtime::listener::{self, APPLICATION_NAME};
 use dispatch_api::realtime::ws::WsSettings;
 use dispatch_api::realtime::{Hub, hub::QUEUE_CAPACITY};
-use dispatch_api::startup::{self, AppState};
+use dispatch_api::startup;
+use dispatch_api::state::AppState;
 use dispatch_api::user_cache::UserCache;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::Message;
 
-use support::Api;
+use crate::support::Api;
 
 type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;

@@ -3,27 +3,26 @@
 use actix_web::web;
 use common::extract::{Path, Query};
 
-use super::{Reply, conn, not_found, ok};
-use crate::auth::CurrentUser;
+use super::{Reply, Routes, ok, searched};
+use crate::domain::Refusal;
+use crate::domain::user::CurrentUser;
 use crate::search::SearchParams;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::store::users;
 use crate::views::{UserOption, UserRecord};
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/user", web::get().to(list))
-        .route("/user/search", web::get().to(search))
-        .route("/user/{id}", web::get().to(get));
+pub fn routes(r: &mut Routes<'_>) {
+    r.add(__path_list, list)
+        .add(__path_search, search)
+        .add(__path_get, get);
 }
 
 /// Every user, in name order. `name` (the login) only for ADMIN callers.
 #[utoipa::path(get, path = "/user", tag = "users",
     responses((status = 200, body = Vec<UserRecord>)))]
 pub async fn list(state: web::Data<AppState>, user: CurrentUser) -> Reply {
-    let conn = conn(&state).await?;
-    ok(&users::all(&conn, user.is_admin())
-        .await
-        .map_err(common::db::db_error)?)
+    let conn = state.pool.get().await?;
+    ok(&users::all(&conn, user.is_admin()).await?)
 }
 
 /// One user. `name` (the login) only for ADMIN callers.
@@ -31,11 +30,9 @@ pub async fn list(state: web::Data<AppState>, user: CurrentUser) -> Reply {
     params(("id" = i64, Path, description = "user id")),
     responses((status = 200, body = UserRecord)))]
 pub async fn get(state: web::Data<AppState>, user: CurrentUser, id: Path<i64>) -> Reply {
-    let conn = conn(&state).await?;
-    let record = users::by_id(&conn, id.0, user.is_admin())
-        .await
-        .map_err(common::db::db_error)?;
-    ok(&record.ok_or_else(|| not_found("user", id.0))?)
+    let conn = state.pool.get().await?;
+    let record = users::by_id(&conn, id.0, user.is_admin()).await?;
+    ok(&record.ok_or_else(|| Refusal::not_found("user", id.0))?)
 }
 
 /// "Send to" candidates: active regulating physicians matching `q`, best match first.
@@ -47,9 +44,8 @@ pub async fn search(
     _user: CurrentUser,
     params: Query<SearchParams>,
 ) -> Reply {
-    let search = params.0.check()?;
-    let conn = conn(&state).await?;
-    ok(&users::search_regulators(&conn, &search)
-        .await
-        .map_err(common::db::db_error)?)
+    searched(&state, params.0, async |c, s| {
+        users::search_regulators(c, s).await
+    })
+    .await
 }

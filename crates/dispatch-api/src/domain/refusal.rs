@@ -1,0 +1,79 @@
+//! Why the dispatch centre's rules refuse a request. Each refusal is a client error with a
+//! stable `code` (docs/dispatch-realtime.md, "Writes"); `crate::error` maps them to responses.
+
+use super::user::Profile;
+
+/// One named wrong field: which one, and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldFault {
+    pub field: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// `what` (incident, dispatch) is in `from`; `requested` is not allowed from there.
+    #[error("the {what} is `{from}`; `{requested}` is not allowed from there")]
+    InvalidTransition {
+        what: &'static str,
+        from: &'static str,
+        requested: String,
+    },
+    /// The caller read an older version than the incident's `current` one.
+    #[error("the incident changed since you read it (it is at version {current}); read it again")]
+    VersionConflict { current: i32 },
+    /// A record named in the path does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// A body field names a record that does not exist or may not be used.
+    #[error("body field `{}`: {}", .0.field, .0.message)]
+    InvalidReference(FieldFault),
+    /// Body fields that break the form's rules (all of them, so the client fixes them at once).
+    #[error("{}", describe(.0))]
+    InvalidFields(Vec<FieldFault>),
+    /// A PATCH that names no field.
+    #[error("send at least one field to change")]
+    NothingToChange,
+    #[error("mobile unit {0} is inactive")]
+    UnitInactive(i64),
+    #[error("mobile unit {0} is on another dispatch that is not released")]
+    UnitBusy(i64),
+    #[error("a mobile unit is still assigned to this incident; release it first")]
+    UnitAssigned,
+    /// The caller's profile may not use this route.
+    #[error("the {} profile may not use this route", .0.title())]
+    Forbidden(Profile),
+    /// The token is fine but its user may not call (inactive, gone).
+    #[error("{0}")]
+    Unauthorized(&'static str),
+    /// An `Idempotency-Key` sent again with another request.
+    #[error("this Idempotency-Key was used for another request; use a new key per request")]
+    IdempotencyKeyReused,
+}
+
+impl Refusal {
+    pub fn not_found(what: &str, id: i64) -> Self {
+        Refusal::NotFound(format!("{what} {id} does not exist"))
+    }
+
+    /// 422 naming the body field whose reference is not usable.
+    pub fn unusable(field: &str, message: impl Into<String>) -> Self {
+        Refusal::InvalidReference(FieldFault {
+            field: field.to_owned(),
+            message: message.into(),
+        })
+    }
+}
+
+fn describe(faults: &[FieldFault]) -> String {
+    match faults {
+        [one] => format!("body field `{}`: {}", one.field, one.message),
+        many => format!(
+            "body fields {}",
+            many.iter()
+                .map(|e| format!("`{}`: {}", e.field, e.message))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+    }
+}

@@ -1,0 +1,139 @@
+//! The service's one error type. Every layer returns it (`?` works from the store up) and
+//! its one [`ResponseError`] impl decides each failure's status, `code` and problem+json
+//! body (docs/dispatch-realtime.md, "Writes", lists the codes).
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use common::{FieldError, Problem};
+
+use crate::domain::Refusal;
+use crate::domain::refusal::FieldFault;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A rule of the dispatch centre said no (a client error, see [`Refusal`]).
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    /// The request itself is malformed (a parameter, a header, the body): found by an
+    /// extractor before any rule runs, already a problem.
+    #[error("{0}")]
+    Request(Problem),
+    /// The database failed: unreachable (503) or a bug (500, logged).
+    #[error("database: {0}")]
+    Db(#[from] diesel::result::Error),
+    /// No connection to be had from the pool (503).
+    #[error("no database connection: {0}")]
+    Pool(#[from] diesel_async::pooled_connection::deadpool::PoolError),
+    /// Anything else that should not happen (500, logged).
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl From<Problem> for Error {
+    fn from(p: Problem) -> Self {
+        Error::Request(p)
+    }
+}
+
+fn field_errors(faults: &[FieldFault]) -> Vec<FieldError> {
+    faults
+        .iter()
+        .map(|f| FieldError {
+            field: f.field.clone(),
+            message: f.message.clone(),
+        })
+        .collect()
+}
+
+impl Error {
+    /// The problem+json this failure answers with.
+    pub fn problem(&self) -> Problem {
+        match self {
+            Error::Refused(r) => refusal(r),
+            Error::Request(p) => p.clone(),
+            Error::Db(e) if common::db::is_unavailable(e) => Problem::unavailable(),
+            Error::Pool(_) => Problem::unavailable(),
+            Error::Db(_) | Error::Internal(_) => Problem::internal(),
+        }
+    }
+
+    /// Logs what the client is not told: the cause of a 503 or a 500.
+    fn log(&self) {
+        match self {
+            Error::Db(e) if common::db::is_unavailable(e) => {
+                tracing::warn!(error = %e, "database unavailable");
+            }
+            Error::Pool(e) => tracing::warn!(error = %e, "no database connection"),
+            Error::Db(e) => tracing::error!(error = %e, "database error"),
+            Error::Internal(what) => tracing::error!(error = %what, "internal error"),
+            Error::Refused(_) | Error::Request(_) => {}
+        }
+    }
+}
+
+fn refusal(r: &Refusal) -> Problem {
+    let detail = r.to_string();
+    match r {
+        Refusal::InvalidTransition { .. } => {
+            Problem::new(StatusCode::CONFLICT, "invalid_transition", detail)
+        }
+        Refusal::VersionConflict { .. } => {
+            Problem::new(StatusCode::PRECONDITION_FAILED, "version_conflict", detail)
+        }
+        Refusal::NotFound(_) => Problem::not_found(detail),
+        Refusal::InvalidReference(fault) => Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_reference",
+            detail,
+        )
+        .with_errors(field_errors(std::slice::from_ref(fault))),
+        Refusal::InvalidFields(faults) => {
+            Problem::new(StatusCode::BAD_REQUEST, "invalid_payload", detail)
+                .with_errors(field_errors(faults))
+        }
+        Refusal::NothingToChange => Problem::invalid_payload(None, detail),
+        Refusal::UnitInactive(_) => Problem::new(StatusCode::CONFLICT, "unit_inactive", detail),
+        Refusal::UnitBusy(_) => Problem::new(StatusCode::CONFLICT, "unit_busy", detail),
+        Refusal::UnitAssigned => Problem::new(StatusCode::CONFLICT, "unit_assigned", detail),
+        Refusal::Forbidden(_) => Problem::forbidden(detail),
+        Refusal::Unauthorized(_) => Problem::unauthorized(detail),
+        Refusal::IdempotencyKeyReused => Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "idempotency_key_reused",
+            detail,
+        ),
+    }
+}
+
+impl ResponseError for Error {
+    fn status_code(&self) -> StatusCode {
+        self.problem().status()
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        self.log();
+        self.problem().error_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::incident::{State, transition};
+
+    #[test]
+    fn every_refused_incident_move_is_409_invalid_transition_naming_both_states() {
+        for from in State::ALL {
+            for to in State::ALL {
+                let Err(refusal) = transition(from, to) else {
+                    continue;
+                };
+                let p = Error::from(refusal).problem();
+                assert_eq!((p.status, p.code.as_ref()), (409, "invalid_transition"));
+                assert!(p.detail.contains(from.as_str()) && p.detail.contains(to.as_str()));
+            }
+        }
+    }
+}

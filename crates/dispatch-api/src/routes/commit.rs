@@ -1,0 +1,131 @@
+//! How a write answers: its body is judged, then it runs in one transaction, once per
+//! idempotency key (a retry gets the stored answer), and the answer carries its `ETag`
+//! (and `Location` when it created an incident).
+
+use actix_web::HttpResponse;
+use actix_web::http::{StatusCode, header};
+use diesel_async::AsyncPgConnection;
+use serde::Serialize;
+
+use super::Reply;
+use super::extract::{Body, Post, Profiles, Versioned};
+use crate::domain::Refusal;
+use crate::domain::user::CurrentUser;
+use crate::error::{Error, Result};
+use crate::state::AppState;
+use crate::store::idempotency::{self, Key, Stored, once};
+use crate::store::incident_writes::{DispatchCreated, DispatchProgress};
+use crate::store::writes::Written;
+
+/// A body's own rules, judged after every header is read and before the database is
+/// touched: what the write receives is the judged value.
+pub trait Judge: Sized {
+    type Judged;
+    fn judge(self) -> Result<Self::Judged, Refusal>;
+}
+
+/// What a write answers.
+pub trait Answer: Serialize {
+    /// `Location` of a created resource, if the answer is one.
+    fn location(&self, _status: StatusCode) -> Option<String> {
+        None
+    }
+}
+
+impl Answer for Written {
+    fn location(&self, status: StatusCode) -> Option<String> {
+        (status == StatusCode::CREATED).then(|| format!("/incident/{}", self.id))
+    }
+}
+
+impl Answer for DispatchCreated {}
+impl Answer for DispatchProgress {}
+
+impl<P: Profiles, B: Judge> Post<P, B> {
+    /// A POST without `If-Match`.
+    pub async fn commit<T: Answer>(
+        self,
+        state: &AppState,
+        status: StatusCode,
+        write: impl AsyncFnOnce(&mut AsyncPgConnection, &CurrentUser, B::Judged) -> Result<T>,
+    ) -> Reply {
+        let Post {
+            user, body, key, ..
+        } = self;
+        let judged = body.judge()?;
+        run(state, key, status, async |c| write(c, &user, judged).await).await
+    }
+}
+
+impl<P: Profiles, B: Judge> Versioned<Post<P, B>> {
+    /// A POST on an incident: `expected` is its `If-Match` version.
+    pub async fn commit<T: Answer>(
+        self,
+        state: &AppState,
+        status: StatusCode,
+        write: impl AsyncFnOnce(&mut AsyncPgConnection, &CurrentUser, B::Judged, i32) -> Result<T>,
+    ) -> Reply {
+        let expected = self.expected;
+        self.write
+            .commit(state, status, async |c, user, judged| {
+                write(c, user, judged, expected).await
+            })
+            .await
+    }
+}
+
+impl<P: Profiles, B: Judge> Versioned<Body<P, B>> {
+    /// A PATCH: no idempotency key (a PATCH is idempotent by itself).
+    pub async fn commit<T: Answer>(
+        self,
+        state: &AppState,
+        write: impl AsyncFnOnce(&mut AsyncPgConnection, &CurrentUser, B::Judged, i32) -> Result<T>,
+    ) -> Reply {
+        let (expected, user) = (self.expected, self.write.user);
+        let judged = self.write.body.judge()?;
+        run(state, None, StatusCode::OK, async |c| {
+            write(c, &user, judged, expected).await
+        })
+        .await
+    }
+}
+
+async fn run<T: Answer>(
+    state: &AppState,
+    key: Option<Key>,
+    status: StatusCode,
+    write: impl AsyncFnOnce(&mut AsyncPgConnection) -> Result<T>,
+) -> Reply {
+    let mut conn = state.pool.get().await?;
+    let stored = once(&mut conn, key, async |c| {
+        let answer = write(c).await?;
+        stored(status, &answer)
+    })
+    .await?;
+    Ok(reply(stored))
+}
+
+fn stored<T: Answer>(status: StatusCode, answer: &T) -> Result<Stored> {
+    let body = serde_json::to_value(answer).map_err(|e| Error::Internal(e.to_string()))?;
+    Ok(Stored {
+        status,
+        etag: idempotency::etag_of(&body),
+        body,
+        location: answer.location(status),
+        replayed: false,
+    })
+}
+
+fn reply(s: Stored) -> HttpResponse {
+    let mut res = HttpResponse::build(s.status);
+    if let Some(etag) = s.etag {
+        res.insert_header((header::ETAG, etag));
+    }
+    if let Some(location) = s.location {
+        res.insert_header((header::LOCATION, location));
+    }
+    if s.replayed {
+        res.insert_header(("Idempotent-Replayed", "true"));
+    }
+    res.json(s.body)
+}

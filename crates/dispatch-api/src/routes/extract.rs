@@ -1,0 +1,206 @@
+//! The typed extractors every handler is built from: the caller with the profile the route
+//! needs ([`Caller`]), a write's body and `Idempotency-Key` ([`Body`], [`Post`]) and the
+//! incident's `If-Match` ([`Versioned`]). Each reads what it needs in the order the writes
+//! promise (docs/dispatch-realtime.md, "Writes"): the caller's profile (403), the body (413,
+//! 415, 400), the `Idempotency-Key` (400), then `If-Match` (428, 400).
+
+use std::future::Future;
+use std::marker::PhantomData;
+use std::ops::Deref;
+use std::pin::Pin;
+
+use actix_web::dev::Payload;
+use actix_web::http::{StatusCode, header};
+use actix_web::web::Bytes;
+use actix_web::{FromRequest, HttpRequest};
+use common::Problem;
+use common::extract::{BodyLimit, DEFAULT_BODY_LIMIT, parse_json, read_body, require_json};
+use serde::de::DeserializeOwned;
+
+use crate::domain::user::{CurrentUser, Profile, may};
+use crate::error::{Error, Result};
+use crate::store::idempotency::Key;
+
+type Extracting<T> = Pin<Box<dyn Future<Output = Result<T>>>>;
+
+/// A set of profiles, named by a type so a handler's signature says who may call it.
+pub trait Profiles: 'static {
+    const ALLOWED: &'static [Profile];
+}
+
+macro_rules! profiles {
+    ($($(#[$doc:meta])* $name:ident = $set:path;)+) => {$(
+        $(#[$doc])*
+        pub struct $name;
+        impl Profiles for $name {
+            const ALLOWED: &'static [Profile] = $set;
+        }
+    )+};
+}
+
+profiles! {
+    /// Any profile that may read incidents.
+    Reader = may::READ;
+    Fleet = may::FLEET;
+    Regulator = may::REGULATOR;
+    Tarm = may::TARM;
+    FleetOrRegulator = may::FLEET_OR_REGULATOR;
+    RegulatorOrTarm = may::REGULATOR_OR_TARM;
+    TarmOrRegulator = may::TARM_OR_REGULATOR;
+}
+
+/// The authenticated caller, refused (403) unless its profile is one of `P`.
+pub struct Caller<P>(pub CurrentUser, PhantomData<P>);
+
+impl<P> Deref for Caller<P> {
+    type Target = CurrentUser;
+
+    fn deref(&self) -> &CurrentUser {
+        &self.0
+    }
+}
+
+impl<P: Profiles> FromRequest for Caller<P> {
+    type Error = Error;
+    type Future = Extracting<Self>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let user = CurrentUser::from_request(req, payload);
+        Box::pin(async move {
+            let user = user.await?;
+            user.require(P::ALLOWED)?;
+            Ok(Caller(user, PhantomData))
+        })
+    }
+}
+
+/// A write's caller (one of `P`) and its JSON body `B`, read in that order.
+pub struct Body<P, B> {
+    pub user: CurrentUser,
+    pub body: B,
+    /// The body as sent, for the idempotency fingerprint.
+    raw: Bytes,
+    _profiles: PhantomData<P>,
+}
+
+impl<P: Profiles, B: DeserializeOwned + 'static> FromRequest for Body<P, B> {
+    type Error = Error;
+    type Future = Extracting<Self>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let caller = Caller::<P>::from_request(req, payload);
+        let limit = req
+            .app_data::<BodyLimit>()
+            .map_or(DEFAULT_BODY_LIMIT, |l| l.0);
+        let is_json = require_json(req);
+        let raw = read_body(req, payload.take(), limit);
+        Box::pin(async move {
+            let Caller(user, _) = caller.await?;
+            is_json?;
+            let raw = raw.await?;
+            let body = parse_json(&raw)?;
+            Ok(Body {
+                user,
+                body,
+                raw,
+                _profiles: PhantomData,
+            })
+        })
+    }
+}
+
+/// A POST write: its [`Body`] and, when sent, its `Idempotency-Key`.
+pub struct Post<P, B> {
+    pub user: CurrentUser,
+    pub body: B,
+    pub key: Option<Key>,
+    _profiles: PhantomData<P>,
+}
+
+impl<P: Profiles, B: DeserializeOwned + 'static> FromRequest for Post<P, B> {
+    type Error = Error;
+    type Future = Extracting<Self>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let body = Body::<P, B>::from_request(req, payload);
+        let header = req.headers().get("idempotency-key").cloned();
+        let route = format!("{} {}", req.method(), req.path());
+        Box::pin(async move {
+            let Body {
+                user, body, raw, ..
+            } = body.await?;
+            let key = match header {
+                None => None,
+                Some(raw_key) => Some(Key::new(user.id, idempotency_key(&raw_key)?, route, &raw)),
+            };
+            Ok(Post {
+                user,
+                body,
+                key,
+                _profiles: PhantomData,
+            })
+        })
+    }
+}
+
+/// An `Idempotency-Key`: 1 to 255 visible ASCII characters.
+fn idempotency_key(raw: &header::HeaderValue) -> Result<String> {
+    raw.to_str()
+        .ok()
+        .filter(|k| (1..=255).contains(&k.len()) && k.bytes().all(|b| b.is_ascii_graphic()))
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            Problem::invalid_parameter(
+                "Idempotency-Key",
+                "must be 1 to 255 visible ASCII characters (a UUID is ideal)",
+            )
+            .into()
+        })
+}
+
+/// An incident write `T` and the version its `If-Match: "<version>"` names, read after `T`:
+/// 428 without it, 400 when it is not a quoted version.
+pub struct Versioned<T> {
+    pub write: T,
+    pub expected: i32,
+}
+
+impl<T: FromRequest<Error = Error> + 'static> FromRequest for Versioned<T> {
+    type Error = Error;
+    type Future = Extracting<Self>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let write = T::from_request(req, payload);
+        let expected = if_match(req);
+        Box::pin(async move {
+            let write = write.await?;
+            Ok(Versioned {
+                write,
+                expected: expected?,
+            })
+        })
+    }
+}
+
+fn if_match(req: &HttpRequest) -> Result<i32> {
+    let Some(raw) = req.headers().get(header::IF_MATCH) else {
+        return Err(Problem::new(
+            StatusCode::PRECONDITION_REQUIRED,
+            "precondition_required",
+            "this write needs `If-Match: \"<version>\"` with the version you read (the ETag)",
+        )
+        .into());
+    };
+    raw.to_str()
+        .ok()
+        .map(str::trim)
+        .and_then(|v| v.strip_prefix('"')?.strip_suffix('"')?.parse::<i32>().ok())
+        .filter(|v| *v > 0)
+        .ok_or_else(|| {
+            Problem::invalid_parameter(
+                "If-Match",
+                "must be the incident's ETag: a quoted version such as \"3\"",
+            )
+            .into()
+        })
+}

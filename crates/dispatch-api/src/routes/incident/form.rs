@@ -1,0 +1,108 @@
+//! The request bodies of the incident's forms, built from the one list of its editable
+//! fields (`domain::form::incident_fields!`): `POST /incident` takes the Basic data form
+//! plus optionally the Occurrence and Patient fields; `PATCH /incident/{id}` any subset.
+
+use serde::{Deserialize, Deserializer};
+use utoipa::ToSchema;
+
+use crate::domain::Refusal;
+use crate::domain::form::{IncidentForm, IncidentPatch, RawForm, incident_fields};
+use crate::routes::commit::Judge;
+
+/// `Some(None)` when the field is `null` (clear it), `None` when it is absent.
+fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(d).map(Some)
+}
+
+/// `POST /incident`'s body, one field at a time by kind (a tt-muncher: a struct's fields
+/// cannot be macro calls).
+macro_rules! create_body {
+    ([$($out:tt)*]) => {
+        /// The Basic data form, plus optionally the Occurrence and Patient fields.
+        #[derive(Debug, Deserialize, ToSchema)]
+        #[serde(deny_unknown_fields)]
+        pub struct CreateIncident { $($out)* }
+    };
+    ([$($out:tt)*] $(#[$m:meta])* $name:ident: $doc:ty, $body:ty, required; $($rest:tt)*) => {
+        create_body!([$($out)* $(#[$m])* pub $name: $body,] $($rest)*);
+    };
+    ([$($out:tt)*] $(#[$m:meta])* $name:ident: $doc:ty, $body:ty, default; $($rest:tt)*) => {
+        create_body!([$($out)* $(#[$m])* #[serde(default)] pub $name: $body,] $($rest)*);
+    };
+    ([$($out:tt)*] $(#[$m:meta])* $name:ident: $doc:ty, $body:ty, optional; $($rest:tt)*) => {
+        create_body!([$($out)* $(#[$m])* #[schema(value_type = Option<$doc>)] pub $name: Option<$body>,] $($rest)*);
+    };
+}
+
+/// `PATCH /incident/{id}`'s body: every field optional, an optional one may be `null`.
+macro_rules! patch_body {
+    ([$($out:tt)*]) => {
+        /// Any subset of the editable fields; `null` clears an optional one.
+        #[derive(Debug, Default, Deserialize, ToSchema)]
+        #[serde(deny_unknown_fields)]
+        pub struct PatchIncident { $($out)* }
+    };
+    ([$($out:tt)*] $(#[$m:meta])* $name:ident: $doc:ty, $body:ty, optional; $($rest:tt)*) => {
+        patch_body!([$($out)*
+            #[serde(default, deserialize_with = "nullable")]
+            #[schema(value_type = Option<$doc>)]
+            pub $name: Option<Option<$body>>,
+        ] $($rest)*);
+    };
+    ([$($out:tt)*] $(#[$m:meta])* $name:ident: $doc:ty, $body:ty, $kind:ident; $($rest:tt)*) => {
+        patch_body!([$($out)* pub $name: Option<$body>,] $($rest)*);
+    };
+}
+
+macro_rules! bodies {
+    ($($(#[$m:meta])* $name:ident: $stored:ty, $body:ty, $kind:ident;)+) => {
+        create_body!([] $($(#[$m])* $name: $stored, $body, $kind;)+);
+        patch_body!([] $($(#[$m])* $name: $stored, $body, $kind;)+);
+
+        impl PatchIncident {
+            /// The fields sent, and a form holding them (the others empty).
+            fn split(self) -> (Vec<&'static str>, RawForm) {
+                let mut present = Vec::new();
+                let mut raw = RawForm::default();
+                $(
+                    if let Some(v) = self.$name {
+                        present.push(stringify!($name));
+                        raw.$name = v;
+                    }
+                )+
+                (present, raw)
+            }
+        }
+
+        impl From<CreateIncident> for RawForm {
+            fn from(c: CreateIncident) -> RawForm {
+                RawForm { $($name: c.$name,)+ }
+            }
+        }
+    };
+}
+incident_fields!(bodies);
+
+impl Judge for CreateIncident {
+    type Judged = IncidentForm;
+
+    fn judge(self) -> Result<IncidentForm, Refusal> {
+        RawForm::from(self).check(|_| true)
+    }
+}
+
+impl Judge for PatchIncident {
+    type Judged = IncidentPatch;
+
+    /// Judges the fields sent, on a scratch copy (the stored values are not judged).
+    fn judge(self) -> Result<IncidentPatch, Refusal> {
+        let (present, raw) = self.split();
+        if present.is_empty() {
+            return Err(Refusal::NothingToChange);
+        }
+        let values = raw.check(|f| present.contains(&f))?;
+        Ok(IncidentPatch { present, values })
+    }
+}

@@ -1,0 +1,24 @@
+//! `/incident/...`: the reads (mask search, detail, prank calls), the per-screen reads and
+//! the writes; the request bodies of the forms are in `form`.
+
+pub mod form;
+pub mod reads;
+pub mod screens;
+pub mod writes;
+
+use actix_web::HttpResponse;
+
+use super::Routes;
+
+pub fn routes(r: &mut Routes<'_>) {
+    reads::routes(r);
+    screens::routes(r);
+    writes::routes(r);
+}
+
+/// `ETag: "<version>"`: the `If-Match` value the writes will require.
+fn with_etag(version: i32) -> actix_web::HttpResponseBuilder {
+    let mut res = HttpResponse::Ok();
+    res.insert_header((actix_web::http::header::ETAG, format!("\"{version}\"")));
+    res
+}

@@ -1,0 +1,88 @@
+//! `GET /incident/mask`, `GET /incident/prank-calls/{phone_number}`, `GET /incident/{id}`.
+
+use actix_web::web;
+use common::Problem;
+use common::extract::{Path, Query};
+use serde::Deserialize;
+use tokio::try_join;
+use utoipa::IntoParams;
+
+use super::with_etag;
+use crate::domain::Refusal;
+use crate::domain::phone::Phone;
+use crate::domain::user::CurrentUser;
+use crate::routes::{Reply, Routes, ok, searched};
+use crate::search::SearchParams;
+use crate::state::AppState;
+use crate::store::incidents;
+use crate::views::*;
+
+pub fn routes(r: &mut Routes<'_>) {
+    r.add(__path_mask, mask)
+        .add(__path_prank_calls, prank_calls)
+        .add(__path_detail, detail);
+}
+
+/// Incidents to relate to: `q` matches the number, caller's or patient's name, phone or
+/// address; word-prefix matches first, newest first among equals; at most 20.
+#[utoipa::path(get, path = "/incident/mask", tag = "incidents",
+    params(SearchParams),
+    responses((status = 200, body = Vec<IncidentMaskItem>)))]
+pub async fn mask(
+    state: web::Data<AppState>,
+    _user: CurrentUser,
+    params: Query<SearchParams>,
+) -> Reply {
+    searched(&state, params.0, async |c, s| incidents::mask(c, s).await).await
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct DetailParams {
+    /// `true` adds the incident's history (oldest first); default `false`.
+    pub include_history: Option<bool>,
+}
+
+/// The incident's forms, its `version` (also the `ETag`), and its history on request.
+#[utoipa::path(get, path = "/incident/{id}", tag = "incidents",
+    params(("id" = i64, Path, description = "incident id"), DetailParams),
+    responses((status = 200, body = IncidentDetail,
+        headers(("ETag" = String, description = "the incident's version, quoted")))))]
+pub async fn detail(
+    state: web::Data<AppState>,
+    _user: CurrentUser,
+    id: Path<i64>,
+    params: Query<DetailParams>,
+) -> Reply {
+    let id = id.0;
+    let conn = state.pool.get().await?;
+    let incident = if params.0.include_history == Some(true) {
+        // Both statements in one pipeline: one round trip.
+        let (incident, history) =
+            try_join!(incidents::detail(&conn, id), incidents::history(&conn, id))?;
+        incident.map(|i| IncidentDetail {
+            history: Some(history),
+            ..i
+        })
+    } else {
+        incidents::detail(&conn, id).await?
+    };
+    let incident = incident.ok_or_else(|| Refusal::not_found("incident", id))?;
+    Ok(with_etag(incident.version).json(incident))
+}
+
+/// Prank calls recorded for a phone (URL-encoded, any formatting), newest first.
+#[utoipa::path(get, path = "/incident/prank-calls/{phone_number}", tag = "incidents",
+    params(("phone_number" = String, Path, description = "the caller's phone, URL-encoded")),
+    responses((status = 200, body = PrankCalls)))]
+pub async fn prank_calls(
+    state: web::Data<AppState>,
+    _user: CurrentUser,
+    phone: Path<String>,
+) -> Reply {
+    let phone = Phone::parse(&phone.0)
+        .map_err(|e| Problem::invalid_parameter("phone_number", e.to_string()))?;
+    let conn = state.pool.get().await?;
+    ok(&incidents::prank_calls(&conn, &phone.digits()).await?)
+}

@@ -1,0 +1,147 @@
+//! The per-screen reads of an incident: each answers one screen whole, its statements in one
+//! pipeline (docs/dispatch-routes.md, "Screens -> requests").
+
+use actix_web::web;
+use common::extract::Path;
+use tokio::try_join;
+
+use super::with_etag;
+use crate::domain::Refusal;
+use crate::domain::dispatch::Status;
+use crate::domain::phone::digits_of;
+use crate::routes::extract::{Caller, Fleet, FleetOrRegulator, Regulator, RegulatorOrTarm};
+use crate::routes::{Reply, Routes, ok};
+use crate::state::AppState;
+use crate::store::{dispatches, incidents};
+use crate::views::*;
+
+pub fn routes(r: &mut Routes<'_>) {
+    r.add(__path_unit_selection, unit_selection)
+        .add(__path_fleet_summary, fleet_summary)
+        .add(__path_fleet_occurrence, fleet_occurrence)
+        .add(__path_regulation, regulation)
+        .add(__path_occurrence_view, occurrence_view);
+}
+
+/// Unit selection screen: the patient and the vehicle of the incident.
+#[utoipa::path(get, path = "/incident/{id}/unit-selection", tag = "screens",
+    params(("id" = i64, Path, description = "incident id")),
+    responses((status = 200, body = UnitSelection)))]
+pub async fn unit_selection(
+    state: web::Data<AppState>,
+    _user: Caller<FleetOrRegulator>,
+    id: Path<i64>,
+) -> Reply {
+    let conn = state.pool.get().await?;
+    let (row, units) = dispatches::fleet_row_and_units(&conn, id.0)
+        .await?
+        .ok_or_else(|| Refusal::not_found("incident", id.0))?;
+    let s = row.summary;
+    ok(&UnitSelection {
+        id: s.id,
+        number: s.number,
+        state: s.state,
+        version: s.version,
+        patient: row.patient,
+        requested_vehicle_type: s.requested_vehicle_type,
+        active_dispatches: units
+            .into_iter()
+            .filter(|d| d.status != Status::Released)
+            .collect(),
+    })
+}
+
+/// Fleet operator's incident selection: the basic data only.
+#[utoipa::path(get, path = "/incident/{id}/fleet-summary", tag = "screens",
+    params(("id" = i64, Path, description = "incident id")),
+    responses((status = 200, body = IncidentFleetSummary)))]
+pub async fn fleet_summary(
+    state: web::Data<AppState>,
+    _user: Caller<Fleet>,
+    id: Path<i64>,
+) -> Reply {
+    let conn = state.pool.get().await?;
+    let row = incidents::fleet_row(&conn, id.0).await?;
+    ok(&row
+        .ok_or_else(|| Refusal::not_found("incident", id.0))?
+        .summary)
+}
+
+/// The fleet occurrence screen, whole: four statements in one pipeline.
+#[utoipa::path(get, path = "/incident/{id}/fleet-occurrence", tag = "screens",
+    params(("id" = i64, Path, description = "incident id")),
+    responses((status = 200, body = FleetOccurrence)))]
+pub async fn fleet_occurrence(
+    state: web::Data<AppState>,
+    _user: Caller<Fleet>,
+    id: Path<i64>,
+) -> Reply {
+    let (id, conn) = (id.0, state.pool.get().await?);
+    let (row, decisions, units, intercurrences) = try_join!(
+        incidents::fleet_row(&conn, id),
+        incidents::decisions(&conn, id),
+        dispatches::of_incident(&conn, id),
+        incidents::recorded_intercurrences(&conn, id),
+    )?;
+    let row = row.ok_or_else(|| Refusal::not_found("incident", id))?;
+    ok(&FleetOccurrence {
+        incident: row.summary,
+        patient: row.patient,
+        technical_decision: decisions.into_iter().last(),
+        dispatches: units,
+        intercurrences,
+    })
+}
+
+/// What a regulating physician reads: the incident, its units and the prank calls of the
+/// caller's phone; three statements in one pipeline.
+#[utoipa::path(get, path = "/incident/{id}/regulation", tag = "screens",
+    params(("id" = i64, Path, description = "incident id")),
+    responses((status = 200, body = RegulationDetail,
+        headers(("ETag" = String, description = "the incident's version, quoted")))))]
+pub async fn regulation(
+    state: web::Data<AppState>,
+    _user: Caller<Regulator>,
+    id: Path<i64>,
+) -> Reply {
+    let (id, conn) = (id.0, state.pool.get().await?);
+    let (incident, units, pranks) = try_join!(
+        incidents::detail(&conn, id),
+        dispatches::of_incident(&conn, id),
+        incidents::prank_calls_of_incident(&conn, id),
+    )?;
+    let incident = incident.ok_or_else(|| Refusal::not_found("incident", id))?;
+    let prank_calls = PrankCalls {
+        phone: digits_of(&incident.basic_data.caller_phone),
+        ..pranks
+    };
+    Ok(with_etag(incident.version).json(RegulationDetail {
+        incident,
+        mobile_units: units,
+        prank_calls,
+    }))
+}
+
+/// Every tab of the occurrence view: three statements in one pipeline.
+#[utoipa::path(get, path = "/incident/{id}/occurrence-view", tag = "screens",
+    params(("id" = i64, Path, description = "incident id")),
+    responses((status = 200, body = OccurrenceView,
+        headers(("ETag" = String, description = "the incident's version, quoted")))))]
+pub async fn occurrence_view(
+    state: web::Data<AppState>,
+    _user: Caller<RegulatorOrTarm>,
+    id: Path<i64>,
+) -> Reply {
+    let (id, conn) = (id.0, state.pool.get().await?);
+    let (incident, decisions, units) = try_join!(
+        incidents::detail(&conn, id),
+        incidents::decisions(&conn, id),
+        dispatches::of_incident(&conn, id),
+    )?;
+    let incident = incident.ok_or_else(|| Refusal::not_found("incident", id))?;
+    Ok(with_etag(incident.version).json(OccurrenceView {
+        incident,
+        technical_decisions: decisions,
+        dispatches: units,
+    }))
+}

@@ -1,0 +1,319 @@
+//! The incident writes: `POST /incident`, `PATCH /incident/{id}` and the
+//! `POST /incident/{id}/...` actions (docs/dispatch-realtime.md, "Writes"). HTTP only: the
+//! extractors read the caller, the body and the headers; the store runs each write in one
+//! transaction.
+
+use actix_web::http::StatusCode;
+use actix_web::web;
+use common::extract::Path;
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::form::{CreateIncident, PatchIncident};
+use crate::domain::Refusal;
+use crate::domain::form::{Check, NOTES_MAX};
+use crate::domain::incident::State;
+use crate::routes::commit::Judge;
+use crate::routes::extract::{Body, Fleet, Post, Regulator, Tarm, TarmOrRegulator, Versioned};
+use crate::routes::{Reply, Routes};
+use crate::state::AppState;
+use crate::store::incident_writes::{self as store, DispatchCreated};
+use crate::store::writes::Written;
+
+pub fn routes(r: &mut Routes<'_>) {
+    r.add(__path_create, create)
+        .add(__path_patch, patch)
+        .add(__path_submit, submit)
+        .add(__path_cancel, cancel)
+        .add(__path_prank_call, prank_call)
+        .add(__path_technical_decision, technical_decision)
+        .add(__path_send_to, send_to)
+        .add(__path_dispatch, dispatch)
+        .add(__path_intercurrence, intercurrence)
+        .add(__path_transfer, transfer)
+        .add(__path_close, close);
+}
+
+/// Bodies with no rule of their own beyond their shape.
+macro_rules! judged_by_shape {
+    ($($body:ty),+) => {$(
+        impl Judge for $body {
+            type Judged = Self;
+            fn judge(self) -> Result<Self, Refusal> {
+                Ok(self)
+            }
+        }
+    )+};
+}
+judged_by_shape!(Empty, SendToBody, DispatchBody, TransferBody);
+
+/// A body that must be `{}`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Empty {}
+
+/// Create an incident from the Basic data form: `registering`, version 1.
+#[utoipa::path(post, path = "/incident", tag = "writes", request_body = CreateIncident,
+    params(("Idempotency-Key" = Option<String>, Header, description = "makes a retry safe")),
+    responses((status = 201, body = Written,
+        headers(("ETag" = String), ("Location" = String)))))]
+pub async fn create(state: web::Data<AppState>, w: Post<Tarm, CreateIncident>) -> Reply {
+    w.commit(&state, StatusCode::CREATED, async |c, user, form| {
+        store::create(c, user, form).await
+    })
+    .await
+}
+
+/// Partial update of the Basic data, Occurrence and Patient forms.
+#[utoipa::path(patch, path = "/incident/{id}", tag = "writes", request_body = PatchIncident,
+    params(("id" = i64, Path), ("If-Match" = String, Header, description = "the ETag read")),
+    responses((status = 200, body = Written, headers(("ETag" = String)))))]
+pub async fn patch(
+    state: web::Data<AppState>,
+    w: Versioned<Body<TarmOrRegulator, PatchIncident>>,
+    id: Path<i64>,
+) -> Reply {
+    w.commit(&state, async |c, user, change, expected| {
+        store::patch(c, user, id.0, expected, |form| change.apply(form)).await
+    })
+    .await
+}
+
+/// Hand the call to regulation: `registering` -> `awaiting_regulation`. Body `{}`.
+#[utoipa::path(post, path = "/incident/{id}/submit", tag = "writes", request_body = Empty,
+    params(("id" = i64, Path), ("If-Match" = String, Header),
+        ("Idempotency-Key" = Option<String>, Header, description = "makes a retry safe")),
+    responses((status = 200, body = Written)))]
+pub async fn submit(
+    state: web::Data<AppState>,
+    w: Versioned<Post<Tarm, Empty>>,
+    id: Path<i64>,
+) -> Reply {
+    w.commit(&state, StatusCode::OK, async |c, user, _, expected| {
+        let to = State::AwaitingRegulation;
+        store::move_to(c, user, id.0, expected, to, "submitted", None).await
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CancelBody {
+    /// Why the incident is cancelled (recorded in the history).
+    pub reason: Option<String>,
+}
+
+impl Judge for CancelBody {
+    type Judged = Self;
+    fn judge(self) -> Result<Self, Refusal> {
+        let mut check = Check::default();
+        check.opt_text("reason", self.reason.as_deref(), NOTES_MAX);
+        check.done().map(|()| self)
+    }
+}
+
+/// Cancel an open incident (any open state -> `cancelled`).
+#[utoipa::path(post, path = "/incident/{id}/cancel", tag = "writes", request_body = CancelBody,
+    params(("id" = i64, Path), ("If-Match" = String, Header),
+        ("Idempotency-Key" = Option<String>, Header, description = "makes a retry safe")),
+    responses((status = 200, body = Written)))]
+pub async fn cancel(
+    state: web::Data<AppState>,
+    w: Versioned<Post<TarmOrRegulator, CancelBody>>,
+    id: Path<i64>,
+) -> Reply {
+    w.commit(&state, StatusCode::OK, async |c, user, b, expected| {
+        let to = State::Cancelled;
+        store::move_to(c, user, id.0, expected, to, "cancelled", b.reason).await
+    })
+    .await
+}
+
+/// Close as a prank call, recording the caller's phone. Body `{}`.
+#[utoipa::path(post, path = "/incident/{id}/prank-call", tag = "writes", request_body = Empty,
+    params(("id" = i64, Path), ("If-Match" = String, Header),
+        ("Idempotency-Key" = Option<String>, Header, description = "makes a retry safe")),
+    responses((status = 200, body = Written)))]
+pub async fn prank_call(
+    state: web::Data<AppState>,
+    w: Versioned<Post<TarmOrRegulator, Empty>>,
+    id: Path<i64>,
+) -> Reply {
+    w.commit(&state, StatusCode::OK, async |c, user, _, expected| {
+        store::prank_call(c, user, id.0, expected).await
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TechnicalDecisionBody {
+    /// An active, not deleted technical decision action.
+    pub action_id: i32,
+    #[serde(default)]
+    pub notes: String,
+    /// The vehicle type asked for, when the decision sends one.
+    pub mobile_unit_type_id: Option<i32>,
+}
+
+impl Judge for TechnicalDecisionBody {
+    type Judged = Self;
+    fn judge(self) -> Result<Self, Refusal> {
+        let mut check = Check::default();
+        check.text("notes", &self.notes, false, NOTES_MAX);
+        check.done().map(|()| self)
+    }
+}
+
+/// Record the regulator's decision: `awaiting_regulation` -> `regulated`.
+#[utoipa::path(post, path = "/incident/{id}/technical-decision", tag = "writes",
+    request_body = TechnicalDecisionBody,
+    params(("id" = i64, Path), ("If-Match" = String, Header),
+        ("Idempotency-Key" = Option<String>, Header, description = "makes a retry safe")),
+    responses((status = 200, body = Written)))]
+pub async fn technical_decision(
+    state: web::Data<AppState>,
+    w: Versioned<Post<Regulator, TechnicalDecisionBody>>,
+    id: Path<i64>,
+) -> Reply {
+    w.commit(&state, StatusCode::OK, async |c, user, b, expected| {
+        let (action, unit_type) = (b.action_id, b.mobile_unit_type_id);
+        store::technical_decision(c, user, id.0, expected, action, unit_type, b.notes).await
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendToBody {
+    /// An active `MEDICO_REGULADOR` (see `GET /user/search`).
+    pub user_id: i64,
+}
+
+/// Hand the incident to another regulating physician.
+#[utoipa::path(post, path = "/incident/{id}/send-to", tag = "writes", request_body = SendToBody,
+    params(("id" = i64, Path), ("If-Match" = String, Header),
+        ("Idempotency-Key" = Option<String>, Header, description = "makes a retry safe")),
+    responses((status = 200, body = Written)))]
+pub async fn send_to(
+    state: web::Data<AppState>,
+    w: Versioned<Post<Regulator, SendToBody>>,
+    id: Path<i64>,
+) -> Reply {
+    w.commit(&state, StatusCode::OK, async |c, user, b, expected| {
+        store::send_to(c, user, id.0, expected, b.user_id).await
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DispatchBody {
+    /// An active unit with no dispatch that is not released.
+    pub mobile_unit_id: i64,
+}
+
+/// Assign a mobile unit: `regulated` -> `dispatched` (or one more unit). 409 `unit_busy`.
+#[utoipa::path(post, path = "/incident/{id}/dispatch", tag = "writes", request_body = DispatchBody,
+    params(("id" = i64, Path), ("If-Match" = String, Header),
+        ("Idempotency-Key" = Option<String>, Header, description = "makes a retry safe")),
+    responses((status = 201, body = DispatchCreated, headers(("ETag" = String)))))]
+pub async fn dispatch(
+    state: web::Data<AppState>,
+    w: Versioned<Post<Fleet, DispatchBody>>,
+    id: Path<i64>,
+) -> Reply {
+    w.commit(&state, StatusCode::CREATED, async |c, user, b, expected| {
+        store::dispatch_unit(c, user, id.0, expected, b.mobile_unit_id).await
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IntercurrenceBody {
+    /// An active, not deleted intercurrence.
+    pub intercurrence_id: i32,
+    #[serde(default)]
+    pub notes: String,
+}
+
+impl Judge for IntercurrenceBody {
+    type Judged = Self;
+    fn judge(self) -> Result<Self, Refusal> {
+        let mut check = Check::default();
+        check.text("notes", &self.notes, false, NOTES_MAX);
+        check.done().map(|()| self)
+    }
+}
+
+/// Record an intercurrence on the attendance.
+#[utoipa::path(post, path = "/incident/{id}/intercurrence", tag = "writes",
+    request_body = IntercurrenceBody,
+    params(("id" = i64, Path), ("If-Match" = String, Header),
+        ("Idempotency-Key" = Option<String>, Header, description = "makes a retry safe")),
+    responses((status = 200, body = Written)))]
+pub async fn intercurrence(
+    state: web::Data<AppState>,
+    w: Versioned<Post<Fleet, IntercurrenceBody>>,
+    id: Path<i64>,
+) -> Reply {
+    w.commit(&state, StatusCode::OK, async |c, user, b, expected| {
+        store::intercurrence(c, user, id.0, expected, b.intercurrence_id, b.notes).await
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TransferBody {
+    /// An active employee whose user is active.
+    pub employee_id: i64,
+}
+
+/// "Transfer to" another employee.
+#[utoipa::path(post, path = "/incident/{id}/transfer", tag = "writes", request_body = TransferBody,
+    params(("id" = i64, Path), ("If-Match" = String, Header),
+        ("Idempotency-Key" = Option<String>, Header, description = "makes a retry safe")),
+    responses((status = 200, body = Written)))]
+pub async fn transfer(
+    state: web::Data<AppState>,
+    w: Versioned<Post<Fleet, TransferBody>>,
+    id: Path<i64>,
+) -> Reply {
+    w.commit(&state, StatusCode::OK, async |c, user, b, expected| {
+        store::transfer(c, user, id.0, expected, b.employee_id).await
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CloseBody {
+    pub conclusion: String,
+}
+
+impl Judge for CloseBody {
+    type Judged = Self;
+    fn judge(self) -> Result<Self, Refusal> {
+        let mut check = Check::default();
+        check.text("conclusion", &self.conclusion, true, NOTES_MAX);
+        check.done().map(|()| self)
+    }
+}
+
+/// Close with a conclusion; 409 `unit_assigned` while a unit is not released.
+#[utoipa::path(post, path = "/incident/{id}/close", tag = "writes", request_body = CloseBody,
+    params(("id" = i64, Path), ("If-Match" = String, Header),
+        ("Idempotency-Key" = Option<String>, Header, description = "makes a retry safe")),
+    responses((status = 200, body = Written)))]
+pub async fn close(
+    state: web::Data<AppState>,
+    w: Versioned<Post<Regulator, CloseBody>>,
+    id: Path<i64>,
+) -> Reply {
+    w.commit(&state, StatusCode::OK, async |c, user, b, expected| {
+        store::close(c, user, id.0, expected, b.conclusion).await
+    })
+    .await
+}

@@ -1,0 +1,19 @@
+//! `GET /intercurrence`, from memory.
+
+use actix_web::web;
+
+use super::{Reply, Routes, ok};
+use crate::domain::user::CurrentUser;
+use crate::state::AppState;
+use crate::views::RefOption;
+
+pub fn routes(r: &mut Routes<'_>) {
+    r.add(__path_intercurrences, intercurrences);
+}
+
+/// Intercurrences, active and not deleted only.
+#[utoipa::path(get, path = "/intercurrence", tag = "reference",
+    responses((status = 200, body = Vec<RefOption>)))]
+pub async fn intercurrences(state: web::Data<AppState>, _user: CurrentUser) -> Reply {
+    ok(&state.catalog.get(&state.pool).await?.intercurrences)
+}
