@@ -5,7 +5,7 @@
 //! (`seed`, `token`, ...) in an enum deriving [`clap::Subcommand`] and implementing
 //! [`ServiceCommand`], and its `main` is one call:
 //!
-//! ```ignore
+//! ```text
 //! #[tokio::main]
 //! async fn main() -> std::process::ExitCode {
 //!     my_service::SKELETON.run(my_service::startup::serve, commands::run).await
