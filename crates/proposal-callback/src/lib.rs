@@ -24,3 +24,14 @@ use diesel_migrations::{EmbeddedMigrations, embed_migrations};
 pub const SCHEMA: &str = "proposal";
 pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
 pub const MIGRATIONS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/migrations");
+
+/// What the service skeleton (`common::service`) needs to know about this service.
+pub const SKELETON: common::service::Skeleton = common::service::Skeleton {
+    name: "proposal-callback",
+    about: "Insurer proposal callback receiver. Configuration comes from the environment (see .env.example)",
+    version: env!("CARGO_PKG_VERSION"),
+    serve_about: "Migrate, then serve HTTP (the default)",
+    default_bind: "127.0.0.1:8081",
+    schema: SCHEMA,
+    migrations: &MIGRATIONS,
+};

@@ -1,32 +1,16 @@
 use std::process::ExitCode;
+use std::time::Duration;
 
-use clap::{Parser, Subcommand};
-use common::config::CommonConfig;
-use common::db;
+use common::config::Env;
+use common::service::{Context, ServiceCommand};
 use proposal_callback::email::config::EmailConfig;
 use proposal_callback::registration::config::RegistrationConfig;
-use proposal_callback::{MIGRATIONS, SCHEMA, seed, startup, store};
+use proposal_callback::{SKELETON, seed, startup, store};
 
-const DEFAULT_BIND: &str = "127.0.0.1:8081";
-
-/// Insurer proposal callback receiver. Configuration comes from the environment (see .env.example).
-#[derive(Parser)]
-#[command(name = "proposal-callback", version)]
-struct Cli {
-    #[command(subcommand)]
-    command: Option<Command>,
-}
-
-#[derive(Subcommand)]
+/// proposal-callback's own subcommands, beside the skeleton's `serve`, `migrate` and
+/// `healthcheck`.
+#[derive(clap::Subcommand)]
 enum Command {
-    /// Migrate, then serve HTTP (the default).
-    Serve {
-        /// Sign tokens with a public development key when JWT_SECRET is unset. Never in production.
-        #[arg(long)]
-        dev: bool,
-    },
-    /// Apply pending database migrations and exit.
-    Migrate,
     /// Insert the deterministic demo data (idempotent); prints it as JSON, with each
     /// integration's Basic token the first time (only its hash is stored).
     Seed {
@@ -38,66 +22,41 @@ enum Command {
     Prune {
         /// `90d`, `12h`, ...: receipts received before now minus this are deleted.
         #[arg(long, value_parser = common::config::parse_duration)]
-        older_than: std::time::Duration,
+        older_than: Duration,
     },
-    /// Exit 0 when this service answers GET /healthz on BIND (container healthcheck).
-    Healthcheck,
 }
+
+/// Neither needs JWT_SECRET; both use the database.
+impl ServiceCommand for Command {}
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let command = Cli::parse()
-        .command
-        .unwrap_or(Command::Serve { dev: false });
-    if let Command::Healthcheck = command {
-        let bind = std::env::var("BIND").unwrap_or_else(|_| DEFAULT_BIND.to_owned());
-        return common::http::healthcheck(&bind);
-    }
-    match run(command).await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("proposal-callback: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    SKELETON.run(serve, run).await
 }
 
-async fn run(command: Command) -> anyhow::Result<()> {
-    let dev = !matches!(command, Command::Serve { dev: false });
-    let config = CommonConfig::from_env(DEFAULT_BIND, dev)?;
+async fn serve(ctx: Context) -> anyhow::Result<()> {
+    let email = EmailConfig::from_source(&Env)?;
+    let registration = RegistrationConfig::from_source(&Env)?;
+    startup::serve(ctx, email, registration).await
+}
+
+async fn run(command: Command, ctx: Context) -> anyhow::Result<()> {
     match command {
-        Command::Serve { .. } => {
-            common::telemetry::init(config.log_format);
-            let email = EmailConfig::from_source(&common::config::Env)?;
-            let registration = RegistrationConfig::from_source(&common::config::Env)?;
-            startup::serve(config, email, registration).await
-        }
-        Command::Migrate => {
-            let applied = db::migrate_async(config.database_url, SCHEMA, MIGRATIONS).await?;
-            println!("{}", serde_json::json!({ "applied": applied }));
-            Ok(())
-        }
         Command::Seed { rotate_tokens } => {
-            db::migrate_async(config.database_url.clone(), SCHEMA, MIGRATIONS).await?;
-            let pool = db::pool(&config.database_url, &startup::pool_settings(2))?;
-            let mut conn = pool.get().await?;
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&seed::run(&mut conn, rotate_tokens).await?)?
-            );
-            Ok(())
+            ctx.migrate().await?;
+            let mut conn = ctx.connection().await?;
+            let report = seed::run(&mut conn, rotate_tokens).await?;
+            println!("{}", serde_json::to_string_pretty(&report)?);
         }
         Command::Prune { older_than } => {
-            let pool = db::pool(&config.database_url, &startup::pool_settings(1))?;
-            let mut conn = pool.get().await?;
+            let mut conn = ctx.connection().await?;
             let cutoff = chrono::Utc::now() - chrono::Duration::from_std(older_than)?;
             let deleted = store::receipts::prune(&mut conn, cutoff).await?;
             println!(
                 "{}",
                 serde_json::json!({ "deleted_receipts": deleted, "cutoff": cutoff })
             );
-            Ok(())
         }
-        Command::Healthcheck => unreachable!("handled before configuration"),
     }
+    Ok(())
 }

@@ -2,11 +2,11 @@
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
-use actix_web::{App, HttpServer, web};
+use actix_web::{App, web};
 use common::auth::JwtKeys;
-use common::config::CommonConfig;
-use common::db::{self, Pool, PoolSettings};
+use common::db::{Pool, PoolSettings};
 use common::http::{self, OpenApiJson};
+use common::service::Context;
 
 use crate::email::config::EmailConfig;
 use crate::registration::config::RegistrationConfig;
@@ -23,9 +23,7 @@ pub fn state(
 }
 
 pub fn pool_settings(size: usize) -> PoolSettings {
-    let mut s = PoolSettings::new(crate::SCHEMA, "proposal-callback");
-    s.max_size = size;
-    s
+    crate::SKELETON.pool_settings(size)
 }
 
 pub fn app(
@@ -57,37 +55,26 @@ pub fn metrics(pool: &Pool) -> actix_web_prom::PrometheusMetrics {
     metrics
 }
 
-/// `serve`: migrate, then listen until SIGTERM/SIGINT, draining in-flight requests.
+/// `serve`: migrate, start the email worker, then listen until SIGTERM/SIGINT, draining
+/// in-flight requests (the skeleton's `serve_http`).
 pub async fn serve(
-    config: CommonConfig,
+    ctx: Context,
     email: EmailConfig,
     registration: RegistrationConfig,
 ) -> anyhow::Result<()> {
-    if config.dev {
-        tracing::warn!("DEV MODE: tokens are signed with the public development key");
-    }
-    let applied = db::migrate_async(
-        config.database_url.clone(),
-        crate::SCHEMA,
-        crate::MIGRATIONS,
-    )
-    .await?;
-    tracing::info!(?applied, "migrations up to date");
-    let pool = db::pool(&config.database_url, &pool_settings(config.pool_size))?;
+    let pool = ctx.start().await?;
     crate::email::worker::start(&pool, &email).await?;
     tracing::info!(
         callback_base_url = %registration.callback_base_url,
         configured = ?registration.configured(),
         "callback registration"
     );
-    let state = state(pool.clone(), JwtKeys::new(&config.jwt_secret), registration)?;
+    let state = state(
+        pool.clone(),
+        JwtKeys::new(&ctx.config.jwt_secret),
+        registration,
+    )?;
     let metrics = metrics(&pool);
-    tracing::info!(bind = %config.bind, "proposal-callback listening");
-    HttpServer::new(move || app(state.clone(), metrics.clone()))
-        .bind(&config.bind)?
-        .shutdown_timeout(25)
-        .run()
-        .await?;
-    tracing::info!("proposal-callback stopped");
-    Ok(())
+    ctx.serve_http(move || app(state.clone(), metrics.clone()))
+        .await
 }
