@@ -65,7 +65,10 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     if config.dev {
         tracing::warn!("DEV MODE: tokens are signed with the public development key");
+    } else {
+        common::auth::check_secret(&config.jwt_secret, "JWT_SECRET")?;
     }
+    let sweep = crate::proposal::sweep::SweepConfig::from_source(&common::config::Env)?;
     let applied = db::migrate_async(
         config.database_url.clone(),
         crate::SCHEMA,
@@ -75,12 +78,14 @@ pub async fn serve(
     tracing::info!(?applied, "migrations up to date");
     let pool = db::pool(&config.database_url, &pool_settings(config.pool_size))?;
     crate::email::worker::start(&pool, &email).await?;
+    crate::proposal::sweep::start(&pool, sweep);
     tracing::info!(
         callback_base_url = %registration.callback_base_url,
         configured = ?registration.configured(),
         "callback registration"
     );
-    let state = state(pool.clone(), JwtKeys::new(&config.jwt_secret), registration)?;
+    let keys = crate::auth::jwt::service_keys(&config.jwt_secret);
+    let state = state(pool.clone(), keys, registration)?;
     let metrics = metrics(&pool);
     tracing::info!(bind = %config.bind, "proposal-callback listening");
     HttpServer::new(move || app(state.clone(), metrics.clone()))
