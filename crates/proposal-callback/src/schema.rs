@@ -31,6 +31,7 @@ pub mod proposal {
             dedup_key -> Nullable<Text>,
             attempts -> Int4,
             processed_at -> Nullable<Timestamptz>,
+            event_at -> Nullable<Timestamptz>,
         }
     }
 
@@ -99,6 +100,7 @@ pub mod proposal {
             in_queue -> Bool,
             created_at -> Timestamptz,
             updated_at -> Timestamptz,
+            last_event_at -> Nullable<Timestamptz>,
         }
     }
 

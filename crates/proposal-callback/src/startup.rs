@@ -62,18 +62,20 @@ pub async fn serve(
     email: EmailConfig,
     registration: RegistrationConfig,
 ) -> anyhow::Result<()> {
+    if !ctx.config.dev {
+        common::auth::check_secret(&ctx.config.jwt_secret, "JWT_SECRET")?;
+    }
+    let sweep = crate::proposal::sweep::SweepConfig::from_source(&common::config::Env)?;
     let pool = ctx.start().await?;
     crate::email::worker::start(&pool, &email).await?;
+    crate::proposal::sweep::start(&pool, sweep);
     tracing::info!(
         callback_base_url = %registration.callback_base_url,
         configured = ?registration.configured(),
         "callback registration"
     );
-    let state = state(
-        pool.clone(),
-        JwtKeys::new(&ctx.config.jwt_secret),
-        registration,
-    )?;
+    let keys = crate::auth::jwt::service_keys(&ctx.config.jwt_secret);
+    let state = state(pool.clone(), keys, registration)?;
     let metrics = metrics(&pool);
     ctx.serve_http(move || app(state.clone(), metrics.clone()))
         .await

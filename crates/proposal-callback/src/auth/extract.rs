@@ -7,9 +7,10 @@ use actix_web::{FromRequest, HttpRequest, web};
 use common::auth::{JwtKeys, authorization};
 use serde::de::DeserializeOwned;
 
-use crate::auth::jwt::{AdminClaims, CallbackClaims};
+use crate::auth::jwt::{AdminClaims, CallbackClaims, admin_keys};
 use crate::error::Error;
 use crate::state::AppState;
+use crate::store::integrations;
 
 /// The integration a callback's Bearer token was issued to.
 #[derive(Debug, Clone)]
@@ -17,6 +18,9 @@ pub struct InsurerIntegration {
     pub integration_id: i64,
     pub tenant: String,
     pub insurer: String,
+    /// The token's `iat`: the integration's Basic token must not have been revoked or
+    /// replaced since ([`InsurerIntegration::still_live`]).
+    pub issued_at: i64,
 }
 
 impl InsurerIntegration {
@@ -31,9 +35,29 @@ impl InsurerIntegration {
         }
     }
 
+    /// 401 unless the integration still has the live Basic token it had when this JWT was
+    /// issued: a token revoked (integration deactivated) or replaced (rotated, registered
+    /// again) since then ends the JWTs issued with it at once, not at their `exp`.
+    pub async fn still_live(
+        &self,
+        conn: &mut diesel_async::AsyncPgConnection,
+    ) -> Result<(), Error> {
+        if integrations::live_token_issued_before(conn, self.integration_id, self.issued_at).await?
+        {
+            Ok(())
+        } else {
+            Err(Error::Unauthorized(
+                "the integration's Basic token was revoked or replaced after this token was issued; authenticate again at /callback/auth",
+            ))
+        }
+    }
+
     fn from_callback_token(req: &HttpRequest) -> Result<Self, Error> {
-        let claims: CallbackClaims =
-            verified(req, "a Bearer token from /callback/auth is required")?;
+        let claims: CallbackClaims = verified(
+            req,
+            keys(req)?,
+            "a Bearer token from /callback/auth is required",
+        )?;
         let integration_id = claims
             .sub
             .parse()
@@ -42,6 +66,7 @@ impl InsurerIntegration {
             integration_id,
             tenant: claims.tenant,
             insurer: claims.insurer,
+            issued_at: claims.iat,
         })
     }
 }
@@ -64,7 +89,8 @@ pub struct TenantAdmin {
 
 impl TenantAdmin {
     fn from_admin_token(req: &HttpRequest) -> Result<Self, Error> {
-        let claims: AdminClaims = verified(req, "an admin Bearer token is required")?;
+        let keys = admin_keys(keys(req)?);
+        let claims: AdminClaims = verified(req, &keys, "an admin Bearer token is required")?;
         if claims.role != "admin" {
             return Err(Error::Forbidden("this route needs role admin"));
         }
@@ -84,11 +110,14 @@ impl FromRequest for TenantAdmin {
     }
 }
 
-/// The request's Bearer token, verified with the service's keys; 401 `missing` without one.
-fn verified<C: DeserializeOwned>(req: &HttpRequest, missing: &'static str) -> Result<C, Error> {
+/// The request's Bearer token, verified with `keys`; 401 `missing` without one.
+fn verified<C: DeserializeOwned>(
+    req: &HttpRequest,
+    keys: &JwtKeys,
+    missing: &'static str,
+) -> Result<C, Error> {
     let token = authorization(req, "Bearer").ok_or(Error::Unauthorized(missing))?;
-    keys(req)?
-        .verify(token)
+    keys.verify(token)
         .map_err(|_| Error::Unauthorized("the token is not valid or has expired"))
 }
 

@@ -1,10 +1,30 @@
 //! The two JWTs this service verifies: the callback token `/callback/auth` issues to an
-//! integration, and the admin token of a tenant's operator (docs/proposal-callback.md).
+//! integration, and the admin token of a tenant's operator (docs/proposal-callback.md,
+//! "Authentication"). Each kind has its own audience, so neither passes for the other, and
+//! another service (dispatch-api, audience `dispatch-api`) refuses both even when it was given
+//! the same secret.
 
 use common::auth::{JwtKeys, now_secs};
+use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
+
+/// `aud` of the callback tokens `/callback/auth` issues.
+pub const CALLBACK_AUDIENCE: &str = "proposal-callback";
+/// `aud` of the operators' admin tokens.
+pub const ADMIN_AUDIENCE: &str = "proposal-callback-admin";
+
+/// The service's keys: callback tokens (audience [`CALLBACK_AUDIENCE`]). The admin keys are
+/// derived from them ([`admin_keys`]).
+pub fn service_keys(secret: &SecretString) -> JwtKeys {
+    JwtKeys::for_service(secret, CALLBACK_AUDIENCE)
+}
+
+/// The same secret, for admin tokens (audience [`ADMIN_AUDIENCE`]).
+pub fn admin_keys(keys: &JwtKeys) -> JwtKeys {
+    keys.with_audience(ADMIN_AUDIENCE)
+}
 
 /// Lifetime of the JWT `/callback/auth` issues (docs/proposal-callback.md, "Routes").
 pub const CALLBACK_TOKEN_TTL_SECS: i64 = 3600;
@@ -49,6 +69,8 @@ pub struct AdminClaims {
     pub iat: i64,
 }
 
+/// An admin token signed with `keys`' secret, for [`ADMIN_AUDIENCE`] whatever audience
+/// `keys` were built for.
 #[cfg(any(test, feature = "test-support"))]
 pub fn issue_admin_token(
     keys: &JwtKeys,
@@ -57,28 +79,65 @@ pub fn issue_admin_token(
     ttl_secs: i64,
 ) -> Result<String, Error> {
     let now = now_secs();
-    keys.issue(&AdminClaims {
-        sub: sub.to_owned(),
-        tenant: tenant.to_owned(),
-        role: "admin".to_owned(),
-        iat: now,
-        exp: now + ttl_secs,
-    })
-    .map_err(|e| Error::Internal(format!("signing a token: {e}")))
+    admin_keys(keys)
+        .issue(&AdminClaims {
+            sub: sub.to_owned(),
+            tenant: tenant.to_owned(),
+            role: "admin".to_owned(),
+            iat: now,
+            exp: now + ttl_secs,
+        })
+        .map_err(|e| Error::Internal(format!("signing a token: {e}")))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const SECRET: &str = "0123456789abcdef0123456789abcdef";
+
     #[test]
     fn a_callback_token_is_not_an_admin_token_and_back() {
-        let keys = JwtKeys::new(&secrecy::SecretString::from(
-            "0123456789abcdef0123456789abcdef",
-        ));
+        let keys = service_keys(&SecretString::from(SECRET));
         let cb = issue_callback_token(&keys, 7, "demo-a", "porto").unwrap();
-        assert!(keys.verify::<AdminClaims>(&cb).is_err());
+        assert!(admin_keys(&keys).verify::<AdminClaims>(&cb).is_err());
+        assert!(keys.verify::<CallbackClaims>(&cb).is_ok());
         let admin = issue_admin_token(&keys, "ops", "demo-a", 60).unwrap();
         assert!(keys.verify::<CallbackClaims>(&admin).is_err());
+        assert!(admin_keys(&keys).verify::<AdminClaims>(&admin).is_ok());
+    }
+
+    /// A token carrying both kinds of claims is still only what its audience says.
+    #[test]
+    fn the_audience_decides_the_kind() {
+        let keys = service_keys(&SecretString::from(SECRET));
+        let both = serde_json::json!({
+            "sub": "7", "tenant": "demo-a", "insurer": "porto", "role": "admin",
+            "iat": now_secs(), "exp": now_secs() + 60,
+        });
+        let as_callback = keys.issue(&both).unwrap();
+        assert!(
+            admin_keys(&keys)
+                .verify::<AdminClaims>(&as_callback)
+                .is_err()
+        );
+        let as_admin = admin_keys(&keys).issue(&both).unwrap();
+        assert!(keys.verify::<CallbackClaims>(&as_admin).is_err());
+    }
+
+    /// dispatch-api binds its tokens to `dispatch-api`: on a shared secret it refuses ours.
+    #[test]
+    fn another_service_refuses_both_kinds_on_a_shared_secret() {
+        let secret = SecretString::from(SECRET);
+        let keys = service_keys(&secret);
+        let dispatch = JwtKeys::for_service(&secret, "dispatch-api");
+        let cb = issue_callback_token(&keys, 1, "demo-a", "porto").unwrap();
+        let admin = issue_admin_token(&keys, "1", "demo-a", 60).unwrap();
+        for token in [cb, admin] {
+            assert!(matches!(
+                dispatch.verify::<serde_json::Value>(&token),
+                Err(common::auth::TokenError::WrongAudience { .. })
+            ));
+        }
     }
 }

@@ -57,7 +57,7 @@ mod tests {
             proposal_id: "P1".into(),
             status,
             event_id: None,
-            occurred_at: None,
+            occurred_at: chrono::DateTime::UNIX_EPOCH,
             note: note.map(str::to_owned),
             requirements: reqs,
         }

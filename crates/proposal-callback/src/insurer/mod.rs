@@ -3,6 +3,7 @@
 //! database, so correcting one when an insurer's document says otherwise touches one file.
 
 pub mod porto;
+mod strict;
 pub mod tokio_marine;
 pub mod too;
 
@@ -20,8 +21,9 @@ pub struct Callback {
     pub status: Status,
     /// The insurer's id of this notification, when it sends one (redelivery detection).
     pub event_id: Option<String>,
-    /// When the insurer says it decided.
-    pub occurred_at: Option<DateTime<Utc>>,
+    /// The insurer's event time (porto `dataHora`, tokio `sent_at`, too `emitidoEm`): orders
+    /// callbacks, so an older one cannot undo a newer one (docs/proposal-callback.md, "Order").
+    pub occurred_at: DateTime<Utc>,
     /// The insurer's free text (porto `motivo`, tokio `description`, too `observacoes`).
     pub note: Option<String>,
     /// What the insurer asks for on `pending` (too `pendencias`).
@@ -61,9 +63,32 @@ impl ParseError {
     }
 }
 
+/// What a body is, once parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notification {
+    /// An analysis result, to apply to its proposal.
+    Result(Callback),
+    /// An event that carries no analysis result (tokio `event` other than
+    /// `proposal.analysis_completed`): stored and answered 200 `ignored`, nothing applied.
+    Ignored {
+        /// The insurer's event type, as sent.
+        event: String,
+    },
+}
+
+impl Notification {
+    /// The analysis result, if this is one.
+    pub fn into_result(self) -> Option<Callback> {
+        match self {
+            Notification::Result(c) => Some(c),
+            Notification::Ignored { .. } => None,
+        }
+    }
+}
+
 /// One insurer's payload format.
 pub trait Parser: Sync {
-    fn parse(&self, body: &[u8]) -> Result<Callback, ParseError>;
+    fn parse(&self, body: &[u8]) -> Result<Notification, ParseError>;
 }
 
 /// The supported insurers, by the identifier in the callback URL. The one place to add one.
@@ -79,11 +104,12 @@ pub fn parser_for(insurer: &str) -> Option<&'static dyn Parser> {
 }
 
 /// Parses `body` as `T`: not JSON is [`ParseError::NotJson`], another shape names the path.
-/// Unknown fields are ignored (insurers add fields without notice).
+/// Unknown fields are ignored (insurers add fields without notice). Refused first, anywhere
+/// in the body, naming the field: a key given twice (two readers could take either value)
+/// and a NUL character (PostgreSQL cannot store it in text), see [`strict`].
 pub(crate) fn from_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ParseError> {
     // Two steps, so that "not JSON" (400) and "JSON of the wrong shape" (422) stay apart.
-    let value: serde_json::Value =
-        serde_json::from_slice(body).map_err(|e| ParseError::NotJson(e.to_string()))?;
+    let value = strict::parse(body)?;
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let message = e.into_inner().to_string();

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
-use super::{Callback, ParseError, Parser, essential_text, from_json, optional_text};
+use super::{Callback, Notification, ParseError, Parser, essential_text, from_json, optional_text};
 use crate::proposal::status::Status;
 
 pub struct Porto;
@@ -29,29 +29,26 @@ fn status(word: &str) -> Option<Status> {
 }
 
 impl Parser for Porto {
-    fn parse(&self, body: &[u8]) -> Result<Callback, ParseError> {
+    fn parse(&self, body: &[u8]) -> Result<Notification, ParseError> {
         let p: Payload = from_json(body)?;
         let proposal_id = essential_text(p.id_proposta, "idProposta")?;
         let word = essential_text(p.situacao, "situacao")?;
         let event_id = essential_text(p.protocolo, "protocolo")?;
         let status = status(&word)
             .ok_or_else(|| ParseError::shape("situacao", format!("unknown outcome {word:?}")))?;
-        let occurred_at = p
-            .data_hora
-            .map(|s| {
-                DateTime::parse_from_rfc3339(&s)
-                    .map(|t| t.with_timezone(&Utc))
-                    .map_err(|e| ParseError::shape("dataHora", format!("not RFC 3339: {e}")))
-            })
-            .transpose()?;
-        Ok(Callback {
+        // The event time orders callbacks: essential (docs/proposal-callback.md, "Order").
+        let raw_time = essential_text(p.data_hora, "dataHora")?;
+        let occurred_at = DateTime::parse_from_rfc3339(&raw_time)
+            .map(|t| t.with_timezone(&Utc))
+            .map_err(|e| ParseError::shape("dataHora", format!("not RFC 3339: {e}")))?;
+        Ok(Notification::Result(Callback {
             proposal_id,
             status,
             event_id: Some(event_id),
             occurred_at,
             note: optional_text(p.motivo),
             requirements: Vec::new(),
-        })
+        }))
     }
 }
 
@@ -63,7 +60,7 @@ mod tests {
     use serde_json::json;
 
     fn parse(body: &[u8]) -> Result<Callback, ParseError> {
-        Porto.parse(body)
+        Porto.parse(body).map(|n| n.into_result().unwrap())
     }
 
     #[test]
@@ -75,7 +72,7 @@ mod tests {
                 proposal_id: "POR-2026-000123".into(),
                 status: Status::Approved,
                 event_id: Some("a7f3c1e2-5b1d-4e0f-9d2a-7c3e8b9a1f00".into()),
-                occurred_at: Some(Utc.with_ymd_and_hms(2026, 11, 20, 17, 3, 11).unwrap()),
+                occurred_at: Utc.with_ymd_and_hms(2026, 11, 20, 17, 3, 11).unwrap(),
                 note: None,
                 requirements: vec![],
             }
@@ -102,7 +99,7 @@ mod tests {
 
     #[test]
     fn broken_variants() {
-        for field in ["idProposta", "situacao", "protocolo"] {
+        for field in ["idProposta", "situacao", "protocolo", "dataHora"] {
             let body = edited("porto", "approved", |v| {
                 v.as_object_mut().unwrap().remove(field);
             });
@@ -122,6 +119,19 @@ mod tests {
         assert!(
             matches!(parse(&bad_time), Err(ParseError::Shape { field: Some(f), .. }) if f == "dataHora")
         );
+        let duplicate =
+            br#"{"idProposta":"POR-2026-000125","situacao":"RECUSADA","situacao":"APROVADA",
+            "dataHora":"2026-11-20T14:09:03-03:00","protocolo":"p1"}"#;
+        assert!(
+            matches!(parse(duplicate), Err(ParseError::Shape { field: Some(f), .. }) if f == "situacao")
+        );
+        for field in ["idProposta", "motivo", "protocolo"] {
+            let body = edited("porto", "pending", |v| v[field] = json!("x\u{0}y"));
+            assert!(
+                matches!(parse(&body), Err(ParseError::Shape { field: Some(f), .. }) if f == field),
+                "{field}"
+            );
+        }
         assert!(matches!(parse(b"[1,2]"), Err(ParseError::Shape { .. })));
         assert!(matches!(
             parse(b"{\"idProposta\":"),

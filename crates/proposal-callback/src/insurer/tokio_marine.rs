@@ -4,7 +4,9 @@
 use chrono::DateTime;
 use serde::Deserialize;
 
-use super::{Callback, ParseError, Parser, essential, essential_text, from_json, optional_text};
+use super::{
+    Callback, Notification, ParseError, Parser, essential, essential_text, from_json, optional_text,
+};
 use crate::proposal::status::Status;
 
 /// The insurer whose identifier is `tokio`.
@@ -48,16 +50,15 @@ fn status(code: i64) -> Option<Status> {
 }
 
 impl Parser for TokioMarine {
-    fn parse(&self, body: &[u8]) -> Result<Callback, ParseError> {
+    fn parse(&self, body: &[u8]) -> Result<Notification, ParseError> {
         let p: Payload = from_json(body)?;
-        let event_id = essential_text(p.event_id, "event_id")?;
         let event = essential_text(p.event, "event")?;
         if event != ANALYSIS_COMPLETED {
-            return Err(ParseError::shape(
-                "event",
-                format!("only {ANALYSIS_COMPLETED:?} is a result, not {event:?}"),
-            ));
+            // Another kind of event carries no result: answered 200 `ignored`, so the insurer
+            // does not deliver it again and again. Nothing else of it is read.
+            return Ok(Notification::Ignored { event });
         }
+        let event_id = essential_text(p.event_id, "event_id")?;
         let data = essential(p.data, "data")?;
         let proposal = essential(data.proposal, "data.proposal")?;
         let proposal_id = essential_text(proposal.id, "data.proposal.id")?;
@@ -66,21 +67,18 @@ impl Parser for TokioMarine {
         let status = status(code).ok_or_else(|| {
             ParseError::shape("data.result.code", format!("unknown outcome code {code}"))
         })?;
-        let occurred_at = p
-            .sent_at
-            .map(|s| {
-                DateTime::from_timestamp(s, 0)
-                    .ok_or_else(|| ParseError::shape("sent_at", "not a valid Unix time"))
-            })
-            .transpose()?;
-        Ok(Callback {
+        // The event time orders callbacks: essential (docs/proposal-callback.md, "Order").
+        let sent_at = essential(p.sent_at, "sent_at")?;
+        let occurred_at = DateTime::from_timestamp(sent_at, 0)
+            .ok_or_else(|| ParseError::shape("sent_at", "not a valid Unix time"))?;
+        Ok(Notification::Result(Callback {
             proposal_id,
             status,
             event_id: Some(event_id),
             occurred_at,
             note: optional_text(result.description),
             requirements: Vec::new(),
-        })
+        }))
     }
 }
 
@@ -91,7 +89,7 @@ mod tests {
     use serde_json::json;
 
     fn parse(body: &[u8]) -> Result<Callback, ParseError> {
-        TokioMarine.parse(body)
+        TokioMarine.parse(body).map(|n| n.into_result().unwrap())
     }
 
     #[test]
@@ -103,7 +101,7 @@ mod tests {
                 proposal_id: "548812".into(),
                 status: Status::Approved,
                 event_id: Some("evt_2f9d8c7b6a5e4d3c".into()),
-                occurred_at: DateTime::from_timestamp(1_763_658_191, 0),
+                occurred_at: DateTime::from_timestamp(1_763_658_191, 0).unwrap(),
                 note: Some("Approved".into()),
                 requirements: vec![],
             }
@@ -122,19 +120,27 @@ mod tests {
     }
 
     #[test]
-    fn other_events_are_refused() {
+    fn other_events_are_ignored() {
         let body = edited("tokio", "approved", |v| {
-            v["event"] = json!("proposal.created")
+            v["event"] = json!("proposal.created");
+            v["data"] = json!({"proposal": {"id": "548812"}});
+            v.as_object_mut().unwrap().remove("sent_at");
         });
-        assert!(
-            matches!(parse(&body), Err(ParseError::Shape { field: Some(f), .. }) if f == "event")
+        assert_eq!(
+            TokioMarine.parse(&body),
+            Ok(Notification::Ignored {
+                event: "proposal.created".into()
+            })
         );
     }
 
     #[test]
     fn broken_variants() {
         type Edit = fn(&mut serde_json::Value);
-        let missing: [(&str, Edit); 6] = [
+        let missing: [(&str, Edit); 7] = [
+            ("sent_at", |v| {
+                v.as_object_mut().unwrap().remove("sent_at");
+            }),
             ("event_id", |v| {
                 v.as_object_mut().unwrap().remove("event_id");
             }),
@@ -170,6 +176,31 @@ mod tests {
         assert!(
             matches!(parse(&wrong), Err(ParseError::Shape { field: Some(f), .. }) if f == "data.result.code")
         );
+        let huge = edited("tokio", "approved", |v| v["sent_at"] = json!(i64::MAX));
+        assert!(
+            matches!(parse(&huge), Err(ParseError::Shape { field: Some(f), .. }) if f == "sent_at")
+        );
+        let text_time = edited("tokio", "approved", |v| v["sent_at"] = json!("1763658191"));
+        assert!(
+            matches!(parse(&text_time), Err(ParseError::Shape { field: Some(f), .. }) if f == "sent_at")
+        );
+        let nul: [(&str, Edit); 4] = [
+            ("event_id", |v| v["event_id"] = json!("e\u{0}")),
+            ("event", |v| v["event"] = json!("\u{0}")),
+            ("data.proposal.id", |v| {
+                v["data"]["proposal"]["id"] = json!("5\u{0}")
+            }),
+            ("data.result.description", |v| {
+                v["data"]["result"]["description"] = json!("a\u{0}b")
+            }),
+        ];
+        for (field, edit) in nul {
+            let body = edited("tokio", "approved", edit);
+            assert!(
+                matches!(parse(&body), Err(ParseError::Shape { field: Some(f), .. }) if f == field),
+                "{field}"
+            );
+        }
         assert!(matches!(parse(b"not json"), Err(ParseError::NotJson(_))));
     }
 }

@@ -5,7 +5,8 @@ use chrono::{DateTime, FixedOffset, NaiveDateTime, Utc};
 use serde::Deserialize;
 
 use super::{
-    Callback, ParseError, Parser, Requirement, essential, essential_text, from_json, optional_text,
+    Callback, Notification, ParseError, Parser, Requirement, essential, essential_text, from_json,
+    optional_text,
 };
 use crate::proposal::status::Status;
 
@@ -56,7 +57,7 @@ fn sao_paulo(raw: &str) -> Result<DateTime<Utc>, ParseError> {
 }
 
 impl Parser for Too {
-    fn parse(&self, body: &[u8]) -> Result<Callback, ParseError> {
+    fn parse(&self, body: &[u8]) -> Result<Notification, ParseError> {
         let p: Payload = from_json(body)?;
         let number = essential(p.numero_proposta, "numeroProposta")?;
         let parecer = essential(p.parecer, "parecer")?;
@@ -64,7 +65,8 @@ impl Parser for Too {
         let status = status(&letter).ok_or_else(|| {
             ParseError::shape("parecer.resultado", format!("unknown outcome {letter:?}"))
         })?;
-        let occurred_at = p.emitido_em.as_deref().map(sao_paulo).transpose()?;
+        // The event time orders callbacks: essential (docs/proposal-callback.md, "Order").
+        let occurred_at = sao_paulo(&essential_text(p.emitido_em, "emitidoEm")?)?;
         let requirements = p
             .pendencias
             .unwrap_or_default()
@@ -80,14 +82,14 @@ impl Parser for Too {
                 })
             })
             .collect::<Result<Vec<_>, ParseError>>()?;
-        Ok(Callback {
+        Ok(Notification::Result(Callback {
             proposal_id: number.to_string(),
             status,
             event_id: None,
             occurred_at,
             note: optional_text(parecer.observacoes),
             requirements,
-        })
+        }))
     }
 }
 
@@ -99,7 +101,7 @@ mod tests {
     use serde_json::json;
 
     fn parse(body: &[u8]) -> Result<Callback, ParseError> {
-        Too.parse(body)
+        Too.parse(body).map(|n| n.into_result().unwrap())
     }
 
     #[test]
@@ -111,7 +113,7 @@ mod tests {
                 proposal_id: "99120".into(),
                 status: Status::Approved,
                 event_id: None,
-                occurred_at: Some(Utc.with_ymd_and_hms(2026, 11, 20, 17, 3, 11).unwrap()),
+                occurred_at: Utc.with_ymd_and_hms(2026, 11, 20, 17, 3, 11).unwrap(),
                 note: Some("Aprovada sem ressalvas".into()),
                 requirements: vec![],
             }
@@ -183,6 +185,35 @@ mod tests {
             parse(&bad_item),
             Err(ParseError::MissingField("pendencias[1].documento".into()))
         );
+        let no_time = edited("too", "approved", |v| {
+            v.as_object_mut().unwrap().remove("emitidoEm");
+        });
+        assert_eq!(
+            parse(&no_time),
+            Err(ParseError::MissingField("emitidoEm".into()))
+        );
+        type Edit = fn(&mut serde_json::Value);
+        let nul: [(&str, Edit); 4] = [
+            ("parecer.resultado", |v| {
+                v["parecer"]["resultado"] = json!("P\u{0}")
+            }),
+            ("parecer.observacoes", |v| {
+                v["parecer"]["observacoes"] = json!("\u{0}")
+            }),
+            ("pendencias[0].descricao", |v| {
+                v["pendencias"][0]["descricao"] = json!("a\u{0}")
+            }),
+            ("emitidoEm", |v| {
+                v["emitidoEm"] = json!("20/11/2026 14:06:00\u{0}")
+            }),
+        ];
+        for (field, edit) in nul {
+            let body = edited("too", "pending", edit);
+            assert!(
+                matches!(parse(&body), Err(ParseError::Shape { field: Some(f), .. }) if f == field),
+                "{field}"
+            );
+        }
         assert!(matches!(parse(b"{"), Err(ParseError::NotJson(_))));
     }
 }

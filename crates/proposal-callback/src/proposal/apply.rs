@@ -8,19 +8,21 @@ use serde_json::json;
 use crate::email::compose::compose;
 use crate::error::Error;
 use crate::hex::hex;
-use crate::insurer::{self, Callback};
+use crate::insurer::{self, Callback, Notification};
 use crate::proposal::machine::{Transition, transition};
 use crate::proposal::status::{Outcome, Status};
 use crate::store::outbox;
 use crate::store::proposals::{self as p, Event, ProposalRow};
-use crate::store::receipts::{self, Failure, Receipt};
+use crate::store::receipts::{self, Answered, Failure, Receipt};
 
 /// What applying one callback did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Processed {
     pub outcome: Outcome,
-    pub proposal_id: String,
-    pub status: Status,
+    /// None for an `ignored` event (it names no proposal we read).
+    pub proposal_id: Option<String>,
+    /// The proposal's status after this callback; none for an `ignored` event.
+    pub status: Option<Status>,
     /// The outbox row queued by this callback, if it queued one.
     pub email_id: Option<i64>,
 }
@@ -73,7 +75,29 @@ async fn parse_and_apply(
 ) -> Result<Processed, Error> {
     let parser = insurer::parser_for(&receipt.insurer)
         .ok_or_else(|| Error::UnknownInsurer(receipt.insurer.clone()))?;
-    let callback = parser.parse(&receipt.body)?;
+    let callback = match parser.parse(&receipt.body)? {
+        Notification::Result(callback) => callback,
+        Notification::Ignored { event } => {
+            tracing::info!(
+                receipt = receipt.id,
+                event,
+                "event without a result: ignored"
+            );
+            let answered = Answered {
+                outcome: Outcome::Ignored,
+                proposal_id: None,
+                dedup_key: None,
+                event_at: None,
+            };
+            receipts::record_outcome(conn, receipt.id, &answered).await?;
+            return Ok(Processed {
+                outcome: Outcome::Ignored,
+                proposal_id: None,
+                status: None,
+                email_id: None,
+            });
+        }
+    };
     // The tenant comes from the URL the callback arrived on (stored on the receipt), never
     // from the payload.
     let key = dedup_key(&callback, &receipt.body_sha256);
@@ -81,8 +105,17 @@ async fn parse_and_apply(
         .await
 }
 
-/// One transaction: lock the proposal, claim the dedup key, validate the transition, write
-/// the proposal, history, events, outbox and the receipt's outcome.
+/// Is `callback` older than the last callback applied to the proposal? Equal times are not
+/// stale: the insurers' clocks count whole seconds, so two real decisions can share one, and
+/// then arrival order is the best evidence (docs/proposal-callback.md, "Order").
+fn is_stale(proposal: &ProposalRow, callback: &Callback) -> bool {
+    proposal
+        .last_event_at
+        .is_some_and(|last| callback.occurred_at < last)
+}
+
+/// One transaction: lock the proposal, claim the dedup key, drop it if stale, validate the
+/// transition, write the proposal, history, events, outbox and the receipt's outcome.
 async fn apply(
     conn: &mut AsyncPgConnection,
     receipt: &Receipt,
@@ -95,10 +128,17 @@ async fn apply(
             proposal_id: callback.proposal_id.clone(),
         })?;
     let current = proposal.status;
-    // The proposal row is locked, so a racing twin waits here and then finds the key taken.
+    // The proposal row is locked, so a racing twin waits here and then finds the key taken;
+    // a racing older callback waits here too and then finds the newer time recorded.
     let claimed = p::claim_dedup_key(conn, receipt, proposal.id, key, callback.status).await?;
     let (outcome, status, email_id) = if !claimed {
+        // Checked before the time: the same event id with another `sent_at` is the same
+        // event delivered again.
         (Outcome::Duplicate, current, None)
+    } else if is_stale(&proposal, callback) {
+        // The key stays claimed: this event can never be applied later (the proposal's time
+        // only moves forward), and a redelivery of it is a `duplicate`.
+        (Outcome::Stale, current, None)
     } else {
         match transition(current, callback.status) {
             Transition::Forbidden => {
@@ -110,6 +150,8 @@ async fn apply(
             Transition::Unchanged => {
                 let event = p::received_event(receipt, callback);
                 p::insert_events(conn, proposal.id, receipt.id, &[event]).await?;
+                // The insurer confirmed the status at this time: an older callback is stale.
+                p::set_last_event_at(conn, proposal.id, callback.occurred_at).await?;
                 (Outcome::Unchanged, current, None)
             }
             Transition::Allowed => {
@@ -119,11 +161,17 @@ async fn apply(
             }
         }
     };
-    receipts::record_outcome(conn, receipt.id, outcome, &callback.proposal_id, key).await?;
+    let answered = Answered {
+        outcome,
+        proposal_id: Some(&callback.proposal_id),
+        dedup_key: Some(key),
+        event_at: Some(callback.occurred_at),
+    };
+    receipts::record_outcome(conn, receipt.id, &answered).await?;
     Ok(Processed {
         outcome,
-        proposal_id: callback.proposal_id.clone(),
-        status,
+        proposal_id: Some(callback.proposal_id.clone()),
+        status: Some(status),
         email_id,
     })
 }
@@ -137,7 +185,7 @@ async fn apply_transition(
     callback: &Callback,
 ) -> Result<i64, Error> {
     let to = callback.status;
-    p::set_status(conn, proposal.id, to).await?;
+    p::set_status(conn, proposal.id, to, callback.occurred_at).await?;
     let history_id = p::insert_history(conn, proposal.id, receipt, from, callback).await?;
     let email = compose(&proposal.proposal_id, to, callback);
     let email_id = outbox::enqueue(
@@ -170,7 +218,7 @@ mod tests {
             proposal_id: "1".into(),
             status: Status::Approved,
             event_id: Some("e1".into()),
-            occurred_at: None,
+            occurred_at: chrono::DateTime::UNIX_EPOCH,
             note: None,
             requirements: vec![],
         };

@@ -3,8 +3,10 @@
 //! - [`status`]: the statuses a proposal has and the outcomes a callback answers with;
 //! - [`machine`]: which status a callback may move a proposal to (no I/O);
 //! - [`apply`]: ProcessProposalCallback, the one transaction that applies a parsed callback
-//!   (proposal, history, events, outbox email, the receipt's outcome).
+//!   (proposal, history, events, outbox email, the receipt's outcome);
+//! - [`sweep`]: processes again the receipts a crash left `received`.
 
 pub mod apply;
 pub mod machine;
 pub mod status;
+pub mod sweep;

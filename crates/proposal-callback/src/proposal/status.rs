@@ -36,6 +36,11 @@ text_enum! {
         Duplicate = "duplicate",
         /// The proposal already had that status; nothing changed.
         Unchanged = "unchanged",
+        /// Older, by the insurer's event time, than the last callback applied to the
+        /// proposal; stored, nothing changed.
+        Stale = "stale",
+        /// An event that carries no analysis result; stored, nothing applied.
+        Ignored = "ignored",
     }
 }
 
@@ -50,6 +55,8 @@ text_enum! {
         Processed = "processed",
         Duplicate = "duplicate",
         Unchanged = "unchanged",
+        Stale = "stale",
+        Ignored = "ignored",
         /// The sender's fault (4xx); the answer's code and detail are kept.
         Failed = "failed",
     }
@@ -61,6 +68,8 @@ impl From<Outcome> for ReceiptStatus {
             Outcome::Processed => ReceiptStatus::Processed,
             Outcome::Duplicate => ReceiptStatus::Duplicate,
             Outcome::Unchanged => ReceiptStatus::Unchanged,
+            Outcome::Stale => ReceiptStatus::Stale,
+            Outcome::Ignored => ReceiptStatus::Ignored,
         }
     }
 }

@@ -21,7 +21,8 @@ use crate::store::receipts::{self, ReceiptRow};
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 pub struct ReceiptQuery {
-    /// `received`, `processed`, `duplicate`, `unchanged` or `failed`; all when absent.
+    /// `received`, `processed`, `duplicate`, `unchanged`, `stale`, `ignored` or `failed`; all
+    /// when absent.
     #[param(value_type = Option<ReceiptStatus>)]
     pub status: Option<String>,
     /// 1..=200, default 50.

@@ -34,8 +34,10 @@ fn valid_tenant(id: &str) -> bool {
 /// Receive an insurer's result for a proposal.
 ///
 /// Checks, in order: token (401), tenant id (400), insurer (404 `unknown_insurer`), token of
-/// this tenant and insurer (403), `Content-Type` (415), size (413). Then the raw body is
-/// stored as a receipt and parsed (400/422), and the proposal updated (404, 409).
+/// this tenant and insurer (403), `Content-Type` (415), size (413), the integration's Basic
+/// token still the one the JWT was issued with (401). Then the raw body is stored as a
+/// receipt and parsed (400/422), and the proposal updated (404, 409) unless the callback is
+/// older than the last one applied (`stale`) or carries no result (`ignored`).
 #[utoipa::path(
     post,
     path = "/callback/{dsTenantId}/{insuranceCompany}",
@@ -48,16 +50,16 @@ fn valid_tenant(id: &str) -> bool {
     request_body(content = serde_json::Value, content_type = "application/json",
         description = "the insurer's own JSON, at most 64 KiB"),
     responses(
-        (status = 200, body = CallbackResult, description = "processed, a redelivery (`duplicate`) or the status it already had (`unchanged`)"),
+        (status = 200, body = CallbackResult, description = "`processed`; a redelivery of the same insurer event (`duplicate`); the status it already had (`unchanged`); older, by the insurer's event time, than the last callback applied to the proposal (`stale`, nothing applied); an event that carries no analysis result (`ignored`, only `result` in the body). Every one is stored as a receipt."),
         (status = 400, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`invalid_parameter` or `invalid_payload` (not JSON)"),
-        (status = 401, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`unauthorized`: no token, an invalid or expired one, not a callback token, or one issued before the integration's Basic token was revoked or replaced"),
         (status = 403, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
         (status = 404, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`unknown_insurer` or `proposal_not_found`"),
         (status = 409, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`invalid_transition`"),
         (status = 408, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`request_timeout`: the body did not arrive within 10 s of the head"),
         (status = 413, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
         (status = 415, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
-        (status = 422, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`invalid_payload` or `missing_field`"),
+        (status = 422, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`missing_field` (an essential field, the event time included, absent, null or blank) or `invalid_payload` (wrong shape, unknown outcome, unreadable event time, a key given twice, a NUL character in any string); `errors[0].field` names the field"),
         (status = 503, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "database unavailable; retry"),
     )
 )]
@@ -97,6 +99,7 @@ async fn receive_checked(
     let body = read_body(req, payload.into_inner(), BODY_LIMIT).await?;
 
     let mut conn = state.pool.get().await?;
+    who.still_live(&mut conn).await?;
     let sha: [u8; 32] = Sha256::digest(&body).into();
     let receipt = receipts::insert(
         &mut conn,

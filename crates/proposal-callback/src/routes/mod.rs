@@ -99,11 +99,14 @@ fn http_method(m: HttpMethod) -> Method {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CallbackResult {
     pub result: Outcome,
-    /// The proposal's id as the tenant knows it.
-    #[schema(example = "POR-2026-000123")]
-    pub proposal_id: String,
-    /// The proposal's status after this callback.
-    pub status: Status,
+    /// The proposal's id as the tenant knows it; absent for `ignored`.
+    #[schema(example = "POR-2026-000123", nullable = false)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proposal_id: Option<String>,
+    /// The proposal's status after this callback; absent for `ignored`.
+    #[schema(nullable = false)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<Status>,
 }
 
 impl From<Processed> for CallbackResult {

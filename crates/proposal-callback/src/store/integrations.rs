@@ -129,6 +129,29 @@ async fn revoke_live(conn: &mut AsyncPgConnection, integration_id: i64) -> Query
     Ok(())
 }
 
+/// Does the integration have a live `registerCallback` token that was already live at
+/// `issued_at` (a JWT's `iat`, Unix seconds)? False once that token is revoked or replaced.
+/// `iat` counts whole seconds, so a token activated within the JWT's second counts as live
+/// before it (docs/proposal-callback.md, "Authentication").
+pub async fn live_token_issued_before(
+    conn: &mut AsyncPgConnection,
+    integration_id: i64,
+    issued_at: i64,
+) -> QueryResult<bool> {
+    let Some(next_second) = DateTime::from_timestamp(issued_at.saturating_add(1), 0) else {
+        return Ok(false);
+    };
+    diesel::select(diesel::dsl::exists(
+        tokens::table
+            .filter(tokens::integration_id.eq(integration_id))
+            .filter(tokens::token_type.eq(REGISTER_CALLBACK))
+            .filter(tokens::revoked_at.is_null())
+            .filter(tokens::activated_at.lt(next_second)),
+    ))
+    .get_result(conn)
+    .await
+}
+
 /// The tenant's integrations, by id.
 pub async fn list(conn: &mut AsyncPgConnection, tenant: &str) -> QueryResult<Vec<IntegrationRow>> {
     integrations::table

@@ -1,5 +1,6 @@
 //! Proposals, their integration history, their events and the dedup keys of applied callbacks.
 
+use chrono::{DateTime, Utc};
 use diesel::QueryResult;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -18,6 +19,8 @@ pub struct ProposalRow {
     pub status: Status,
     pub contact_email: String,
     pub in_queue: bool,
+    /// The insurer's event time of the last callback applied to it (none yet: null).
+    pub last_event_at: Option<DateTime<Utc>>,
 }
 
 /// The proposal, row-locked until the transaction ends.
@@ -81,13 +84,35 @@ pub async fn claim_dedup_key(
     Ok(n == 1)
 }
 
-pub async fn set_status(conn: &mut AsyncPgConnection, id: i64, to: Status) -> QueryResult<()> {
+/// The new status, and `event_at` as the last applied event time (the caller has checked it
+/// is not older than the current one).
+pub async fn set_status(
+    conn: &mut AsyncPgConnection,
+    id: i64,
+    to: Status,
+    event_at: DateTime<Utc>,
+) -> QueryResult<()> {
     diesel::update(proposals::table.find(id))
         .set((
             proposals::status.eq(to),
             proposals::in_queue.eq(to.in_queue()),
+            proposals::last_event_at.eq(Some(event_at)),
             proposals::updated_at.eq(diesel::dsl::now),
         ))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Records `event_at` as the last applied event time, for a callback that confirmed the
+/// status the proposal already had (`unchanged`): the status stays, the time moves on.
+pub async fn set_last_event_at(
+    conn: &mut AsyncPgConnection,
+    id: i64,
+    event_at: DateTime<Utc>,
+) -> QueryResult<()> {
+    diesel::update(proposals::table.find(id))
+        .set(proposals::last_event_at.eq(Some(event_at)))
         .execute(conn)
         .await?;
     Ok(())

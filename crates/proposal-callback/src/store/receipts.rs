@@ -92,21 +92,31 @@ pub async fn list(
     q.load(conn).await
 }
 
+/// What a receipt keeps of a callback answered 200.
+#[derive(Debug, Clone, Copy)]
+pub struct Answered<'a> {
+    pub outcome: Outcome,
+    /// None for an `ignored` event.
+    pub proposal_id: Option<&'a str>,
+    pub dedup_key: Option<&'a str>,
+    /// The insurer's event time; none for an `ignored` event.
+    pub event_at: Option<DateTime<Utc>>,
+}
+
 pub async fn record_outcome(
     conn: &mut AsyncPgConnection,
     id: i64,
-    outcome: Outcome,
-    proposal_id: &str,
-    dedup_key: &str,
+    answered: &Answered<'_>,
 ) -> QueryResult<()> {
     diesel::update(r::table.find(id))
         .set((
-            r::status.eq(ReceiptStatus::from(outcome)),
+            r::status.eq(ReceiptStatus::from(answered.outcome)),
             r::http_status.eq(Some(200i16)),
             r::error_code.eq(None::<String>),
             r::error_detail.eq(None::<String>),
-            r::proposal_id.eq(Some(proposal_id)),
-            r::dedup_key.eq(Some(dedup_key)),
+            r::proposal_id.eq(answered.proposal_id),
+            r::dedup_key.eq(answered.dedup_key),
+            r::event_at.eq(answered.event_at),
             r::attempts.eq(r::attempts + 1),
             r::processed_at.eq(diesel::dsl::now),
         ))
@@ -129,19 +139,59 @@ pub async fn record_failure(
     id: i64,
     failure: &Failure,
 ) -> QueryResult<()> {
+    // Text columns cannot hold NUL: a detail or id quoting the sender's bytes must never make
+    // this write fail (the parsers refuse NUL first; this is the second line).
+    let storable = |s: &str| s.replace('\0', "\\u0000");
     diesel::update(r::table.find(id))
         .set((
             r::status.eq(ReceiptStatus::Failed),
             r::http_status.eq(Some(failure.http_status)),
-            r::error_code.eq(Some(&failure.code)),
-            r::error_detail.eq(Some(&failure.detail)),
-            r::proposal_id.eq(failure.proposal_id.as_deref()),
+            r::error_code.eq(Some(storable(&failure.code))),
+            r::error_detail.eq(Some(storable(&failure.detail))),
+            r::proposal_id.eq(failure.proposal_id.as_deref().map(storable)),
             r::attempts.eq(r::attempts + 1),
             r::processed_at.eq(diesel::dsl::now),
         ))
         .execute(conn)
         .await?;
     Ok(())
+}
+
+/// Ids of receipts a crash left `received` (stored more than `grace` ago, no outcome yet),
+/// oldest first, at most `limit`.
+pub async fn left_received(
+    conn: &mut AsyncPgConnection,
+    grace: std::time::Duration,
+    limit: i64,
+) -> QueryResult<Vec<i64>> {
+    let grace = chrono::Duration::from_std(grace).unwrap_or(chrono::Duration::MAX);
+    let cutoff = Utc::now() - grace;
+    r::table
+        .filter(r::status.eq(ReceiptStatus::Received))
+        .filter(r::received_at.lt(cutoff))
+        .order((r::received_at, r::id))
+        .limit(limit)
+        .select(r::id)
+        .load(conn)
+        .await
+}
+
+/// The receipt if it is still `received`, row-locked until the transaction ends; None when it
+/// has an outcome by now or another sweeper holds it (`SKIP LOCKED`), so each receipt is
+/// processed by one sweeper at a time, whatever the number of replicas.
+pub async fn lock_if_received(
+    conn: &mut AsyncPgConnection,
+    id: i64,
+) -> QueryResult<Option<Receipt>> {
+    r::table
+        .filter(r::id.eq(id))
+        .filter(r::status.eq(ReceiptStatus::Received))
+        .select(Receipt::as_select())
+        .for_update()
+        .skip_locked()
+        .first(conn)
+        .await
+        .optional()
 }
 
 /// `prune`: deletes receipts received before `cutoff`; returns how many.

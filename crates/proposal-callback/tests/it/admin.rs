@@ -116,8 +116,7 @@ async fn admin_routes_need_an_admin_token_and_valid_parameters() {
         role: &'a str,
         exp: i64,
     }
-    let viewer = t
-        .keys
+    let viewer = proposal_callback::auth::jwt::admin_keys(&t.keys)
         .issue(&NotAdmin {
             sub: "v",
             tenant: "demo-a",

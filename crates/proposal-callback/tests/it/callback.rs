@@ -340,8 +340,8 @@ async fn broken_payloads_of_each_insurer_are_422() {
         (
             "tokio",
             "approved",
-            Box::new(|v| v["event"] = json!("proposal.created")),
-            "invalid_payload",
+            Box::new(|v| v["event"] = json!(null)),
+            "missing_field",
             "event",
         ),
         (

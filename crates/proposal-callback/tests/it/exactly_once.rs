@@ -31,8 +31,10 @@ async fn a_redelivery_after_the_proposal_moved_on_is_still_duplicate() {
     let t = TestApp::start().await;
     let pending = example("porto", "pending");
     assert_eq!(t.callback("demo-a", "porto", pending.clone()).await.0, 200);
+    // Decided after the pending (a later `dataHora`), so not stale.
     let approved = edited("porto", "approved", |v| {
-        v["idProposta"] = json!("POR-2026-000124")
+        v["idProposta"] = json!("POR-2026-000124");
+        v["dataHora"] = json!("2026-11-20T15:00:00-03:00");
     });
     assert_eq!(
         t.callback("demo-a", "porto", approved).await.1["status"],

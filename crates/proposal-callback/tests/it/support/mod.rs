@@ -23,8 +23,9 @@ use serde_json::Value;
 
 pub const SECRET: &str = "test-secret-test-secret-test-secret-0123";
 
+/// The service's keys, as `serve` builds them (callback tokens; admin tokens derive from them).
 pub fn keys() -> JwtKeys {
-    JwtKeys::new(&SecretString::from(SECRET))
+    jwt::service_keys(&SecretString::from(SECRET))
 }
 
 /// One of the nine example payloads, from `tests/fixtures/insurers`.

@@ -1,0 +1,119 @@
+//! The sweeper: processes the receipts a crash left `received` (stored, but the process or
+//! the database went away before their outcome was written), under the same once-only rules
+//! as a live callback (docs/proposal-callback.md, "Sweeper"; docs/operations.md).
+//!
+//! It runs at start and then every `SWEEP_INTERVAL`. Only receipts older than `SWEEP_GRACE`
+//! are taken, so it does not race a request still being answered. Each receipt is processed
+//! in its own transaction that holds its row lock (`FOR UPDATE SKIP LOCKED`), so several
+//! replicas sweep side by side without taking the same receipt.
+
+use std::time::Duration;
+
+use common::db::Pool;
+use diesel_async::AsyncConnection;
+
+use crate::error::Error;
+use crate::proposal::apply::handle_receipt;
+use crate::store::receipts;
+
+/// `SWEEP_INTERVAL` and `SWEEP_GRACE`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SweepConfig {
+    /// Between two rounds (default 30 s).
+    pub interval: Duration,
+    /// How old a `received` receipt must be before the sweeper takes it (default 60 s):
+    /// longer than a live request can take.
+    pub grace: Duration,
+}
+
+impl Default for SweepConfig {
+    fn default() -> Self {
+        Self {
+            interval: Duration::from_secs(30),
+            grace: Duration::from_secs(60),
+        }
+    }
+}
+
+impl SweepConfig {
+    pub fn from_source(
+        src: &dyn common::config::Source,
+    ) -> Result<Self, common::config::ConfigError> {
+        let d = Self::default();
+        Ok(Self {
+            interval: common::config::positive_duration(src, "SWEEP_INTERVAL", d.interval)?,
+            grace: common::config::duration(src, "SWEEP_GRACE", d.grace)?,
+        })
+    }
+}
+
+/// How many receipts one round looks at, at most.
+const ROUND: i64 = 100;
+
+/// What one round did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Swept {
+    /// Receipts given an outcome (any 200 outcome, or `failed` for a sender's error).
+    pub settled: usize,
+    /// Receipts left `received` after a server-side failure (retried next round).
+    pub left: usize,
+}
+
+/// One round: every receipt left `received` for longer than `grace`, oldest first.
+pub async fn sweep_once(pool: &Pool, grace: Duration) -> Result<Swept, Error> {
+    let mut conn = pool.get().await?;
+    let ids = receipts::left_received(&mut conn, grace, ROUND).await?;
+    let mut swept = Swept::default();
+    for id in ids {
+        let settled = conn
+            .transaction::<_, Error, _>(async |conn| {
+                let Some(receipt) = receipts::lock_if_received(conn, id).await? else {
+                    return Ok(false);
+                };
+                match handle_receipt(conn, &receipt).await {
+                    Ok(done) => {
+                        tracing::info!(receipt = id, outcome = %done.outcome, "sweeper: receipt processed");
+                        Ok(true)
+                    }
+                    // The sender's fault: the failure is recorded on the receipt; keep it.
+                    Err(e) if e.is_client_error() => {
+                        tracing::info!(receipt = id, code = e.code(), "sweeper: receipt failed");
+                        Ok(true)
+                    }
+                    Err(e) => Err(e),
+                }
+            })
+            .await;
+        match settled {
+            Ok(true) => swept.settled += 1,
+            Ok(false) => {}
+            Err(e) => {
+                tracing::warn!(receipt = id, error = %e, "sweeper: receipt left received; retried next round");
+                swept.left += 1;
+            }
+        }
+    }
+    Ok(swept)
+}
+
+/// Starts the sweeper inside `serve`: a round now, then one every `interval`.
+pub fn start(pool: &Pool, config: SweepConfig) {
+    let pool = pool.clone();
+    tracing::info!(interval = ?config.interval, grace = ?config.grace, "receipt sweeper started");
+    tokio::spawn(async move {
+        loop {
+            match sweep_once(&pool, config.grace).await {
+                Ok(s) if s.settled + s.left > 0 => {
+                    tracing::warn!(
+                        settled = s.settled,
+                        left = s.left,
+                        "sweeper: receipts a crash left received"
+                    )
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "sweeper: database not reachable"),
+            }
+            tokio::time::sleep(config.interval).await;
+        }
+    });
+}
