@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand};
 use common::config::CommonConfig;
 use common::db;
 use proposal_callback::email::config::EmailConfig;
+use proposal_callback::ratelimit::TrustedProxies;
 use proposal_callback::registration::config::RegistrationConfig;
 use proposal_callback::{MIGRATIONS, SCHEMA, seed, startup, store};
 
@@ -70,7 +71,8 @@ async fn run(command: Command) -> anyhow::Result<()> {
             common::telemetry::init(config.log_format);
             let email = EmailConfig::from_source(&common::config::Env)?;
             let registration = RegistrationConfig::from_source(&common::config::Env)?;
-            startup::serve(config, email, registration).await
+            let proxies = TrustedProxies::from_source(&common::config::Env)?;
+            startup::serve(config, email, registration, proxies).await
         }
         Command::Migrate => {
             let applied = db::migrate_async(config.database_url, SCHEMA, MIGRATIONS).await?;

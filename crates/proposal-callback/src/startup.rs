@@ -9,6 +9,8 @@ use common::db::{self, Pool, PoolSettings};
 use common::http::{self, OpenApiJson};
 
 use crate::email::config::EmailConfig;
+use crate::metrics::OutboxMetrics;
+use crate::ratelimit::TrustedProxies;
 use crate::registration::config::RegistrationConfig;
 use crate::state::AppState;
 
@@ -62,6 +64,7 @@ pub async fn serve(
     config: CommonConfig,
     email: EmailConfig,
     registration: RegistrationConfig,
+    trusted_proxies: TrustedProxies,
 ) -> anyhow::Result<()> {
     if config.dev {
         tracing::warn!("DEV MODE: tokens are signed with the public development key");
@@ -74,14 +77,25 @@ pub async fn serve(
     .await?;
     tracing::info!(?applied, "migrations up to date");
     let pool = db::pool(&config.database_url, &pool_settings(config.pool_size))?;
-    crate::email::worker::start(&pool, &email).await?;
+    let outbox_metrics = OutboxMetrics::new();
+    crate::email::worker::start(&pool, &email, &outbox_metrics).await?;
     tracing::info!(
         callback_base_url = %registration.callback_base_url,
         configured = ?registration.configured(),
         "callback registration"
     );
-    let state = state(pool.clone(), JwtKeys::new(&config.jwt_secret), registration)?;
+    if trusted_proxies.is_empty() {
+        tracing::info!("TRUSTED_PROXIES is empty: /callback/auth counts failures per TCP peer");
+    } else {
+        tracing::info!(
+            ?trusted_proxies,
+            "X-Forwarded-For is read from these proxies only"
+        );
+    }
+    let state = state(pool.clone(), JwtKeys::new(&config.jwt_secret), registration)?
+        .with_trusted_proxies(trusted_proxies);
     let metrics = metrics(&pool);
+    outbox_metrics.register(&metrics.registry);
     tracing::info!(bind = %config.bind, "proposal-callback listening");
     HttpServer::new(move || app(state.clone(), metrics.clone()))
         .bind(&config.bind)?
