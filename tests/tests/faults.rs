@@ -544,3 +544,145 @@ async fn sigterm_lets_in_flight_requests_finish_closes_websockets_and_exits_zero
     .await;
     assert_eq!(applied, SLOW as i64, "every in-flight callback was applied");
 }
+
+/// Under callback load, the service is killed with SIGKILL several times and started again:
+/// every email of an applied transition arrives, and each kill adds at most one extra copy
+/// (the email whose SMTP conversation it cut), counted by Message-ID.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn kill_9_under_load_resends_at_most_the_email_in_flight_per_kill() {
+    const N: usize = 160;
+    const KILLS: usize = 5;
+    let db = TestDb::blank().await;
+    let tokens = seed_callback(db.url());
+    insert_proposals(db.url(), "K-", N).await;
+    let sink = SmtpSink::start().await;
+    // Each message takes the relay a moment, so kills land in the middle of conversations.
+    sink.data_delay_ms.store(40, Ordering::SeqCst);
+    let smtp = sink.url();
+    let env = [
+        ("SMTP_URL", smtp.as_str()),
+        ("SMTP_TIMEOUT", "1s"),
+        ("EMAIL_POLL_INTERVAL", "100ms"),
+        ("EMAIL_RETRY_BASE", "200ms"),
+        ("EMAIL_RETRY_MAX", "1s"),
+    ];
+    let mut callback = Service::start("proposal-callback", db.url(), &env);
+    let http = client();
+    let jwt = callback_jwt(
+        &http,
+        &callback.base(),
+        &basic_token(&tokens, "demo-a/porto"),
+    )
+    .await;
+
+    // The insurer's side: each proposal's approval, delivered again until it gets a 200,
+    // to whichever process is listening now.
+    let base = Arc::new(Mutex::new(callback.base()));
+    let next = Arc::new(AtomicUsize::new(0));
+    let mut load = Vec::new();
+    for _ in 0..3 {
+        let (base, next, http, jwt) = (base.clone(), next.clone(), http.clone(), jwt.clone());
+        load.push(tokio::spawn(async move {
+            loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                if i >= N {
+                    return;
+                }
+                loop {
+                    let url = format!("{}/callback/demo-a/porto", base.lock().unwrap());
+                    let res = http
+                        .post(url)
+                        .bearer_auth(&jwt)
+                        .header("content-type", "application/json")
+                        .body(porto(&format!("K-{i}"), "APROVADA"))
+                        .send()
+                        .await;
+                    if let Ok(r) = res {
+                        let (status, _, body) = read(r).await;
+                        if status == 200 {
+                            assert!(
+                                body["result"] == "processed" || body["result"] == "duplicate",
+                                "K-{i}: {body}"
+                            );
+                            break;
+                        }
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }));
+    }
+
+    // Kill while mail flows: each time a few more emails have reached the relay.
+    for kill in 0..KILLS {
+        let before = sink.messages().len();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while sink.messages().len() < before + 4 {
+            assert!(Instant::now() < deadline, "kill {kill}: no mail is flowing");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        callback.kill9();
+        callback = Service::start("proposal-callback", db.url(), &env);
+        *base.lock().unwrap() = callback.base();
+    }
+    for t in load {
+        t.await.unwrap();
+    }
+
+    // Everything queued is sent in the end (an email cut by a kill waits for its lease).
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let queued = count(
+            db.url(),
+            "SELECT count(*) AS n FROM proposal.email_outbox WHERE status = 'queued'",
+        )
+        .await;
+        if queued == 0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{queued} emails still queued 90 s after the load"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let ids = texts(
+        db.url(),
+        "SELECT o.id::text AS t FROM proposal.email_outbox o \
+         JOIN proposal.proposals p ON p.id = o.proposal_id WHERE p.proposal_id LIKE 'K-%' \
+         ORDER BY o.id",
+    )
+    .await;
+    assert_eq!(ids.len(), N, "one email per approved proposal");
+    let messages = sink.messages();
+    let mut extra = 0;
+    for id in &ids {
+        let copies = sink.copies_of(&format!("<outbox-{id}@proposal-callback>"));
+        assert!(copies >= 1, "outbox-{id} never arrived");
+        extra += copies - 1;
+    }
+    assert_eq!(messages.len(), N + extra, "no message from anywhere else");
+    eprintln!(
+        "{KILLS} kills: {} messages for {N} emails ({extra} extra copies)",
+        messages.len()
+    );
+    assert!(
+        extra <= KILLS,
+        "{extra} extra copies after {KILLS} kills: more than the one in flight per kill"
+    );
+
+    // The outbox is on /metrics.
+    let (status, _, metrics) = get(&callback.addr, "/metrics", &[]).unwrap();
+    assert_eq!(status, 200);
+    for series in [
+        "proposal_callback_outbox_queued ",
+        "proposal_callback_outbox_oldest_queued_age_seconds ",
+        "proposal_callback_outbox_attempts_failed_total ",
+        "proposal_callback_outbox_sent_total ",
+    ] {
+        assert!(metrics.contains(series), "{series}: {metrics}");
+    }
+    let (status, logs) = callback.terminate();
+    assert!(status.success(), "{status}\n{logs}");
+}

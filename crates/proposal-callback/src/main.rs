@@ -4,6 +4,7 @@ use std::time::Duration;
 use common::config::Env;
 use common::service::{Context, ServiceCommand};
 use proposal_callback::email::config::EmailConfig;
+use proposal_callback::ratelimit::TrustedProxies;
 use proposal_callback::registration::config::RegistrationConfig;
 use proposal_callback::{SKELETON, seed, startup, store};
 
@@ -37,7 +38,8 @@ async fn main() -> ExitCode {
 async fn serve(ctx: Context) -> anyhow::Result<()> {
     let email = EmailConfig::from_source(&Env)?;
     let registration = RegistrationConfig::from_source(&Env)?;
-    startup::serve(ctx, email, registration).await
+    let proxies = TrustedProxies::from_source(&Env)?;
+    startup::serve(ctx, email, registration, proxies).await
 }
 
 async fn run(command: Command, ctx: Context) -> anyhow::Result<()> {

@@ -4,7 +4,7 @@
 
 use std::sync::LazyLock;
 
-use prometheus::{IntCounterVec, Opts, Registry};
+use prometheus::{Gauge, IntCounter, IntCounterVec, IntGauge, Opts, Registry};
 
 use crate::registration::config::Environment;
 
@@ -50,4 +50,53 @@ pub fn count_callback(tenant: &str, insurer: &str, outcome: &str) {
     CALLBACKS
         .with_label_values(&[tenant, insurer, outcome])
         .inc();
+}
+
+/// The outbox as `/metrics` shows it (docs/operations.md, "Email"). One set per process,
+/// registered into that process's registry: the gauges are read from the database (the same
+/// on every replica), the counters count this process's own attempts.
+#[derive(Clone)]
+pub struct OutboxMetrics {
+    pub queued: IntGauge,
+    pub oldest_queued_age: Gauge,
+    pub attempts_failed: IntCounter,
+    pub sent: IntCounter,
+}
+
+impl Default for OutboxMetrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl OutboxMetrics {
+    pub fn new() -> Self {
+        let opts = |name: &str, help: &str| Opts::new(name, help).namespace("proposal_callback");
+        Self {
+            queued: IntGauge::with_opts(opts("outbox_queued", "emails in the outbox not sent yet"))
+                .expect("valid gauge"),
+            oldest_queued_age: Gauge::with_opts(opts(
+                "outbox_oldest_queued_age_seconds",
+                "age of the oldest email not sent yet (0 when none is queued)",
+            ))
+            .expect("valid gauge"),
+            attempts_failed: IntCounter::with_opts(opts(
+                "outbox_attempts_failed_total",
+                "SMTP attempts that failed (refused, unreachable or timed out); each is retried",
+            ))
+            .expect("valid counter"),
+            sent: IntCounter::with_opts(opts(
+                "outbox_sent_total",
+                "emails handed to the SMTP relay",
+            ))
+            .expect("valid counter"),
+        }
+    }
+
+    pub fn register(&self, registry: &Registry) {
+        let _ = registry.register(Box::new(self.queued.clone()));
+        let _ = registry.register(Box::new(self.oldest_queued_age.clone()));
+        let _ = registry.register(Box::new(self.attempts_failed.clone()));
+        let _ = registry.register(Box::new(self.sent.clone()));
+    }
 }

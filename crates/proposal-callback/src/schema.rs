@@ -14,6 +14,14 @@ pub mod proposal {
     }
 
     diesel::table! {
+        proposal.auth_failures (client) {
+            client -> Text,
+            window_start -> Timestamptz,
+            failures -> Int4,
+        }
+    }
+
+    diesel::table! {
         proposal.callback_receipts (id) {
             id -> Int8,
             tenant_id -> Text,
@@ -139,6 +147,7 @@ pub mod proposal {
 
     diesel::allow_tables_to_appear_in_same_query!(
         applied_callbacks,
+        auth_failures,
         callback_receipts,
         email_outbox,
         integration_history,

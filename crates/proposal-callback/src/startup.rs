@@ -9,6 +9,8 @@ use common::http::{self, OpenApiJson};
 use common::service::Context;
 
 use crate::email::config::EmailConfig;
+use crate::metrics::OutboxMetrics;
+use crate::ratelimit::TrustedProxies;
 use crate::registration::config::RegistrationConfig;
 use crate::state::AppState;
 
@@ -61,22 +63,33 @@ pub async fn serve(
     ctx: Context,
     email: EmailConfig,
     registration: RegistrationConfig,
+    trusted_proxies: TrustedProxies,
 ) -> anyhow::Result<()> {
     if !ctx.config.dev {
         common::auth::check_secret(&ctx.config.jwt_secret, "JWT_SECRET")?;
     }
     let sweep = crate::proposal::sweep::SweepConfig::from_source(&common::config::Env)?;
     let pool = ctx.start().await?;
-    crate::email::worker::start(&pool, &email).await?;
+    let outbox_metrics = OutboxMetrics::new();
+    crate::email::worker::start(&pool, &email, &outbox_metrics).await?;
     crate::proposal::sweep::start(&pool, sweep);
     tracing::info!(
         callback_base_url = %registration.callback_base_url,
         configured = ?registration.configured(),
         "callback registration"
     );
+    if trusted_proxies.is_empty() {
+        tracing::info!("TRUSTED_PROXIES is empty: /callback/auth counts failures per TCP peer");
+    } else {
+        tracing::info!(
+            ?trusted_proxies,
+            "X-Forwarded-For is read from these proxies only"
+        );
+    }
     let keys = crate::auth::jwt::service_keys(&ctx.config.jwt_secret);
-    let state = state(pool.clone(), keys, registration)?;
+    let state = state(pool.clone(), keys, registration)?.with_trusted_proxies(trusted_proxies);
     let metrics = metrics(&pool);
+    outbox_metrics.register(&metrics.registry);
     ctx.serve_http(move || app(state.clone(), metrics.clone()))
         .await
 }

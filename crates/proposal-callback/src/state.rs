@@ -7,7 +7,7 @@ use common::auth::JwtKeys;
 use common::db::Pool;
 use common::http::OpenApiJson;
 
-use crate::ratelimit::FailureLimiter;
+use crate::ratelimit::{FailureLimiter, TrustedProxies};
 use crate::registration::client::Registrar;
 use crate::registration::config::RegistrationConfig;
 
@@ -22,7 +22,8 @@ pub struct AppState {
     pub keys: JwtKeys,
     /// The OpenAPI document `/openapi.json` serves, rendered once.
     pub openapi: OpenApiJson,
-    /// Failed `/callback/auth` attempts per client address; shared by every worker.
+    /// Failed `/callback/auth` attempts per client address; the counts are in the
+    /// database, shared by every worker and replica.
     pub auth_limiter: FailureLimiter,
     /// RegisterCallback's configuration and HTTP client.
     pub registrar: Arc<Registrar>,
@@ -39,8 +40,18 @@ impl AppState {
             pool,
             keys,
             openapi,
-            auth_limiter: FailureLimiter::new(AUTH_MAX_FAILURES, AUTH_FAILURE_WINDOW),
+            auth_limiter: FailureLimiter::new(
+                AUTH_MAX_FAILURES,
+                AUTH_FAILURE_WINDOW,
+                TrustedProxies::none(),
+            ),
             registrar: Arc::new(Registrar::new(registration)?),
         })
+    }
+
+    /// The same state, reading `X-Forwarded-For` from `proxies` (`TRUSTED_PROXIES`).
+    pub fn with_trusted_proxies(mut self, proxies: TrustedProxies) -> Self {
+        self.auth_limiter = FailureLimiter::new(AUTH_MAX_FAILURES, AUTH_FAILURE_WINDOW, proxies);
+        self
     }
 }

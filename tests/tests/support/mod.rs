@@ -235,6 +235,12 @@ impl Service {
         assert!(status.success(), "kill -TERM {}", self.child.id());
     }
 
+    /// `kill -9`: the process dies at once, without any chance to clean up.
+    pub fn kill9(&mut self) {
+        self.child.kill().expect("SIGKILL");
+        self.exited = Some(self.child.wait().expect("wait after SIGKILL"));
+    }
+
     /// Waits up to `within` for the process to exit; None if it is still running.
     pub fn wait_exit(&mut self, within: Duration) -> Option<ExitStatus> {
         let deadline = Instant::now() + within;

@@ -1,8 +1,11 @@
 //! A tiny SMTP server on 127.0.0.1 that keeps what it receives. While `down`, it answers
-//! every connection `421` (service not available), as a relay in trouble does.
+//! every connection `421` (service not available), as a relay in trouble does. While `hung`,
+//! it accepts connections and never says a word, as a relay stuck behind a firewall or
+//! overloaded does. `data_delay_ms` makes it take that long to accept each message.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
@@ -13,10 +16,23 @@ pub struct Received {
     pub data: String,
 }
 
+impl Received {
+    /// The `Message-ID` header's value, e.g. `<outbox-7@proposal-callback>`.
+    pub fn message_id(&self) -> Option<String> {
+        self.data.lines().find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("message-id")
+                .then(|| value.trim().to_owned())
+        })
+    }
+}
+
 #[derive(Clone)]
 pub struct SmtpSink {
     pub port: u16,
     pub down: Arc<AtomicBool>,
+    pub hung: Arc<AtomicBool>,
+    pub data_delay_ms: Arc<AtomicU64>,
     pub received: Arc<Mutex<Vec<Received>>>,
 }
 
@@ -35,6 +51,8 @@ impl SmtpSink {
         let sink = SmtpSink {
             port: listener.local_addr().unwrap().port(),
             down: Arc::new(AtomicBool::new(false)),
+            hung: Arc::new(AtomicBool::new(false)),
+            data_delay_ms: Arc::new(AtomicU64::new(0)),
             received: Arc::new(Mutex::new(Vec::new())),
         };
         let s = sink.clone();
@@ -53,6 +71,14 @@ impl SmtpSink {
         format!("smtp://127.0.0.1:{}", self.port)
     }
 
+    /// How many messages arrived carrying `Message-ID: <id>` (case-insensitive header name).
+    pub fn copies_of(&self, message_id: &str) -> usize {
+        self.messages()
+            .iter()
+            .filter(|m| m.message_id().as_deref() == Some(message_id))
+            .count()
+    }
+
     pub fn messages(&self) -> Vec<Received> {
         self.received.lock().unwrap().clone()
     }
@@ -60,6 +86,11 @@ impl SmtpSink {
     async fn session(&self, stream: tokio::net::TcpStream) -> std::io::Result<()> {
         let (r, mut w) = stream.into_split();
         let mut lines = BufReader::new(r).lines();
+        if self.hung.load(Ordering::SeqCst) {
+            // Holds the connection open, reads whatever comes, answers nothing.
+            while lines.next_line().await?.is_some() {}
+            return Ok(());
+        }
         if self.down.load(Ordering::SeqCst) {
             w.write_all(b"421 sink is down\r\n").await?;
             return Ok(());
@@ -82,6 +113,10 @@ impl SmtpSink {
                     }
                     data.push_str(&l);
                     data.push('\n');
+                }
+                let delay = self.data_delay_ms.load(Ordering::SeqCst);
+                if delay > 0 {
+                    tokio::time::sleep(Duration::from_millis(delay)).await;
                 }
                 self.received.lock().unwrap().push(Received {
                     rcpt: std::mem::take(&mut rcpt),

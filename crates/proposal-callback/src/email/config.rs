@@ -3,13 +3,13 @@
 
 use std::time::Duration;
 
-use common::config::{ConfigError, Source, duration, secret};
+use common::config::{ConfigError, Source, duration, positive_duration, secret};
 use lettre::message::Mailbox;
 use secrecy::{ExposeSecret, SecretString};
 
 /// `smtp://[user:password@]host[:port]` (port 25 by default). Only plain SMTP: lettre's
 /// TLS would pull in a TLS stack this service does not otherwise need.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SmtpTarget {
     pub host: String,
     pub port: u16,
@@ -60,9 +60,16 @@ pub struct EmailConfig {
     pub retry_max: Duration,
     /// How often the worker looks for due mail when the outbox was empty.
     pub poll_interval: Duration,
+    /// The longest the worker waits on each step of an SMTP conversation: connecting (TCP
+    /// connect, greeting, EHLO), authenticating, handing over the message (MAIL, RCPT,
+    /// DATA), QUIT. A step that takes longer fails the attempt, which is retried later.
+    pub smtp_timeout: Duration,
 }
 
 pub const DEFAULT_FROM: &str = "Proposals <proposals@localhost>";
+
+/// `SMTP_TIMEOUT` when unset.
+pub const DEFAULT_SMTP_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl EmailConfig {
     pub fn from_source(src: &dyn Source) -> Result<Self, ConfigError> {
@@ -87,6 +94,7 @@ impl EmailConfig {
             retry_base: duration(src, "EMAIL_RETRY_BASE", Duration::from_secs(2))?,
             retry_max: duration(src, "EMAIL_RETRY_MAX", Duration::from_secs(600))?,
             poll_interval: duration(src, "EMAIL_POLL_INTERVAL", Duration::from_secs(1))?,
+            smtp_timeout: positive_duration(src, "SMTP_TIMEOUT", DEFAULT_SMTP_TIMEOUT)?,
         })
     }
 }
@@ -121,6 +129,11 @@ mod tests {
         };
         let c = EmailConfig::from_source(&env(&[])).unwrap();
         assert!(c.smtp_url.is_none());
+        assert_eq!(c.smtp_timeout, DEFAULT_SMTP_TIMEOUT);
+        let err = EmailConfig::from_source(&env(&[("SMTP_TIMEOUT", "0s")]))
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("SMTP_TIMEOUT"));
         assert_eq!(c.from.email.to_string(), "proposals@localhost");
         let err = EmailConfig::from_source(&env(&[("EMAIL_FROM", "not an address")]))
             .err()

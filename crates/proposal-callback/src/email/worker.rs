@@ -1,35 +1,50 @@
 //! The outbox worker: sends the emails transitions queued (docs/proposal-callback.md,
 //! "Email").
 //!
-//! The worker claims due rows with `FOR UPDATE SKIP LOCKED` (several replicas never send one
-//! row at once), sends, and marks the row sent in the same transaction. A crash between the
-//! SMTP answer and the commit sends that email again: SMTP offers no exactly-once, so each
-//! message carries a Message-ID derived from its outbox row, which lets mail systems drop the
-//! repeat.
+//! One email at a time, each in three short steps that hold no transaction across the SMTP
+//! conversation: claim it ([`outbox::claim_next`]: a lease, committed at once; several
+//! replicas never take one row together), hand it to the relay, mark it sent (or schedule a
+//! retry with a doubling delay). A crash between the relay's answer and the mark sends that
+//! one email again once its lease is over: SMTP offers no exactly-once, so each message
+//! carries a Message-ID derived from its outbox row, which lets mail systems drop the repeat.
+//!
+//! Every step of the SMTP conversation has a time limit (`SMTP_TIMEOUT`): a relay that
+//! accepts the connection and never answers fails the attempt like a refusal does.
 
 use std::time::Duration;
 
 use common::db::Pool;
-use diesel_async::AsyncConnection;
+use lettre::Message;
 use lettre::message::Mailbox;
 use lettre::message::header::ContentType;
-use lettre::transport::smtp::authentication::Credentials;
-use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+use lettre::transport::smtp::authentication::{Credentials, Mechanism};
+use lettre::transport::smtp::client::AsyncSmtpConnection;
+use lettre::transport::smtp::extension::ClientId;
 use secrecy::ExposeSecret;
 
 use crate::email::config::{EmailConfig, SmtpTarget};
 use crate::error::Error;
+use crate::metrics::OutboxMetrics;
 use crate::store::outbox::{self, OutboxRow};
 
 /// Sends the outbox. Cheap to clone.
 #[derive(Clone)]
 pub struct Mailer {
-    transport: AsyncSmtpTransport<Tokio1Executor>,
+    target: SmtpTarget,
+    hello: ClientId,
     config: EmailConfig,
+    metrics: OutboxMetrics,
 }
 
-/// How many due emails one transaction claims.
-const BATCH: i64 = 10;
+/// How many emails one round handles at most before it looks again.
+const BATCH: usize = 10;
+
+/// The timed steps of one conversation: connect (TCP, greeting, EHLO), AUTH, the message
+/// (MAIL, RCPT, DATA), QUIT.
+const STEPS: u32 = 4;
+
+/// How often [`watch_queue`] reads the outbox for `/metrics`.
+pub const QUEUE_METRICS_EVERY: Duration = Duration::from_secs(5);
 
 impl Mailer {
     /// None without `SMTP_URL`.
@@ -39,82 +54,162 @@ impl Mailer {
         };
         let target = SmtpTarget::parse(url.expose_secret())
             .map_err(|e| Error::Internal(format!("SMTP_URL: {e}")))?;
-        // Plain SMTP (no TLS): the relay is expected on a trusted network or localhost.
-        let mut builder = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(&target.host)
-            .port(target.port)
-            .timeout(Some(Duration::from_secs(10)));
-        if let Some((user, password)) = target.credentials {
-            builder = builder.credentials(Credentials::new(user, password));
-        }
-        let transport = builder.build();
         Ok(Some(Self {
-            transport,
+            target,
+            hello: ClientId::default(),
             config: config.clone(),
+            metrics: OutboxMetrics::new(),
         }))
     }
 
+    /// Counts into `metrics` (the ones registered for `/metrics`).
+    pub fn with_metrics(mut self, metrics: OutboxMetrics) -> Self {
+        self.metrics = metrics;
+        self
+    }
+
+    pub fn metrics(&self) -> &OutboxMetrics {
+        &self.metrics
+    }
+
     fn backoff(&self, attempts: i32) -> Duration {
-        let factor = 2u32.saturating_pow(attempts.clamp(0, 20) as u32);
+        // `attempts` includes the one that just failed; the first retry waits `retry_base`.
+        let factor = 2u32.saturating_pow((attempts - 1).clamp(0, 20) as u32);
         self.config
             .retry_base
             .saturating_mul(factor)
             .min(self.config.retry_max)
     }
 
-    async fn send(&self, row: &OutboxRow) -> Result<(), String> {
+    /// How long a claim keeps other workers off a row: longer than the slowest conversation
+    /// the timeouts allow, so only a dead worker's email is taken over.
+    pub fn lease(&self) -> Duration {
+        self.config.smtp_timeout.saturating_mul(STEPS + 1)
+    }
+
+    fn message(&self, row: &OutboxRow) -> Result<Message, String> {
         let to: Mailbox = row
             .recipient
             .parse()
             .map_err(|e| format!("bad recipient address: {e}"))?;
-        let message = Message::builder()
+        Message::builder()
             .from(self.config.from.clone())
             .to(to)
             .subject(&row.subject)
             .message_id(Some(format!("<outbox-{}@proposal-callback>", row.id)))
             .header(ContentType::TEXT_PLAIN)
             .body(row.body.clone())
-            .map_err(|e| format!("cannot build the message: {e}"))?;
-        self.transport
-            .send(message)
-            .await
-            .map(|_| ())
-            .map_err(|e| format!("SMTP: {e}"))
+            .map_err(|e| format!("cannot build the message: {e}"))
     }
 
-    /// Sends what is due in one batch; returns how many were sent.
-    pub async fn run_once(&self, pool: &Pool) -> Result<usize, Error> {
-        let mut conn = pool.get().await?;
-        conn.transaction::<_, Error, _>(async |conn| {
-            let rows = outbox::claim_due(conn, BATCH).await?;
-            let mut sent = 0;
-            for row in rows {
-                match self.send(&row).await {
-                    Ok(()) => {
-                        outbox::mark_sent(conn, row.id).await?;
-                        tracing::info!(email = row.id, "email sent");
-                        sent += 1;
-                    }
-                    Err(why) => {
-                        let delay = self.backoff(row.attempts);
-                        let next = chrono::Utc::now()
-                            + chrono::Duration::from_std(delay)
-                                .unwrap_or(chrono::Duration::seconds(600));
-                        tracing::warn!(email = row.id, attempts = row.attempts + 1, retry_in_ms = delay.as_millis() as u64, error = %why, "email not sent; will retry");
-                        outbox::mark_retry(conn, row.id, &why, next).await?;
-                    }
-                }
+    /// One SMTP conversation, each step bounded by `SMTP_TIMEOUT`. Ok once the relay has
+    /// accepted the message (a slow or failed QUIT after that changes nothing).
+    async fn deliver(&self, message: &Message) -> Result<(), String> {
+        let limit = self.config.smtp_timeout;
+        async fn step<T>(
+            what: &str,
+            limit: Duration,
+            fut: impl Future<Output = Result<T, lettre::transport::smtp::Error>>,
+        ) -> Result<T, String> {
+            match tokio::time::timeout(limit, fut).await {
+                Ok(Ok(v)) => Ok(v),
+                Ok(Err(e)) => Err(format!("SMTP {what}: {e}")),
+                Err(_) => Err(format!("SMTP {what}: no answer within {limit:?}")),
             }
-            Ok(sent)
-        })
-        .await
+        }
+        let mut conn = step(
+            "connect (greeting, EHLO)",
+            limit,
+            AsyncSmtpConnection::connect_tokio1(
+                (self.target.host.as_str(), self.target.port),
+                Some(limit),
+                &self.hello,
+                None,
+                None,
+            ),
+        )
+        .await?;
+        if let Some((user, password)) = &self.target.credentials {
+            let credentials = Credentials::new(user.clone(), password.clone());
+            step(
+                "AUTH",
+                limit,
+                conn.auth(&[Mechanism::Plain, Mechanism::Login], &credentials),
+            )
+            .await?;
+        }
+        step(
+            "message (MAIL, RCPT, DATA)",
+            limit,
+            conn.send(message.envelope(), &message.formatted()),
+        )
+        .await?;
+        if let Err(e) = step("QUIT", limit, conn.quit()).await {
+            tracing::debug!(error = %e, "SMTP QUIT after a delivered message");
+        }
+        Ok(())
+    }
+
+    /// Sends one claimed email and records the outcome on its row; whether it was sent.
+    async fn send_claimed(&self, pool: &Pool, row: &OutboxRow) -> Result<bool, Error> {
+        let outcome = match self.message(row) {
+            Ok(message) => self.deliver(&message).await,
+            Err(e) => Err(e),
+        };
+        let mut conn = pool.get().await?;
+        match outcome {
+            Ok(()) => {
+                self.metrics.sent.inc();
+                if let Err(e) = outbox::mark_sent(&mut conn, row.id).await {
+                    tracing::error!(email = row.id, error = %e, "email sent but not marked sent; it is sent again once its lease ends");
+                    return Err(e.into());
+                }
+                tracing::info!(email = row.id, attempts = row.attempts, "email sent");
+                Ok(true)
+            }
+            Err(why) => {
+                self.metrics.attempts_failed.inc();
+                let delay = self.backoff(row.attempts);
+                let next = chrono::Utc::now()
+                    + chrono::Duration::from_std(delay).unwrap_or(chrono::Duration::seconds(600));
+                tracing::warn!(email = row.id, attempts = row.attempts, retry_in_ms = delay.as_millis() as u64, error = %why, "email not sent; will retry");
+                outbox::mark_retry(&mut conn, row.id, &why, next).await?;
+                Ok(false)
+            }
+        }
+    }
+
+    /// One round: up to a batch of due emails, each claimed, sent and marked on its own,
+    /// none twice. How many were handled and how many of them sent.
+    async fn round(&self, pool: &Pool) -> Result<(usize, usize), Error> {
+        let (mut handled, mut sent) = (0, 0);
+        let mut seen = Vec::with_capacity(BATCH);
+        while handled < BATCH {
+            let row = {
+                let mut conn = pool.get().await?;
+                outbox::claim_next(&mut conn, self.lease(), &seen).await?
+            };
+            let Some(row) = row else { break };
+            seen.push(row.id);
+            handled += 1;
+            if self.send_claimed(pool, &row).await? {
+                sent += 1;
+            }
+        }
+        Ok((handled, sent))
+    }
+
+    /// Sends what is due (up to a batch); returns how many were sent.
+    pub async fn run_once(&self, pool: &Pool) -> Result<usize, Error> {
+        self.round(pool).await.map(|(_, sent)| sent)
     }
 
     /// Runs until the process ends. Database outages are logged and waited out.
     pub async fn run(self, pool: Pool) {
         loop {
-            match self.run_once(&pool).await {
+            match self.round(&pool).await {
                 // A full batch: there may be more due right away.
-                Ok(n) if n as i64 >= BATCH => continue,
+                Ok((handled, _)) if handled >= BATCH => continue,
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "email worker: database not reachable"),
             }
@@ -123,16 +218,40 @@ impl Mailer {
     }
 }
 
-/// Starts the worker inside `serve`, or says why mail stays queued.
-pub async fn start(pool: &Pool, config: &EmailConfig) -> anyhow::Result<()> {
+/// Reads the outbox's queue into `metrics` once.
+pub async fn refresh_queue_metrics(pool: &Pool, metrics: &OutboxMetrics) -> Result<(), Error> {
+    let mut conn = pool.get().await?;
+    let stats = outbox::queue_stats(&mut conn).await?;
+    metrics.queued.set(stats.queued);
+    metrics.oldest_queued_age.set(stats.oldest_age_secs);
+    Ok(())
+}
+
+/// Keeps the outbox gauges of `/metrics` current, with or without a worker.
+pub async fn watch_queue(pool: Pool, metrics: OutboxMetrics) {
+    loop {
+        if let Err(e) = refresh_queue_metrics(&pool, &metrics).await {
+            tracing::debug!(error = %e, "outbox metrics not refreshed");
+        }
+        tokio::time::sleep(QUEUE_METRICS_EVERY).await;
+    }
+}
+
+/// Starts the worker inside `serve` (or says why mail stays queued), and the outbox gauges.
+pub async fn start(
+    pool: &Pool,
+    config: &EmailConfig,
+    metrics: &OutboxMetrics,
+) -> anyhow::Result<()> {
+    tokio::spawn(watch_queue(pool.clone(), metrics.clone()));
     match Mailer::new(config)? {
         Some(mailer) => {
-            tracing::info!(from = %config.from, "email worker started");
-            tokio::spawn(mailer.run(pool.clone()));
+            tracing::info!(from = %config.from, smtp_timeout = ?config.smtp_timeout, "email worker started");
+            tokio::spawn(mailer.with_metrics(metrics.clone()).run(pool.clone()));
         }
         None => {
             let queued = match pool.get().await {
-                Ok(mut conn) => outbox::count_queued(&mut conn).await.ok(),
+                Ok(mut conn) => outbox::queue_stats(&mut conn).await.ok().map(|s| s.queued),
                 Err(_) => None,
             };
             tracing::warn!(

@@ -22,8 +22,10 @@ pub struct AccessToken {
 
 /// Exchange the integration's registered Basic token for a JWT valid 3600 s.
 ///
-/// `Authorization: Basic <token>`, the token exactly as registered with the insurer. Repeated
-/// failures from one client address answer 429 with `Retry-After`.
+/// `Authorization: Basic <token>`, the token exactly as registered with the insurer. After 10
+/// failures within 60 s from one client (the TCP peer, or behind a proxy listed in
+/// `TRUSTED_PROXIES` the address it forwards), that client is answered 429 with `Retry-After`
+/// until the 60 s are over, counted across replicas; a success does not reset the count.
 #[utoipa::path(
     post,
     path = "/callback/auth",
@@ -37,27 +39,41 @@ pub struct AccessToken {
     )
 )]
 pub async fn token(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, Error> {
-    let client = req.peer_addr().map(|a| a.ip());
+    let forwarded_for = req
+        .headers()
+        .get_all("x-forwarded-for")
+        // A value that is not text cannot be read: the walk stops at the proxy that sent it.
+        .map(|v| v.to_str().unwrap_or("unreadable"))
+        .collect::<Vec<_>>();
+    let client = state
+        .auth_limiter
+        .client(req.peer_addr().map(|a| a.ip()), forwarded_for.into_iter());
+    let mut conn = state.pool.get().await?;
     state
         .auth_limiter
-        .check(client)
+        .check(&mut conn, &client)
+        .await?
         .map_err(|retry_after_secs| Error::TooManyAttempts { retry_after_secs })?;
-    let refused = |state: &AppState| {
-        state.auth_limiter.record_failure(client);
-        Error::Unauthorized("the Basic token is not valid")
+    let owner = match authorization(&req, "Basic") {
+        Some(presented) => {
+            let hash = token_hash(presented);
+            // Looked up by its SHA-256 (indexed); timing of that lookup tells nothing about
+            // the token itself. The digest comparison below is constant time all the same.
+            integrations::find_by_token_hash(&mut conn, &hash)
+                .await?
+                .filter(|o| same_hash(&o.token_hash, &hash))
+        }
+        None => None,
     };
-    let Some(presented) = authorization(&req, "Basic") else {
-        return Err(refused(&state));
+    // A success leaves the client's earlier failures counted: only the window ends them.
+    let Some(owner) = owner else {
+        state
+            .auth_limiter
+            .record_failure(&mut conn, &client)
+            .await?;
+        return Err(Error::Unauthorized("the Basic token is not valid"));
     };
-    let hash = token_hash(presented);
-    let mut conn = state.pool.get().await?;
-    // Looked up by its SHA-256 (indexed); timing of that lookup tells nothing about the
-    // token itself. The digest comparison below is constant time all the same.
-    let owner = integrations::find_by_token_hash(&mut conn, &hash).await?;
-    let Some(owner) = owner.filter(|o| same_hash(&o.token_hash, &hash)) else {
-        return Err(refused(&state));
-    };
-    state.auth_limiter.record_success(client);
+    drop(conn);
     let access_token = issue_callback_token(
         &state.keys,
         owner.integration_id,

@@ -2,6 +2,7 @@
 //! functions take a connection (the caller owns the transaction) and return diesel's own
 //! errors; [`crate::error::Error`] turns them into answers.
 
+pub mod auth_failures;
 pub mod integrations;
 pub mod outbox;
 pub mod proposals;

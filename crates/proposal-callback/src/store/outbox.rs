@@ -47,26 +47,61 @@ pub async fn enqueue(
         .await
 }
 
-/// Due emails, locked for this transaction; rows another replica holds are skipped, so
-/// several workers never send the same email at the same time.
-pub async fn claim_due(conn: &mut AsyncPgConnection, limit: i64) -> QueryResult<Vec<OutboxRow>> {
-    o::table
-        .filter(o::status.eq(OutboxStatus::Queued))
-        .filter(o::next_attempt_at.le(diesel::dsl::now))
-        .order((o::next_attempt_at, o::id))
-        .limit(limit)
-        .select(OutboxRow::as_select())
-        .for_update()
-        .skip_locked()
-        .load(conn)
-        .await
+#[derive(QueryableByName)]
+struct Claimed {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    id: i64,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    recipient: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    subject: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    body: String,
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    attempts: i32,
 }
 
+/// Claims the next due email for `lease` and counts the attempt, in one statement that
+/// commits on its own. The claim moves the row's `next_attempt_at` past the lease: no worker
+/// (of any replica) takes it meanwhile, and if this one dies before marking it, the row is
+/// due again once the lease is over. `SKIP LOCKED` lets concurrent claims pass each other.
+/// Rows in `skip` (those this round already tried) are left alone.
+pub async fn claim_next(
+    conn: &mut AsyncPgConnection,
+    lease: std::time::Duration,
+    skip: &[i64],
+) -> QueryResult<Option<OutboxRow>> {
+    diesel::sql_query(
+        "UPDATE email_outbox SET next_attempt_at = now() + make_interval(secs => $1), \
+                attempts = attempts + 1 \
+         WHERE id = (SELECT id FROM email_outbox \
+                     WHERE status = 'queued' AND next_attempt_at <= now() \
+                       AND id <> ALL($2) \
+                     ORDER BY next_attempt_at, id LIMIT 1 \
+                     FOR UPDATE SKIP LOCKED) \
+         RETURNING id, recipient, subject, body, attempts",
+    )
+    .bind::<diesel::sql_types::Double, _>(lease.as_secs_f64())
+    .bind::<diesel::sql_types::Array<diesel::sql_types::BigInt>, _>(skip)
+    .get_result::<Claimed>(conn)
+    .await
+    .optional()
+    .map(|row| {
+        row.map(|c| OutboxRow {
+            id: c.id,
+            recipient: c.recipient,
+            subject: c.subject,
+            body: c.body,
+            attempts: c.attempts,
+        })
+    })
+}
+
+/// Delivered: sent for good (the attempt was counted by [`claim_next`]).
 pub async fn mark_sent(conn: &mut AsyncPgConnection, id: i64) -> QueryResult<()> {
     diesel::update(o::table.find(id))
         .set((
             o::status.eq(OutboxStatus::Sent),
-            o::attempts.eq(o::attempts + 1),
             o::sent_at.eq(diesel::dsl::now),
             o::last_error.eq(None::<String>),
         ))
@@ -75,6 +110,7 @@ pub async fn mark_sent(conn: &mut AsyncPgConnection, id: i64) -> QueryResult<()>
     Ok(())
 }
 
+/// Not delivered: why, and when to try again (the attempt was counted by [`claim_next`]).
 pub async fn mark_retry(
     conn: &mut AsyncPgConnection,
     id: i64,
@@ -83,7 +119,6 @@ pub async fn mark_retry(
 ) -> QueryResult<()> {
     diesel::update(o::table.find(id))
         .set((
-            o::attempts.eq(o::attempts + 1),
             o::next_attempt_at.eq(next_attempt_at),
             o::last_error.eq(Some(error)),
         ))
@@ -92,10 +127,23 @@ pub async fn mark_retry(
     Ok(())
 }
 
-pub async fn count_queued(conn: &mut AsyncPgConnection) -> QueryResult<i64> {
-    o::table
-        .filter(o::status.eq(OutboxStatus::Queued))
-        .count()
-        .get_result(conn)
-        .await
+#[derive(Debug, Clone, Copy, PartialEq, QueryableByName)]
+pub struct QueueStats {
+    /// Emails not sent yet.
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub queued: i64,
+    /// Age in seconds of the oldest of them; 0 when there is none.
+    #[diesel(sql_type = diesel::sql_types::Double)]
+    pub oldest_age_secs: f64,
+}
+
+/// What `/metrics` shows of the outbox; served by the partial index of queued rows.
+pub async fn queue_stats(conn: &mut AsyncPgConnection) -> QueryResult<QueueStats> {
+    diesel::sql_query(
+        "SELECT count(*) AS queued, \
+                coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS oldest_age_secs \
+         FROM email_outbox WHERE status = 'queued'",
+    )
+    .get_result(conn)
+    .await
 }

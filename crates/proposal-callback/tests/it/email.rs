@@ -6,13 +6,21 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use proposal_callback::email::config::EmailConfig;
 use proposal_callback::email::worker::{self, Mailer};
+use proposal_callback::metrics::OutboxMetrics;
 use proposal_callback::schema::proposal::email_outbox as o;
 
 use crate::support::{TestApp, example};
 use common::test_support::SmtpSink;
 
 fn config(smtp_url: Option<String>) -> EmailConfig {
+    config_with(smtp_url, &[])
+}
+
+fn config_with(smtp_url: Option<String>, extra: &[(&str, &str)]) -> EmailConfig {
     let mut env: HashMap<String, String> = HashMap::new();
+    for (k, v) in extra {
+        env.insert((*k).into(), (*v).into());
+    }
     if let Some(url) = smtp_url {
         env.insert("SMTP_URL".into(), url);
     }
@@ -22,7 +30,8 @@ fn config(smtp_url: Option<String>) -> EmailConfig {
     );
     // Retries come quickly in tests.
     env.insert("EMAIL_RETRY_BASE".into(), "50ms".into());
-    env.insert("EMAIL_RETRY_MAX".into(), "200ms".into());
+    env.entry("EMAIL_RETRY_MAX".into())
+        .or_insert_with(|| "200ms".into());
     EmailConfig::from_source(&env).unwrap()
 }
 
@@ -134,7 +143,9 @@ async fn two_workers_never_send_one_email_twice() {
 async fn without_smtp_url_mail_stays_queued() {
     let t = TestApp::start().await;
     assert!(Mailer::new(&config(None)).unwrap().is_none());
-    worker::start(&t.db.pool(), &config(None)).await.unwrap();
+    worker::start(&t.db.pool(), &config(None), &OutboxMetrics::new())
+        .await
+        .unwrap();
     assert_eq!(
         t.callback("demo-a", "tokio", example("tokio", "refused"))
             .await
@@ -142,4 +153,202 @@ async fn without_smtp_url_mail_stays_queued() {
         200
     );
     assert_eq!(outbox(&t).await, vec![("queued".into(), 0, false)]);
+}
+
+/// The outbox rows as (status, attempts, last_error), oldest first.
+async fn outbox_errors(t: &TestApp) -> Vec<(String, i32, Option<String>)> {
+    o::table
+        .order(o::id)
+        .select((o::status, o::attempts, o::last_error))
+        .load(&mut t.conn().await)
+        .await
+        .unwrap()
+}
+
+/// Queues one email per example payload of `insurers` (three each).
+async fn queue_emails(t: &TestApp, insurers: &[&str]) -> usize {
+    let mut n = 0;
+    for insurer in insurers {
+        for outcome in ["approved", "pending", "refused"] {
+            let (status, body) = t
+                .callback("demo-a", insurer, example(insurer, outcome))
+                .await;
+            assert_eq!(status, 200, "{body}");
+            n += 1;
+        }
+    }
+    n
+}
+
+fn scrape(registry: &prometheus::Registry) -> String {
+    prometheus::TextEncoder::new()
+        .encode_to_string(&registry.gather())
+        .unwrap()
+}
+
+/// A relay that accepts the connection and never answers: each attempt fails within
+/// SMTP_TIMEOUT with its error on the row and in `/metrics`; once the relay answers, every
+/// email arrives once.
+#[actix_web::test]
+async fn a_relay_that_never_answers_fails_each_attempt_in_time_and_mail_flows_once_it_answers() {
+    let t = TestApp::start().await;
+    let n = queue_emails(&t, &["porto"]).await;
+    let sink = SmtpSink::start().await;
+    sink.hung.store(true, Ordering::SeqCst);
+    let registry = prometheus::Registry::new();
+    let metrics = OutboxMetrics::new();
+    metrics.register(&registry);
+    let mailer = Mailer::new(&config_with(Some(sink.url()), &[("SMTP_TIMEOUT", "1s")]))
+        .unwrap()
+        .unwrap()
+        .with_metrics(metrics.clone());
+    let pool = t.db.pool();
+
+    // A bound on a hang, not a performance claim: each of the three fails after 1 s.
+    let sent = tokio::time::timeout(Duration::from_secs(60), mailer.run_once(&pool))
+        .await
+        .expect("the worker hung on a silent relay")
+        .unwrap();
+    assert_eq!(sent, 0);
+    let rows = outbox_errors(&t).await;
+    assert_eq!(rows.len(), n);
+    for (status, attempts, error) in &rows {
+        assert_eq!((status.as_str(), *attempts), ("queued", 1), "{rows:?}");
+        assert_eq!(
+            error.as_deref(),
+            Some("SMTP connect (greeting, EHLO): no answer within 1s"),
+            "{rows:?}"
+        );
+    }
+    assert!(sink.messages().is_empty());
+    worker::refresh_queue_metrics(&pool, &metrics)
+        .await
+        .unwrap();
+    let text = scrape(&registry);
+    assert!(
+        text.contains(&format!("proposal_callback_outbox_queued {n}\n")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "proposal_callback_outbox_attempts_failed_total {n}\n"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("proposal_callback_outbox_sent_total 0\n"),
+        "{text}"
+    );
+    assert!(metrics.oldest_queued_age.get() >= 0.0);
+    assert!(
+        text.contains("proposal_callback_outbox_oldest_queued_age_seconds "),
+        "{text}"
+    );
+
+    // The relay answers again: after the backoff every email is sent, once.
+    sink.hung.store(false, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert_eq!(mailer.run_once(&pool).await.unwrap(), n);
+    assert_eq!(mailer.run_once(&pool).await.unwrap(), 0);
+    assert!(
+        outbox_errors(&t)
+            .await
+            .iter()
+            .all(|(s, a, e)| s == "sent" && *a == 2 && e.is_none())
+    );
+    let ids: Vec<i64> = o::table
+        .order(o::id)
+        .select(o::id)
+        .load(&mut t.conn().await)
+        .await
+        .unwrap();
+    assert_eq!(sink.messages().len(), n);
+    for id in ids {
+        assert_eq!(
+            sink.copies_of(&format!("<outbox-{id}@proposal-callback>")),
+            1
+        );
+    }
+    worker::refresh_queue_metrics(&pool, &metrics)
+        .await
+        .unwrap();
+    let text = scrape(&registry);
+    assert!(
+        text.contains("proposal_callback_outbox_queued 0\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("proposal_callback_outbox_oldest_queued_age_seconds 0\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("proposal_callback_outbox_sent_total {n}\n")),
+        "{text}"
+    );
+}
+
+/// A worker that dies in the middle of a round (its task dropped, as a crash drops it) has
+/// already marked sent every email the relay accepted before: only the one in flight can
+/// arrive twice, and it is sent again once its lease is over.
+#[actix_web::test]
+async fn a_worker_dying_mid_round_leaves_only_the_email_in_flight_to_send_again() {
+    let t = TestApp::start().await;
+    let n = queue_emails(&t, &["porto", "tokio", "too"]).await;
+    let sink = SmtpSink::start().await;
+    sink.data_delay_ms.store(200, Ordering::SeqCst);
+    let mailer = Mailer::new(&config_with(Some(sink.url()), &[("SMTP_TIMEOUT", "1s")]))
+        .unwrap()
+        .unwrap();
+    let pool = t.db.pool();
+    let round = tokio::spawn({
+        let (mailer, pool) = (mailer.clone(), pool.clone());
+        async move { mailer.run_once(&pool).await }
+    });
+    // Dies while the fourth email is with the relay.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while sink.messages().len() < 3 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no mail reached the relay"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    round.abort();
+    let _ = round.await;
+    let delivered = sink.messages().len();
+    let marked: i64 = o::table
+        .filter(o::status.eq("sent"))
+        .count()
+        .get_result(&mut t.conn().await)
+        .await
+        .unwrap();
+    assert!(
+        marked as usize + 1 >= delivered && delivered >= 3,
+        "{marked} marked sent, {delivered} delivered"
+    );
+
+    // The in-flight email's lease ends; a new worker sends everything that is left.
+    sink.data_delay_ms.store(0, Ordering::SeqCst);
+    tokio::time::sleep(mailer.lease() + Duration::from_millis(200)).await;
+    let again = Mailer::new(&config_with(Some(sink.url()), &[("SMTP_TIMEOUT", "1s")]))
+        .unwrap()
+        .unwrap();
+    while again.run_once(&pool).await.unwrap() > 0 {}
+    let ids: Vec<i64> = o::table
+        .order(o::id)
+        .select(o::id)
+        .load(&mut t.conn().await)
+        .await
+        .unwrap();
+    assert_eq!(ids.len(), n);
+    let mut extra = 0;
+    for id in &ids {
+        let copies = sink.copies_of(&format!("<outbox-{id}@proposal-callback>"));
+        assert!((1..=2).contains(&copies), "outbox-{id}: {copies} copies");
+        extra += copies - 1;
+    }
+    assert!(extra <= 1, "{extra} extra copies for one interrupted round");
+    assert_eq!(sink.messages().len(), n + extra);
+    assert!(outbox(&t).await.iter().all(|(s, _, _)| s == "sent"));
 }
