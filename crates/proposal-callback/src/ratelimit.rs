@@ -189,7 +189,7 @@ impl FailureLimiter {
                 "callback auth: client blocked after repeated failures"
             );
         }
-        if rand::rng().next_u32() % PRUNE_ONE_IN == 0 {
+        if rand::rng().next_u32().is_multiple_of(PRUNE_ONE_IN) {
             auth_failures::prune(conn, window).await?;
         }
         Ok(())
