@@ -17,9 +17,9 @@ async fn migrations_revert_and_reapply() {
         conn.batch_execute("SET search_path TO proposal, public")
             .unwrap();
         let reverted = conn.revert_all_migrations(MIGRATIONS).unwrap();
-        assert_eq!(reverted.len(), 3);
+        assert_eq!(reverted.len(), 5);
         let applied = conn.run_pending_migrations(MIGRATIONS).unwrap();
-        assert_eq!(applied.len(), 3);
+        assert_eq!(applied.len(), 5);
     })
     .await
     .unwrap();

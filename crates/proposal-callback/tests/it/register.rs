@@ -751,12 +751,18 @@ async fn serve_reads_the_insurers_configuration_from_the_environment() {
     }
 }
 
-#[test]
-fn serve_refuses_a_bad_callback_base_url_naming_it() {
+/// `serve` reaches its database before it reads its own configuration (the service skeleton
+/// checks `DATABASE_URL` first), so the database here is a real one; the address it would
+/// listen on is taken, so a configuration wrongly accepted ends in an error too, never a hang.
+#[actix_web::test]
+async fn serve_refuses_a_bad_callback_base_url_naming_it() {
+    let t = TestApp::start().await;
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_proposal-callback"))
         .arg("serve")
         .env("JWT_SECRET", crate::support::SECRET)
-        .env("DATABASE_URL", "postgres://127.0.0.1:1/none")
+        .env("DATABASE_URL", t.db.url())
+        .env("BIND", taken.local_addr().unwrap().to_string())
         .env("CALLBACK_BASE_URL", "callbacks.example.com")
         .output()
         .unwrap();
