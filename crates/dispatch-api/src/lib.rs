@@ -26,3 +26,14 @@ use diesel_migrations::{EmbeddedMigrations, embed_migrations};
 pub const SCHEMA: &str = "dispatch";
 pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
 pub const MIGRATIONS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/migrations");
+
+/// What the service skeleton (`common::service`) needs to know about this service.
+pub const SKELETON: common::service::Skeleton = common::service::Skeleton {
+    name: "dispatch-api",
+    about: "Emergency dispatch service. Configuration comes from the environment (see .env.example)",
+    version: env!("CARGO_PKG_VERSION"),
+    serve_about: "Migrate, then serve HTTP and WebSockets (the default)",
+    default_bind: "127.0.0.1:8080",
+    schema: SCHEMA,
+    migrations: &MIGRATIONS,
+};
