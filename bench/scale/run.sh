@@ -10,6 +10,8 @@
 # then the large one, back to back, so the pair shares the machine's state of the moment.
 # Routes that need an incident take random ids among the newest 1,000 incidents (the
 # recent and open ones the screens show); prank calls take random phones with prank calls.
+# wrk counts every answer: the non2xx column says how many were not 2xx (a 503 is a
+# statement that ran past the 5 s statement_timeout), so read r/s together with it.
 # Environment: PGURL, TARGET_DIR, BIN (see lib.sh and build-dispatch.sh), N (2000000),
 # SCALE_DB (scale_dispatch_<N>), DURATION (s per route, 10), CONNECTIONS (16),
 # PORT (18190; the large database's server takes PORT+1), ROUTES (an egrep filter on the
@@ -126,7 +128,8 @@ to_ms() { # wrk latency (850.00us, 12.34ms, 1.20s) -> ms
 }
 measure() { # side port token path [values] -> "rps p99ms errors"
   local side=$1 port=$2 token=$3 path=$4 values=${5:-} out=$WORK/wrk.txt
-  local args=(-t2 -c"$CONNECTIONS" -H "Authorization: Bearer $token")
+  # --timeout above the 5 s statement_timeout: a slow answer is measured, not dropped.
+  local args=(-t2 -c"$CONNECTIONS" --timeout 10s -H "Authorization: Bearer $token")
   local url="http://127.0.0.1:$port$path"
   if [ -n "$values" ]; then
     export VALUES_FILE=$WORK/$side.$values.lua PATH_FMT=$path
@@ -138,8 +141,10 @@ measure() { # side port token path [values] -> "rps p99ms errors"
   local rps p99 errors
   rps=$(awk '/Requests\/sec/ {printf "%.0f", $2}' "$out")
   p99=$(to_ms "$(awk '$1 == "99%" {print $2}' "$out")")
-  errors=$(awk '/Non-2xx/ {print $NF}' "$out")
-  echo "$rps $p99 ${errors:-0}"
+  # not 2xx, plus requests without an answer (socket errors: connect, read, write, timeout)
+  errors=$(awk '/Non-2xx/ {n += $NF} /Socket errors/ {gsub(",", ""); n += $4 + $6 + $8 + $10}
+                END {print n + 0}' "$out")
+  echo "$rps $p99 $errors"
 }
 
 log "measuring: $DURATION s per route and database, $CONNECTIONS connections"
@@ -147,13 +152,14 @@ RESULTS=$WORK/results.txt
 while IFS='|' read -r name who path values; do
   echo "$name" | grep -Eq -- "$ROUTES" || continue
   token=${TOKENS[0]}; [ "$who" = f ] && token=${TOKENS[1]}
-  # Every route must answer 200 on both before it is measured.
+  # Every route should answer 200 on both; one that does not (a 503 when its statement runs
+  # past the pool's statement_timeout) is measured all the same and its answers counted.
   for side in demo scale; do
     port=$PORT; [ $side = scale ] && port=$((PORT + 1))
     p=$path
     [ -n "$values" ] && p=${path//%s/$(sed -n 2p "$WORK/$side.$values.lua" | tr -d '",')}
     code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $token" "http://127.0.0.1:$port$p")
-    [ "$code" = 200 ] || { echo "$name on $side answered $code ($p)" >&2; exit 1; }
+    [ "$code" = 200 ] || echo "warning: $name on $side answered $code ($p)" >&2
   done
   read -r d_rps d_p99 d_err <<< "$(measure demo "$PORT" "$token" "$path" "$values")"
   read -r s_rps s_p99 s_err <<< "$(measure scale "$((PORT + 1))" "$token" "$path" "$values")"
