@@ -1,0 +1,118 @@
+-- Invariants of dispatch-api's data that the generated data must keep. The file prints one
+-- row per broken invariant (its name, how many rows break it, an example id and detail), so
+-- nothing when all hold. No LIMIT in the checks: with one the planner may pick a nested loop
+-- hoping to stop early, and when no row breaks the invariant it never does. Run at the end
+-- of bench/scale/build-dispatch.sh:
+--
+--   psql -X -At -f bench/scale/check-dispatch.sql "$DATABASE_URL"
+\set ON_ERROR_STOP on
+SET search_path TO dispatch, public;
+SET TIME ZONE 'UTC';
+SET work_mem = '256MB';
+
+-- States: final ones closed, open ones not; a conclusion exactly on closed incidents.
+SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'closed_at matches the state', id, state FROM incidents
+  WHERE (state IN ('closed', 'cancelled', 'prank')) <> (closed_at IS NOT NULL)) v(c, id, x) GROUP BY c;
+SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'conclusion only on closed', id, state FROM incidents
+  WHERE (state = 'closed') <> (conclusion IS NOT NULL)) v(c, id, x) GROUP BY c;
+-- Only the newest incidents are open: among the newest 1,000 and, at the rate of a large
+-- centre (1,000,000 incidents or more), in the last 6 hours before the newest.
+SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (WITH newest AS (
+    SELECT min(created_at) AS since FROM (
+        SELECT created_at FROM incidents ORDER BY created_at DESC LIMIT 1000) n
+    UNION ALL
+    SELECT max(created_at) - interval '6 hours' FROM incidents
+     WHERE (SELECT count(*) FROM incidents) >= 1000000)
+ SELECT 'open only among the newest', id, created_at::text FROM incidents
+  WHERE state NOT IN ('closed', 'cancelled', 'prank')
+    AND created_at < (SELECT max(since) FROM newest)) v(c, id, x) GROUP BY c;
+SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'times in order', id, created_at::text FROM incidents
+  WHERE updated_at < created_at OR regulated_at < created_at OR closed_at < created_at
+     OR closed_at > updated_at OR updated_at > now()) v(c, id, x) GROUP BY c;
+SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'number is <year of creation>-<sequence>', id, number FROM incidents
+  WHERE number !~ '^[0-9]{4}-[0-9]{6,}$'
+     OR left(number, 4)::int <> extract(year FROM created_at)) v(c, id, x) GROUP BY c;
+SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'number unique', NULL::bigint, number FROM incidents GROUP BY number
+ HAVING count(*) > 1) v(c, id, x) GROUP BY c;
+SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'regulator and regulated_at together', id, state FROM incidents
+  WHERE (regulator_id IS NULL) <> (regulated_at IS NULL)) v(c, id, x) GROUP BY c;
+SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'patient form from submission on', id, state FROM incidents
+  WHERE state IN ('awaiting_regulation', 'regulated', 'dispatched', 'closed')
+    AND (patient_name IS NULL OR priority IS NULL OR occurrence_type IS NULL)) v(c, id, x) GROUP BY c;
+
+-- History: versions 1..version in id order, times within the incident's life, and the last
+-- state change is the incident's state.
+SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (WITH h AS (
+    SELECT incident_id, version, at, changes,
+           row_number() OVER w AS rn, lag(id) OVER w AS prev_id, id, lag(at) OVER w AS prev_at
+      FROM incident_history WINDOW w AS (PARTITION BY incident_id ORDER BY version)
+), per AS (
+    SELECT incident_id, count(*) AS n, max(version) AS last_version, min(at) AS first_at,
+           max(at) AS last_at,
+           bool_or(rn <> version OR id < prev_id OR at < prev_at) AS disorder,
+           (array_agg(changes -> 'state' ->> 'to' ORDER BY version DESC)
+               FILTER (WHERE changes ? 'state'))[1] AS last_state
+      FROM h GROUP BY incident_id
+)
+SELECT 'history matches the incident', i.id,
+       format('version %s, history %s/%s, state %s/%s', i.version, per.n, per.last_version,
+              i.state, per.last_state)
+  FROM incidents i LEFT JOIN per ON per.incident_id = i.id
+ WHERE per.incident_id IS NULL OR per.disorder OR per.n <> i.version
+    OR per.last_state IS DISTINCT FROM i.state OR per.first_at <> i.created_at
+    OR per.last_at > i.updated_at
+) v(c, id, x) GROUP BY c;
+SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'history starts with created', incident_id, action FROM incident_history
+  WHERE version = 1 AND action <> 'created') v(c, id, x) GROUP BY c;
+
+-- Technical decisions: one per regulated incident, at its regulation.
+SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'decision at regulation', i.id, i.state FROM incidents i
+   LEFT JOIN technical_decisions t ON t.incident_id = i.id
+  WHERE i.regulated_at IS DISTINCT FROM t.decided_at) v(c, id, x) GROUP BY c;
+
+-- Dispatches: a unit busy on one incident at most; unreleased dispatches only on dispatched
+-- incidents, each of which has exactly one; status is the last step reached.
+SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'unit on two unreleased dispatches', mobile_unit_id, count(*)::text FROM dispatches
+  WHERE status <> 'released' GROUP BY mobile_unit_id HAVING count(*) > 1) v(c, id, x) GROUP BY c;
+SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'dispatched incidents have one unreleased dispatch', i.id, i.state FROM incidents i
+   LEFT JOIN dispatches d ON d.incident_id = i.id AND d.status <> 'released'
+  GROUP BY i.id, i.state HAVING (i.state = 'dispatched') <> (count(d.id) = 1) OR count(d.id) > 1
+) v(c, id, x) GROUP BY c;
+SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'dispatch status is its last step', incident_id, status FROM dispatches
+  WHERE status <> CASE WHEN released_at IS NOT NULL THEN 'released'
+                       WHEN at_destination_at IS NOT NULL THEN 'at_destination'
+                       WHEN transporting_at IS NOT NULL THEN 'transporting'
+                       WHEN on_scene_at IS NOT NULL THEN 'on_scene'
+                       WHEN en_route_at IS NOT NULL THEN 'en_route'
+                       ELSE 'assigned' END) v(c, id, x) GROUP BY c;
+SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'dispatch within its incident', d.incident_id, i.state FROM dispatches d
+   JOIN incidents i ON i.id = d.incident_id
+  WHERE d.assigned_at < i.regulated_at OR i.regulated_at IS NULL
+     OR d.released_at > coalesce(i.closed_at, i.updated_at)
+     OR d.en_route_at < d.assigned_at OR d.on_scene_at < d.en_route_at
+     OR d.released_at < d.on_scene_at
+     OR (d.destination_id IS NOT NULL AND d.transporting_at IS NULL)
+     OR i.state NOT IN ('dispatched', 'closed')) v(c, id, x) GROUP BY c;
+SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'intercurrence on a dispatched incident', x.incident_id, ''
+   FROM incident_intercurrences x
+  WHERE NOT EXISTS (SELECT 1 FROM dispatches d WHERE d.incident_id = x.incident_id)) v(c, id, x) GROUP BY c;
+
+-- Prank calls: exactly the prank incidents, from the caller's phone, at the closing.
+SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'prank call iff prank incident', i.id, i.state FROM incidents i
+   FULL JOIN prank_calls p ON p.incident_id = i.id
+  WHERE (i.state = 'prank') <> (p.id IS NOT NULL) OR i.id IS NULL
+     OR p.phone <> i.caller_phone OR p.recorded_at <> i.closed_at) v(c, id, x) GROUP BY c;
+
+-- The rebuilt constraints and indexes are all there and valid.
+SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'constraint not validated', NULL::bigint, conname::text FROM pg_constraint
+  WHERE connamespace = 'dispatch'::regnamespace AND NOT convalidated) v(c, id, x) GROUP BY c;
+SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'index not valid', NULL::bigint, indexrelid::regclass::text FROM pg_index
+  WHERE indrelid::regclass::text IN ('incidents', 'incident_history', 'technical_decisions',
+                                     'dispatches', 'incident_intercurrences', 'prank_calls')
+    AND NOT (indisvalid AND indisready)) v(c, id, x) GROUP BY c;
+SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'a secondary index is missing', NULL::bigint, name FROM (VALUES
+    ('incidents_search'), ('incidents_newest'), ('incidents_state'), ('incidents_caller_phone'),
+    ('incidents_number_key'), ('incident_history_incident'), ('prank_calls_phone'),
+    ('prank_calls_incident_id_key'), ('technical_decisions_incident'), ('dispatches_incident'),
+    ('dispatches_unit_busy'), ('incident_intercurrences_incident')) AS v(name)
+  WHERE to_regclass('dispatch.' || name) IS NULL) v(c, id, x) GROUP BY c;
