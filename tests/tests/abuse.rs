@@ -361,7 +361,7 @@ async fn deeply_nested_and_invalid_utf8_bodies_are_refused_without_a_crash() {
 
 fn admin_token(tenant: &str) -> String {
     keys()
-        .issue(&json!({"sub": "ops", "tenant": tenant, "role": "admin", "iat": now_secs(), "exp": now_secs() + 600}))
+        .issue(&json!({"sub": "ops", "tenant": tenant, "role": "admin", "aud": "proposal-callback-admin", "iat": now_secs(), "exp": now_secs() + 600}))
         .unwrap()
 }
 
@@ -536,7 +536,7 @@ async fn tampered_tokens_get_401_on_both_services() {
             .await;
         assert_problem(&format!("callback: {what}"), status, &ctype, &body, &[401]);
     }
-    let admin_claims = json!({"sub": "ops", "tenant": "demo-a", "role": "admin", "iat": now_secs(), "exp": now_secs() + 600});
+    let admin_claims = json!({"sub": "ops", "tenant": "demo-a", "role": "admin", "aud": "proposal-callback-admin", "iat": now_secs(), "exp": now_secs() + 600});
     for (what, token) in tampered(&admin_claims) {
         let (status, ctype, body) = s.callback_get("/admin/receipts", &token).await;
         assert_problem(&format!("admin: {what}"), status, &ctype, &body, &[401]);
@@ -606,7 +606,20 @@ async fn tampered_tokens_get_401_on_both_services() {
         "the right token is slowed down too"
     );
 
-    assert_eq!(row_counts(s.url(), "proposal").await, before);
+    // Nothing changes but the limiter's own count (docs/proposal-callback.md): one row, for
+    // the one client that failed.
+    let without_limiter = |counts: Vec<(String, i64)>| -> Vec<(String, i64)> {
+        counts
+            .into_iter()
+            .filter(|(t, _)| t != "auth_failures")
+            .collect()
+    };
+    let after = row_counts(s.url(), "proposal").await;
+    assert!(
+        after.contains(&("auth_failures".to_owned(), 1)),
+        "{after:?}"
+    );
+    assert_eq!(without_limiter(after), without_limiter(before));
     s.assert_alive();
 }
 
