@@ -57,7 +57,7 @@ def b64(b): return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
 key = sys.argv[1].encode()
 now = int(time.time())
 head = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-body = b64(json.dumps({"sub": "ops", "tenant": "demo-a", "role": "admin", "iat": now, "exp": now + 1800}).encode())
+body = b64(json.dumps({"sub": "ops", "tenant": "demo-a", "role": "admin", "aud": "proposal-callback-admin", "iat": now, "exp": now + 1800}).encode())
 sig = b64(hmac.new(key, f"{head}.{body}".encode(), hashlib.sha256).digest())
 print(f"{head}.{body}.{sig}")
 PY
