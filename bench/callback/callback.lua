@@ -1,6 +1,7 @@
 -- wrk: each request is a new Porto callback (approved) for its own proposal B-<n>, with its
 -- own protocolo, so every request is one real transition (no duplicates, no lock waits).
--- Each wrk thread takes its own range of proposal numbers: thread t sends t*PER+1, t*PER+2, ...
+-- Each wrk thread takes its own range of proposal numbers: thread t sends OFFSET + t*PER + 1,
+-- + 2, ... (OFFSET, default 0, lets several runs on one database use fresh proposals).
 local threads = {}
 
 function setup(thread)
@@ -10,7 +11,7 @@ end
 
 function init(args)
   per = tonumber(os.getenv("PER_THREAD") or "100000")
-  base = tid * per
+  base = tonumber(os.getenv("OFFSET") or "0") + tid * per
   counter = 0
   wrk.method = "POST"
   wrk.headers["Content-Type"] = "application/json"

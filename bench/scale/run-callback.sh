@@ -79,7 +79,7 @@ run() { # name db seed-json offset -> "rps p99ms applied"
   basic=$(jq -r '.integrations[] | select(.tenant=="demo-a" and .insurer=="porto") | .token' "$seed")
   token=$(curl -sf -X POST -H "Authorization: Basic $basic" "http://127.0.0.1:$PORT/callback/auth" | jq -r .access_token)
   TOKEN=$token OFFSET=$offset wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --latency \
-    -s "$HERE/callback.lua" "http://127.0.0.1:$PORT/callback/demo-a/porto" > "$WORK/$name.wrk"
+    -s bench/callback/callback.lua "http://127.0.0.1:$PORT/callback/demo-a/porto" > "$WORK/$name.wrk"
   kill "$SERVER"; wait "$SERVER" 2> /dev/null || true; SERVER=
   local rps p99 non2xx
   rps=$(awk '/Requests\/sec/ {printf "%.0f", $2}' "$WORK/$name.wrk")
