@@ -11,6 +11,15 @@ pub trait Source {
     fn get(&self, name: &str) -> Option<String>;
 }
 
+/// A fixed set of variables, as a [`Source`]: for tests, and for tools that take settings
+/// from somewhere other than the environment.
+pub fn vars(pairs: &[(&str, &str)]) -> std::collections::HashMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
+
 /// The process environment. An empty value counts as unset.
 pub struct Env;
 
@@ -255,14 +264,8 @@ impl CommonConfig {
 mod tests {
     use super::*;
     use secrecy::ExposeSecret;
-    use std::collections::HashMap;
 
-    fn env(pairs: &[(&str, &str)]) -> HashMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
+    use super::vars as env;
 
     #[test]
     fn missing_secret_names_the_variable() {

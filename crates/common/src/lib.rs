@@ -11,8 +11,10 @@ pub mod extract;
 pub mod http;
 pub mod listen;
 pub mod problem;
+pub mod routes;
 pub mod service;
 pub mod telemetry;
+pub mod text_enum;
 
 #[cfg(feature = "test-support")]
 pub mod test_support;

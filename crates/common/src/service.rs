@@ -302,25 +302,9 @@ impl Context {
 
     /// Serves `app` (called once per worker) on `BIND` until SIGTERM/SIGINT, then lets
     /// in-flight requests finish for up to [`DRAIN`]. Logs `<service> listening` with the
-    /// address, and `<service> stopped` once drained.
-    pub async fn serve_http<F, T, B>(&self, app: F) -> anyhow::Result<()>
-    where
-        F: Fn() -> App<T> + Send + Clone + 'static,
-        T: ServiceFactory<
-                ServiceRequest,
-                Config = (),
-                Response = ServiceResponse<B>,
-                Error = actix_web::Error,
-                InitError = (),
-            > + 'static,
-        B: MessageBody + 'static,
-    {
-        self.serve_http_with(app, || {}).await
-    }
-
-    /// [`Context::serve_http`], and `on_signal` runs as soon as SIGTERM/SIGINT arrives,
-    /// while the server drains: for what never ends by itself, such as WebSockets, which
-    /// it can tell to close.
+    /// address, and `<service> stopped` once drained. `on_signal` runs as soon as
+    /// SIGTERM/SIGINT arrives, while the server drains: for what never ends by itself, such
+    /// as WebSockets, which it can tell to close.
     pub async fn serve_http_with<F, T, B>(
         &self,
         app: F,

@@ -118,13 +118,7 @@ impl utoipa::Modify for ErrorResponses {
 
 pub fn document() -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
-    let mut routes = Routes::document();
-    crate::routes::routes(&mut routes);
-    doc.paths.paths.extend(routes.paths.paths);
-    let components = doc.components.get_or_insert_with(Default::default);
-    for (name, schema) in routes.schemas {
-        components.schemas.entry(name).or_insert(schema);
-    }
+    crate::routes::routes(&mut Routes::document(&mut doc));
     ErrorResponses.modify(&mut doc);
     doc
 }

@@ -16,7 +16,6 @@ pub mod seed;
 pub mod startup;
 pub mod state;
 pub mod store;
-mod text_enum;
 
 use diesel_migrations::{EmbeddedMigrations, embed_migrations};
 

@@ -90,6 +90,6 @@ pub async fn serve(
     let state = state(pool.clone(), keys, registration)?.with_trusted_proxies(trusted_proxies);
     let metrics = metrics(&pool);
     outbox_metrics.register(&metrics.registry);
-    ctx.serve_http(move || app(state.clone(), metrics.clone()))
+    ctx.serve_http_with(move || app(state.clone(), metrics.clone()), || {})
         .await
 }

@@ -477,12 +477,7 @@ fn parse_jwks(body: &[u8]) -> Result<HashMap<String, Arc<CachedKey>>, FetchError
 mod tests {
     use super::*;
 
-    fn env(pairs: &[(&str, &str)]) -> HashMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
+    use crate::config::vars as env;
 
     #[test]
     fn no_provider_when_nothing_is_set() {

@@ -2,6 +2,8 @@
 //! `at_destination`, `released`, in that order. `transporting` and `at_destination` may be
 //! skipped (no transport); nothing goes back; `released` is final and frees the unit.
 
+use common::text_enum;
+
 use super::Refusal;
 
 text_enum! {

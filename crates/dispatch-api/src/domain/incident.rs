@@ -3,6 +3,8 @@
 //! state -> `cancelled`; `registering`/`awaiting_regulation` -> `prank`. `closed`,
 //! `cancelled` and `prank` are final.
 
+use common::text_enum;
+
 use super::Refusal;
 
 text_enum! {

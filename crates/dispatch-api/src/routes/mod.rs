@@ -19,13 +19,10 @@ pub mod technical_decision_action;
 pub mod unallocated;
 pub mod user;
 
-use actix_web::dev::Handler;
-use actix_web::http::Method;
-use actix_web::{FromRequest, HttpResponse, Responder, web};
+use actix_web::{HttpResponse, web};
+pub use common::routes::Routes;
 use diesel_async::AsyncPgConnection;
 use serde::Serialize;
-use utoipa::openapi::path::{HttpMethod, PathItem, Paths};
-use utoipa::openapi::{RefOr, Schema};
 
 use crate::error::Error;
 use crate::search::{Search, SearchParams};
@@ -72,78 +69,4 @@ pub fn routes(r: &mut Routes<'_>) {
 /// Registers every route with actix.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     routes(&mut Routes::app(cfg));
-}
-
-/// Where a route goes: the app (when there is one) and the OpenAPI paths and schemas.
-pub struct Routes<'a> {
-    cfg: Option<&'a mut web::ServiceConfig>,
-    pub paths: Paths,
-    pub schemas: Vec<(String, RefOr<Schema>)>,
-}
-
-impl<'a> Routes<'a> {
-    pub fn app(cfg: &'a mut web::ServiceConfig) -> Self {
-        Self {
-            cfg: Some(cfg),
-            paths: Paths::new(),
-            schemas: Vec::new(),
-        }
-    }
-
-    /// No app: only the document.
-    pub fn document() -> Routes<'static> {
-        Routes {
-            cfg: None,
-            paths: Paths::new(),
-            schemas: Vec::new(),
-        }
-    }
-
-    /// One route: its `#[utoipa::path]` (`__path_<handler>`) gives its method, path and
-    /// OpenAPI operation; `handler` serves it.
-    pub fn add<'t, P, H, Args>(&mut self, _doc: P, handler: H) -> &mut Self
-    where
-        P: utoipa::Path + utoipa::__dev::SchemaReferences + utoipa::__dev::Tags<'t>,
-        H: Handler<Args>,
-        Args: FromRequest + 'static,
-        H::Output: Responder + 'static,
-    {
-        let path = P::path();
-        for method in P::methods() {
-            if let Some(cfg) = self.cfg.as_deref_mut() {
-                cfg.route(
-                    &path,
-                    web::method(actix_method(&method)).to(handler.clone()),
-                );
-            }
-            let mut operation = P::operation();
-            let tags = P::tags();
-            if !tags.is_empty() {
-                operation
-                    .tags
-                    .get_or_insert_with(Vec::new)
-                    .extend(tags.into_iter().map(str::to_owned));
-            }
-            self.paths.merge(
-                Paths::builder()
-                    .path(&path, PathItem::new(method, operation))
-                    .build(),
-            );
-        }
-        P::schemas(&mut self.schemas);
-        self
-    }
-}
-
-fn actix_method(m: &HttpMethod) -> Method {
-    match m {
-        HttpMethod::Get => Method::GET,
-        HttpMethod::Post => Method::POST,
-        HttpMethod::Put => Method::PUT,
-        HttpMethod::Delete => Method::DELETE,
-        HttpMethod::Options => Method::OPTIONS,
-        HttpMethod::Head => Method::HEAD,
-        HttpMethod::Patch => Method::PATCH,
-        HttpMethod::Trace => Method::TRACE,
-    }
 }

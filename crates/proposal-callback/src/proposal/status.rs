@@ -1,15 +1,10 @@
 //! A proposal's status, a callback's outcome and a receipt's status, as stored and as
 //! answered.
 
-use serde::Serialize;
-use utoipa::ToSchema;
-
-use crate::text_enum::text_enum;
+use common::text_enum;
 
 text_enum! {
     /// Internal proposal statuses (docs/proposal-callback.md, "Statuses and transitions").
-    #[derive(Serialize, ToSchema)]
-    #[serde(rename_all = "snake_case")]
     pub enum Status {
         UnderAnalysis = "under_analysis",
         Pending = "pending",
@@ -27,8 +22,6 @@ impl Status {
 
 text_enum! {
     /// How a callback ended, as the 200 body's `result` says.
-    #[derive(Serialize, ToSchema)]
-    #[serde(rename_all = "snake_case")]
     pub enum Outcome {
         /// The transition was applied (and its email queued).
         Processed = "processed",
@@ -47,8 +40,6 @@ text_enum! {
 text_enum! {
     /// Where a stored callback (a receipt) stands: `received` until its outcome is recorded,
     /// then the callback's outcome or `failed`.
-    #[derive(Serialize, ToSchema)]
-    #[serde(rename_all = "snake_case")]
     pub enum ReceiptStatus {
         /// Stored; no outcome recorded yet (the process or the database went away).
         Received = "received",

@@ -9,11 +9,8 @@ use common::config::{ConfigError, Source, optional_secret, positive_duration};
 use reqwest::Url;
 use secrecy::SecretString;
 
-use serde::Serialize;
-use utoipa::ToSchema;
-
 use crate::insurer::INSURERS;
-use crate::text_enum::text_enum;
+use common::text_enum;
 
 /// The insurer's registration route, below its `{insurer_webhook_url}`.
 pub const REGISTRATION_PATH: &str = "envio/v1/inclusaoCadastro";
@@ -34,8 +31,6 @@ pub struct NotConfigured(pub String);
 
 text_enum! {
     /// An integration's environment: which of the insurer's URLs it registers with.
-    #[derive(Serialize, ToSchema)]
-    #[serde(rename_all = "snake_case")]
     pub enum Environment {
         Homologation = "homologation",
         Production = "production",

@@ -5,13 +5,11 @@ pub mod admin;
 pub mod auth;
 pub mod callback;
 
-use actix_web::http::Method;
-use actix_web::{FromRequest, Handler, HttpResponse, Responder, web};
+use actix_web::{HttpResponse, web};
+use common::routes::Routes;
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa::openapi::OpenApi;
-use utoipa::openapi::path::HttpMethod;
-use utoipa_actix_web::OpenApiFactory;
 
 use crate::error::Error;
 use crate::metrics;
@@ -32,67 +30,12 @@ fn routes(r: &mut Routes<'_>) {
 
 /// Registers the routes on the service's `App`.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    routes(&mut Routes {
-        cfg: Some(cfg),
-        openapi: None,
-    });
+    routes(&mut Routes::app(cfg));
 }
 
 /// Adds the routes' operations, and the schemas they refer to, to `openapi`.
 pub fn document(openapi: &mut OpenApi) {
-    routes(&mut Routes {
-        cfg: None,
-        openapi: Some(openapi),
-    });
-}
-
-/// Where [`routes`] puts each route: the `App`, or the document.
-struct Routes<'a> {
-    cfg: Option<&'a mut web::ServiceConfig>,
-    openapi: Option<&'a mut OpenApi>,
-}
-
-impl Routes<'_> {
-    fn add<P, F, Args>(&mut self, operation: P, handler: F) -> &mut Self
-    where
-        P: utoipa::Path + OpenApiFactory,
-        F: Handler<Args>,
-        Args: FromRequest + 'static,
-        F::Output: Responder + 'static,
-    {
-        if let Some(cfg) = self.cfg.as_deref_mut() {
-            for method in P::methods() {
-                cfg.route(
-                    &P::path(),
-                    web::method(http_method(method)).to(handler.clone()),
-                );
-            }
-        }
-        if let Some(openapi) = self.openapi.as_deref_mut() {
-            openapi.paths.merge(operation.paths());
-            let mut schemas = Vec::new();
-            operation.schemas(&mut schemas);
-            openapi
-                .components
-                .get_or_insert_with(Default::default)
-                .schemas
-                .extend(schemas);
-        }
-        self
-    }
-}
-
-fn http_method(m: HttpMethod) -> Method {
-    match m {
-        HttpMethod::Get => Method::GET,
-        HttpMethod::Post => Method::POST,
-        HttpMethod::Put => Method::PUT,
-        HttpMethod::Delete => Method::DELETE,
-        HttpMethod::Options => Method::OPTIONS,
-        HttpMethod::Head => Method::HEAD,
-        HttpMethod::Patch => Method::PATCH,
-        HttpMethod::Trace => Method::TRACE,
-    }
+    routes(&mut Routes::document(openapi));
 }
 
 /// The 200 answer to a callback (and to a replay).

@@ -7,7 +7,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use crate::email::compose::Email;
 use crate::schema::proposal::email_outbox as o;
-use crate::text_enum::text_enum;
+use common::text_enum;
 
 text_enum! {
     /// Whether an outbox email still waits for the worker.
