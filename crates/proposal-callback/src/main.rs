@@ -24,6 +24,9 @@ enum Command {
         /// `90d`, `12h`, ...: receipts received before now minus this are deleted.
         #[arg(long, value_parser = common::config::parse_duration)]
         older_than: Duration,
+        /// Receipts deleted per statement (each its own transaction).
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(i64).range(1..=100_000))]
+        batch: i64,
     },
 }
 
@@ -50,13 +53,26 @@ async fn run(command: Command, ctx: Context) -> anyhow::Result<()> {
             let report = seed::run(&mut conn, rotate_tokens).await?;
             println!("{}", serde_json::to_string_pretty(&report)?);
         }
-        Command::Prune { older_than } => {
+        Command::Prune { older_than, batch } => {
             let mut conn = ctx.connection().await?;
             let cutoff = chrono::Utc::now() - chrono::Duration::from_std(older_than)?;
-            let deleted = store::receipts::prune(&mut conn, cutoff).await?;
+            let started = std::time::Instant::now();
+            let mut batches = 0_u64;
+            let deleted = store::receipts::prune(&mut conn, cutoff, batch, |total| {
+                batches += 1;
+                if batches % 100 == 0 {
+                    tracing::info!(deleted = total, batches, "prune in progress");
+                }
+            })
+            .await?;
             println!(
                 "{}",
-                serde_json::json!({ "deleted_receipts": deleted, "cutoff": cutoff })
+                serde_json::json!({
+                    "deleted_receipts": deleted,
+                    "batches": batches,
+                    "cutoff": cutoff,
+                    "seconds": started.elapsed().as_secs_f64(),
+                })
             );
         }
     }

@@ -194,9 +194,31 @@ pub async fn lock_if_received(
         .optional()
 }
 
-/// `prune`: deletes receipts received before `cutoff`; returns how many.
-pub async fn prune(conn: &mut AsyncPgConnection, cutoff: DateTime<Utc>) -> QueryResult<usize> {
-    diesel::delete(r::table.filter(r::received_at.lt(cutoff)))
+/// `prune`: deletes receipts received before `cutoff`, oldest first, `batch` at a time, each
+/// batch its own statement and transaction (nothing long-held, so callbacks keep their pace);
+/// `progress` hears the running total after each batch. Returns how many were deleted.
+pub async fn prune(
+    conn: &mut AsyncPgConnection,
+    cutoff: DateTime<Utc>,
+    batch: i64,
+    mut progress: impl FnMut(usize),
+) -> QueryResult<usize> {
+    let mut total = 0;
+    loop {
+        // diesel's DSL cannot delete through a LIMITed subselect of the same table.
+        let deleted = diesel::sql_query(
+            "DELETE FROM proposal.callback_receipts WHERE id IN (
+                 SELECT id FROM proposal.callback_receipts WHERE received_at < $1
+                 ORDER BY received_at, id LIMIT $2)",
+        )
+        .bind::<diesel::sql_types::Timestamptz, _>(cutoff)
+        .bind::<diesel::sql_types::BigInt, _>(batch)
         .execute(conn)
-        .await
+        .await?;
+        total += deleted;
+        if deleted == 0 {
+            return Ok(total);
+        }
+        progress(total);
+    }
 }

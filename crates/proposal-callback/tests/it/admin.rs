@@ -142,33 +142,39 @@ async fn admin_routes_need_an_admin_token_and_valid_parameters() {
     assert_eq!((s, b["code"].as_str()), (400, Some("invalid_parameter")));
 }
 
+/// `prune` deletes the receipts older than the cutoff, a batch at a time, and only those; what
+/// a deleted receipt led to (history, events, the applied key) stays, its reference nulled.
 #[actix_web::test]
-async fn prune_deletes_old_receipts_only() {
+async fn prune_deletes_old_receipts_only_in_batches() {
     use diesel::prelude::*;
     use diesel_async::RunQueryDsl;
-    use proposal_callback::schema::proposal::callback_receipts as r;
+    use proposal_callback::schema::proposal::{
+        applied_callbacks as a, callback_receipts as r, integration_history as h,
+        proposal_events as e,
+    };
     let t = TestApp::start().await;
-    assert_eq!(t.callback("demo-a", "too", b"junk".to_vec()).await.0, 400);
-    assert_eq!(
-        t.callback("demo-a", "too", crate::support::example("too", "approved"))
-            .await
-            .0,
-        200
-    );
+    for _ in 0..3 {
+        assert_eq!(t.callback("demo-a", "too", b"junk".to_vec()).await.0, 400);
+    }
+    let approved = crate::support::example("too", "approved");
+    assert_eq!(t.callback("demo-a", "too", approved).await.0, 200);
     let mut conn = t.conn().await;
-    let oldest: i64 = r::table
-        .select(diesel::dsl::min(r::id))
-        .first::<Option<i64>>(&mut conn)
+    let old: Vec<i64> = r::table
+        .select(r::id)
+        .order(r::id)
+        .load(&mut conn)
         .await
-        .unwrap()
         .unwrap();
-    diesel::update(r::table.find(oldest))
+    assert_eq!(old.len(), 4);
+    diesel::update(r::table.filter(r::id.eq_any(&old)))
         .set(r::received_at.eq(chrono::Utc::now() - chrono::Duration::days(91)))
         .execute(&mut conn)
         .await
         .unwrap();
+    // A receipt of today stays.
+    assert_eq!(t.callback("demo-a", "too", b"junk".to_vec()).await.0, 400);
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_proposal-callback"))
-        .args(["prune", "--older-than", "90d"])
+        .args(["prune", "--older-than", "90d", "--batch", "3"])
         .env("DATABASE_URL", t.db.url())
         .output()
         .unwrap();
@@ -178,10 +184,49 @@ async fn prune_deletes_old_receipts_only() {
         String::from_utf8_lossy(&out.stderr)
     );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["deleted_receipts"], 1);
+    assert_eq!(
+        (&report["deleted_receipts"], &report["batches"]),
+        (&serde_json::json!(4), &serde_json::json!(2)),
+        "{report}"
+    );
     let left: Vec<i64> = r::table.select(r::id).load(&mut conn).await.unwrap();
     assert_eq!(left.len(), 1);
-    assert_ne!(left[0], oldest);
-    // The applied callback's history survives its receipt.
+    assert!(!old.contains(&left[0]));
+    // The applied callback's history, events and key survive their receipt.
     assert_eq!(t.proposal("demo-a", "99120").await.history.len(), 1);
+    let dangling = |n: i64| assert_eq!(n, 0);
+    dangling(
+        h::table
+            .filter(h::receipt_id.is_not_null())
+            .count()
+            .get_result(&mut conn)
+            .await
+            .unwrap(),
+    );
+    dangling(
+        e::table
+            .filter(e::receipt_id.eq_any(&old))
+            .count()
+            .get_result(&mut conn)
+            .await
+            .unwrap(),
+    );
+    let keys: Vec<Option<i64>> = a::table
+        .select(a::receipt_id)
+        .load(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(keys, vec![None]);
+}
+
+#[actix_web::test]
+async fn prune_refuses_a_batch_of_zero() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_proposal-callback"))
+        .args(["prune", "--older-than", "90d", "--batch", "0"])
+        .env("DATABASE_URL", "postgres://nobody@127.0.0.1:1/none")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--batch"), "{stderr}");
 }
