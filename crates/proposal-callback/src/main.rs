@@ -60,7 +60,7 @@ async fn run(command: Command, ctx: Context) -> anyhow::Result<()> {
             let mut batches = 0_u64;
             let deleted = store::receipts::prune(&mut conn, cutoff, batch, |total| {
                 batches += 1;
-                if batches % 100 == 0 {
+                if batches.is_multiple_of(100) {
                     tracing::info!(deleted = total, batches, "prune in progress");
                 }
             })
