@@ -202,6 +202,8 @@ async fn a_write_on_one_replica_reaches_a_subscriber_on_the_other_until_it_unsub
     b.stop().await;
 }
 
+/// After the listening connections are killed, what was written meanwhile still arrives
+/// (the followed incidents are re-read) and a queue's follower is told to read it again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_listening_connection_misses_nothing() {
     let api = Api::new().await;
@@ -214,6 +216,11 @@ async fn a_killed_listening_connection_misses_nothing() {
     let (id, v) = an_incident(&api).await;
     let mut ws = b.socket(&token).await;
     assert_eq!(subscribe(&mut ws, id).await["version"], v);
+    let mut queue = b.socket(&token).await;
+    assert_eq!(
+        follow(&mut queue, "awaiting_regulation").await["type"],
+        "subscribed"
+    );
     diesel::sql_query(format!(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
          WHERE application_name = '{APPLICATION_NAME}' AND datname = current_database()"
@@ -229,6 +236,11 @@ async fn a_killed_listening_connection_misses_nothing() {
     assert_eq!(got["type"], "incident.updated");
     assert_eq!(got["incident_id"], id);
     assert_eq!(got["version"], v2);
+    // Queue moves of that time are unknown: the queue's follower is told to read it again.
+    assert_eq!(
+        next(&mut queue, 10).await,
+        Some(json!({"type": "queue.resync", "queue": "awaiting_regulation"}))
+    );
     // And the next one, live.
     listeners_up(&api, 2).await;
     let v3 = patch(&a, &token, id, v2, json!({"patient_age": 50})).await;
