@@ -164,14 +164,16 @@ impl Out {
         within(self.session.pong(bytes), self.timeout).await
     }
 
-    /// Writes what the hub queued (as much as is there now), collecting what it held back.
+    /// Writes what the hub had queued when called (not what arrives meanwhile, so an answer
+    /// is never held up by a steady stream of events), collecting what it held back.
     async fn drain(
         &mut self,
         queue: &mut mpsc::Receiver<Arc<str>>,
         client: &Client,
         hub: &Hub,
     ) -> Result<(), Stop> {
-        while let Ok(text) = queue.try_recv() {
+        for _ in 0..queue.len() {
+            let Ok(text) = queue.try_recv() else { break };
             self.send(&text).await?;
             if client.is_behind() {
                 hub.catch_up(client);
