@@ -34,6 +34,8 @@ use crate::views::*;
         Empty, CancelBody, TechnicalDecisionBody, SendToBody,
         DispatchBody, StatusBody, IntercurrenceBody, TransferBody,
         CloseBody,
+        // The WebSocket's frames (`GET /ws`): not HTTP bodies, described here for clients.
+        crate::realtime::ws::ClientMessage, crate::realtime::hub::ServerMessage,
     )),
     modifiers(&BearerJwt),
 )]

@@ -9,6 +9,7 @@ pub mod dispatch;
 pub mod form;
 pub mod incident;
 pub mod phone;
+pub mod queue;
 pub mod refusal;
 pub mod user;
 

@@ -1,21 +1,22 @@
-//! The process's one `LISTEN` connection (one per replica: docs/dispatch-realtime.md, "Fan-out across replicas"), shared by everything
-//! that follows the database: the user cache, the WebSocket hub and the reference data.
-//! Each follows its own receiver of one broadcast channel and picks its own channel's
-//! notifications; each treats `Reconnected` (and a lagging receiver) as "anything may have
-//! been missed" and re-reads what it holds.
+//! The process's one `LISTEN` connection (one per replica: docs/dispatch-realtime.md,
+//! "Fan-out across replicas"), shared by everything that follows the database: the user
+//! cache, the WebSocket hub (incidents, work queues, and the authority of each socket's
+//! user) and the reference data. Each follows its own receiver of one broadcast channel and
+//! picks its own channel's notifications; each treats `Reconnected` (and a lagging
+//! receiver) as "anything may have been missed" and re-reads what it holds.
+
+use std::time::Duration;
 
 use common::db::{self, Pool};
 use common::listen::{ListenEvent, ListenSettings};
-use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
-use super::hub::{ALL_GROUPS, Hub, parse_payload};
+use super::hub::{ALL_GROUPS, Ending, Hub};
+use super::notice::{IncidentNotice, QueueNotice};
 use crate::catalog::Catalog;
-use crate::schema::dispatch::incidents;
 use crate::state::AppState;
-use crate::store::{INCIDENT_CHANNEL, REFERENCE_CHANNEL};
+use crate::store::{self, INCIDENT_CHANNEL, QUEUE_CHANNEL, REFERENCE_CHANNEL};
 use crate::user_cache;
 
 /// `application_name` of the listening connection (find it in `pg_stat_activity`).
@@ -28,12 +29,17 @@ pub fn settings() -> ListenSettings {
     }
 }
 
-/// Starts the listener and its three followers. Abort the returned handle to stop them all
-/// (the followers end when the listener's channel closes).
+/// Starts the listener and its followers. Abort the returned handle to stop them all (the
+/// followers end when the listener's channel closes).
 pub fn spawn(database_url: String, state: &AppState, settings: ListenSettings) -> JoinHandle<()> {
     let (tx, _) = broadcast::channel(4096);
     tokio::spawn(user_cache::follow(tx.subscribe(), state.users.clone()));
     tokio::spawn(follow_incidents(
+        tx.subscribe(),
+        state.hub.clone(),
+        state.pool.clone(),
+    ));
+    tokio::spawn(follow_users(
         tx.subscribe(),
         state.hub.clone(),
         state.pool.clone(),
@@ -43,24 +49,41 @@ pub fn spawn(database_url: String, state: &AppState, settings: ListenSettings) -
         state.catalog.clone(),
         state.pool.clone(),
     ));
-    let channels = [user_cache::CHANNEL, INCIDENT_CHANNEL, REFERENCE_CHANNEL]
-        .map(str::to_owned)
-        .to_vec();
+    let channels = [
+        user_cache::CHANNEL,
+        INCIDENT_CHANNEL,
+        QUEUE_CHANNEL,
+        REFERENCE_CHANNEL,
+    ]
+    .map(str::to_owned)
+    .to_vec();
     common::listen::spawn(database_url, channels, settings, tx)
 }
 
+/// Incident changes and work-queue moves, on one task so that a socket following both
+/// hears them in the order they were committed.
 async fn follow_incidents(mut rx: broadcast::Receiver<ListenEvent>, hub: Hub, pool: Pool) {
     loop {
         match rx.recv().await {
             Ok(ListenEvent::Notification { channel, payload }) if channel == INCIDENT_CHANNEL => {
-                match parse_payload(&payload) {
-                    Some((id, version, changed)) => {
-                        hub.publish(id, version, &changed);
+                match IncidentNotice::parse(&payload) {
+                    Some(notice) => {
+                        hub.publish(&notice);
                     }
                     None => tracing::warn!(%payload, "unreadable incident notification"),
                 }
             }
+            Ok(ListenEvent::Notification { channel, payload }) if channel == QUEUE_CHANNEL => {
+                match QueueNotice::parse(&payload) {
+                    Some(notice) => {
+                        hub.publish_queue(&notice);
+                    }
+                    None => tracing::warn!(%payload, "unreadable queue notification"),
+                }
+            }
             Ok(ListenEvent::Reconnected) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                let told = hub.resync_queues();
+                tracing::info!(told, "queue followers told to re-read their queues");
                 resync(&hub, &pool).await;
             }
             Ok(_) => {}
@@ -76,25 +99,101 @@ pub async fn resync(hub: &Hub, pool: &Pool) {
     if ids.is_empty() {
         return;
     }
-    let rows: Result<Vec<(i64, i32)>, _> = async {
-        let mut conn = db::conn(pool).await.map_err(|p| p.to_string())?;
-        incidents::table
-            .filter(incidents::id.eq_any(&ids))
-            .select((incidents::id, incidents::version))
-            .load(&mut conn)
+    let read = async {
+        let conn = db::conn(pool).await.map_err(|p| p.to_string())?;
+        store::incidents::versions(&conn, &ids)
             .await
             .map_err(|e| e.to_string())
-    }
-    .await;
-    match rows {
+    };
+    match read.await {
         Ok(rows) => {
             let sent: usize = rows
                 .into_iter()
-                .map(|(id, v)| hub.publish(id, v, ALL_GROUPS))
+                .map(|row| {
+                    hub.publish(&IncidentNotice {
+                        incident_id: row.id,
+                        version: row.version,
+                        changed: ALL_GROUPS.to_vec(),
+                    })
+                })
                 .sum();
             tracing::info!(incidents = ids.len(), sent, "re-read followed incidents");
         }
         Err(e) => tracing::warn!(error = %e, "cannot re-read followed incidents"),
+    }
+}
+
+/// The authority of each socket's user: on a user change (the same notice that evicts the
+/// user cache) the user is read again, once for all their sockets, and the sockets whose
+/// user is no longer active or no longer has the profile they were opened with are ended.
+/// A profile change (`*`) or a reconnection re-reads every connected user.
+async fn follow_users(mut rx: broadcast::Receiver<ListenEvent>, hub: Hub, pool: Pool) {
+    loop {
+        let users = match rx.recv().await {
+            Ok(ListenEvent::Notification { channel, payload })
+                if channel == user_cache::CHANNEL =>
+            {
+                match payload.parse::<i64>() {
+                    Ok(id) => vec![id],
+                    Err(_) => hub.connected_users(),
+                }
+            }
+            Ok(ListenEvent::Reconnected) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                hub.connected_users()
+            }
+            Ok(_) => continue,
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        check_users(&hub, &pool, users).await;
+    }
+}
+
+/// How often, and how far apart, a user change is read again when the database fails.
+const CHECK_ATTEMPTS: u32 = 3;
+const CHECK_RETRY: Duration = Duration::from_millis(300);
+
+/// Ends the sockets of `users` that lost their authority. When the users cannot be read,
+/// their sockets end with [`Ending::Unconfirmed`]: a change was announced and cannot be
+/// confirmed, and the client's reconnection authenticates afresh.
+pub async fn check_users(hub: &Hub, pool: &Pool, mut users: Vec<i64>) {
+    let connected = hub.connected_users();
+    users.retain(|u| connected.contains(u));
+    if users.is_empty() {
+        return;
+    }
+    for attempt in 1..=CHECK_ATTEMPTS {
+        let read = async {
+            let conn = db::conn(pool).await.map_err(|p| p.to_string())?;
+            store::users::callers(&conn, &users)
+                .await
+                .map_err(|e| e.to_string())
+        };
+        match read.await {
+            Ok(found) => {
+                let mut ended = 0;
+                for &id in &users {
+                    let now = found
+                        .iter()
+                        .find(|c| c.id == id)
+                        .map(|c| (c.status.as_str(), c.profile));
+                    ended += hub.end_sockets_of(id, |profile| Ending::judge(profile, now));
+                }
+                if ended > 0 {
+                    tracing::info!(ended, "sockets ended: their user changed");
+                }
+                return;
+            }
+            Err(e) if attempt < CHECK_ATTEMPTS => {
+                tracing::warn!(error = %e, attempt, "cannot read changed users; retrying");
+                tokio::time::sleep(CHECK_RETRY).await;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read changed users; ending their sockets");
+                for &id in &users {
+                    hub.end_sockets_of(id, |_| Some(Ending::Unconfirmed));
+                }
+            }
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod hub;
 pub mod listener;
+pub mod notice;
 pub mod ws;
 
 pub use hub::Hub;

@@ -1,25 +1,37 @@
-//! `GET /ws`: one socket per browser tab. The token comes in `Authorization: Bearer` or, for
-//! browsers, the `access_token` query parameter (the request log shows the path only, never
-//! the query). Client messages: `{"type":"subscribe","incident_id":N}` and
-//! `{"type":"unsubscribe","incident_id":N}`; server messages: see `hub::ServerMessage`.
+//! `GET /ws`: one socket per browser tab (docs/dispatch-realtime.md, "WebSocket protocol").
+//! The token comes in `Authorization: Bearer` or, for browsers, the `access_token` query
+//! parameter (the request log shows the path only, never the query). Client messages:
+//! [`ClientMessage`]; server messages: `hub::ServerMessage`.
 //!
-//! Each socket runs on one task: it reads the client's frames, writes what the hub queued
-//! for it, pings it when idle and drops it when it stays silent past the idle timeout, when
-//! the hub kicks it for being too slow (its queue is full: `1008`), when a frame cannot be
-//! written within the send timeout (dropped without a close frame, which could not be written
-//! either), or when the server shuts down (close frame `1001`).
+//! Each socket runs on one task. It reads the client's frames and answers each request in
+//! order, writing the answer itself: while a frame cannot be written the task reads no
+//! further request, so a burst of requests is slowed to the pace the client reads its
+//! answers (flow control), never refused. Between requests it writes what the hub queued
+//! for it and collects what the hub held back while that queue was full. It pings the
+//! client when idle and ends the socket:
+//! - when the client stays silent past the idle timeout (`1001`, "idle");
+//! - when a frame cannot be written within the send timeout: the client stopped reading
+//!   (`1008`, "not reading", if that close frame can still be written; otherwise the
+//!   connection is dropped);
+//! - when its authority ends: the token expires, or the user is deactivated, deleted or
+//!   given another profile (`4401` with the reason, see `hub::Ending`);
+//! - when the server shuts down (`1001`).
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use actix_ws::{AggregatedMessage, CloseCode, CloseReason, Session};
 use common::Problem;
-use common::auth::authorization;
+use common::auth::{authorization, now_secs};
 use common::db::Pool;
 use serde::Deserialize;
+use tokio::sync::mpsc;
 
 pub use super::hub::WsSettings;
-use super::hub::{Client, Hub, ServerMessage};
+use super::hub::{Client, Ending, Hub, ServerMessage};
+use crate::domain::incident::State;
+use crate::domain::queue::{self, QUEUES};
 use crate::domain::user::{CurrentUser, may};
 use crate::state::AppState;
 use crate::store;
@@ -29,17 +41,48 @@ struct WsQuery {
     access_token: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+/// Client -> server messages: JSON text frames naming either an incident or a work queue
+/// (an open state).
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "type", deny_unknown_fields)]
-enum ClientMessage {
+#[schema(as = WsClientMessage)]
+pub enum ClientMessage {
+    /// Follow an incident (`incident_id`) or a work queue (`queue`); one of the two.
     #[serde(rename = "subscribe")]
-    Subscribe { incident_id: i64 },
+    Subscribe {
+        incident_id: Option<i64>,
+        queue: Option<State>,
+    },
+    /// Stop following it; nothing more is sent for it.
     #[serde(rename = "unsubscribe")]
-    Unsubscribe { incident_id: i64 },
+    Unsubscribe {
+        incident_id: Option<i64>,
+        queue: Option<State>,
+    },
+}
+
+/// What a request names.
+enum Target {
+    Incident(i64),
+    Queue(State),
+}
+
+fn target(incident_id: Option<i64>, queue: Option<State>) -> Result<Target, ServerMessage> {
+    match (incident_id, queue) {
+        (Some(id), None) => Ok(Target::Incident(id)),
+        (None, Some(q)) => Ok(Target::Queue(q)),
+        _ => Err(ServerMessage::error(
+            "invalid_message",
+            "name exactly one of `incident_id` and `queue`",
+        )),
+    }
 }
 
 /// Upgrades to a WebSocket after authenticating (401 before the upgrade otherwise).
 #[utoipa::path(get, path = "/ws", tag = "realtime",
+    description = "After the upgrade the socket carries JSON text frames: the client sends \
+        `WsClientMessage`, the server `WsServerMessage` (schemas in `components`); close codes \
+        and flow control are in docs/dispatch-realtime.md.",
     params(("access_token" = Option<String>, Query,
         description = "the token, for browsers that cannot set Authorization")),
     responses((status = 101, description = "Switching to the WebSocket protocol"),
@@ -60,6 +103,7 @@ pub async fn ws(
         Problem::unauthorized("a token is required: `Authorization: Bearer` or `access_token`")
     })?;
     let user = crate::auth::authenticate(&state, &token).await?;
+    let expires = expiry(&token);
     // A plain GET (no upgrade headers) is a client error, answered like every other.
     let (res, session, stream) = actix_ws::handle(&req, body).map_err(|e| {
         Problem::new(
@@ -73,142 +117,321 @@ pub async fn ws(
         .max_frame_size(hub.settings.max_frame)
         .aggregate_continuations()
         .max_continuation_size(hub.settings.max_frame);
-    actix_web::rt::spawn(run(session, stream, user, hub, state.pool.clone()));
+    actix_web::rt::spawn(run(session, stream, user, expires, hub, state.pool.clone()));
     Ok(res)
 }
 
+/// When the token stops being valid: its `exp`, read after `auth::authenticate` verified the
+/// token (by whichever rules signed it), so decoding the claims again needs no key.
+fn expiry(token: &str) -> Option<tokio::time::Instant> {
+    #[derive(Deserialize)]
+    struct Exp {
+        exp: i64,
+    }
+    let exp = jsonwebtoken::dangerous::insecure_decode_claims::<Exp>(token)
+        .ok()?
+        .exp;
+    let left = u64::try_from(exp.saturating_sub(now_secs())).unwrap_or(0);
+    Some(tokio::time::Instant::now() + Duration::from_secs(left))
+}
+
+/// Why a frame could not be written.
+enum Stop {
+    /// The connection is gone.
+    Gone,
+    /// Not taken within the send timeout: the client stopped reading.
+    Stalled,
+}
+
+/// The socket's writing side: every frame goes out through [`Out::send`], within the send
+/// timeout, so a client that stopped reading cannot leave the task deaf to its other duties.
+struct Out {
+    session: Session,
+    timeout: Duration,
+}
+
+impl Out {
+    async fn send(&mut self, text: &str) -> Result<(), Stop> {
+        let text = text.to_owned();
+        within(self.session.text(text), self.timeout).await
+    }
+
+    async fn ping(&mut self) -> Result<(), Stop> {
+        within(self.session.ping(b""), self.timeout).await
+    }
+
+    async fn pong(&mut self, bytes: &[u8]) -> Result<(), Stop> {
+        within(self.session.pong(bytes), self.timeout).await
+    }
+
+    /// Writes what the hub had queued when called (not what arrives meanwhile, so an answer
+    /// is never held up by a steady stream of events), collecting what it held back.
+    async fn drain(
+        &mut self,
+        queue: &mut mpsc::Receiver<Arc<str>>,
+        client: &Client,
+        hub: &Hub,
+    ) -> Result<(), Stop> {
+        for _ in 0..queue.len() {
+            let Ok(text) = queue.try_recv() else { break };
+            self.send(&text).await?;
+            if client.is_behind() {
+                hub.catch_up(client);
+            }
+        }
+        Ok(())
+    }
+}
+
+async fn within<E>(
+    send: impl Future<Output = Result<(), E>>,
+    timeout: Duration,
+) -> Result<(), Stop> {
+    match tokio::time::timeout(timeout, send).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(_)) => Err(Stop::Gone),
+        Err(_) => Err(Stop::Stalled),
+    }
+}
+
+fn close(code: impl Into<CloseCode>, reason: &str) -> Option<CloseReason> {
+    Some(CloseReason {
+        code: code.into(),
+        description: Some(reason.to_owned()),
+    })
+}
+
+/// The close frame for a write that failed (none when the connection is gone).
+fn stopped(stop: Stop, user: i64) -> Option<CloseReason> {
+    match stop {
+        Stop::Gone => None,
+        Stop::Stalled => {
+            tracing::info!(user, "websocket client stopped reading; disconnected");
+            close(CloseCode::Policy, "not reading")
+        }
+    }
+}
+
+fn ended(ending: Ending, user: i64) -> Option<CloseReason> {
+    tracing::info!(user, reason = ending.reason(), "websocket authority ended");
+    close(ending.code(), ending.reason())
+}
+
 async fn run(
-    mut session: Session,
+    session: Session,
     mut stream: actix_ws::AggregatedMessageStream,
     user: CurrentUser,
+    expires: Option<tokio::time::Instant>,
     hub: Hub,
     pool: Pool,
 ) {
     let settings = hub.settings;
-    let (client, mut queue) = hub.client();
+    let mut out = Out {
+        session,
+        timeout: settings.send_timeout,
+    };
+    let (client, mut queue) = hub.connect(&user);
+    let mut authority = client.ended();
     let mut closing = hub.closing();
     let mut last_heard = Instant::now();
     let mut ping = tokio::time::interval(settings.ping_interval);
     ping.tick().await;
-    let reason: Option<CloseReason> = loop {
-        tokio::select! {
-            frame = stream.recv() => match frame {
-                Some(Ok(AggregatedMessage::Text(text))) => {
-                    last_heard = Instant::now();
-                    handle(&text, &client, &user, &hub, &pool).await;
+    let expired = async {
+        match expires {
+            Some(at) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(expired);
+    // The user as the database has it now: a change committed before the socket was
+    // registered with the hub (and so not seen by `listener::check_users`) is seen here.
+    let reason: Option<CloseReason> = if let Some(ending) = confirm(&pool, &user).await {
+        ended(ending, user.id)
+    } else {
+        'socket: loop {
+            tokio::select! {
+                Some(ending) = async { authority.wait_for(Option::is_some).await.ok().and_then(|e| *e) } => {
+                    break ended(ending, user.id);
                 }
-                Some(Ok(AggregatedMessage::Binary(_))) => {
-                    last_heard = Instant::now();
-                    client.send(&ServerMessage::error("invalid_message", "send JSON text frames"));
-                }
-                Some(Ok(AggregatedMessage::Ping(bytes))) => {
-                    last_heard = Instant::now();
-                    if !sent(session.pong(&bytes), settings.send_timeout, user.id).await {
-                        break None;
+                () = &mut expired => break ended(Ending::TokenExpired, user.id),
+                _ = closing.changed() => break close(CloseCode::Away, "server shutting down"),
+                frame = stream.recv() => match frame {
+                    Some(Ok(AggregatedMessage::Text(text))) => {
+                        last_heard = Instant::now();
+                        if let Some(reply) = handle(&text, &client, &user, &hub, &pool).await {
+                            // What the hub queued before the request was handled goes first.
+                            let sent = match out.drain(&mut queue, &client, &hub).await {
+                                Ok(()) => out.send(&reply.text()).await,
+                                Err(stop) => Err(stop),
+                            };
+                            if let Err(stop) = sent {
+                                break 'socket stopped(stop, user.id);
+                            }
+                        }
+                    }
+                    Some(Ok(AggregatedMessage::Binary(_))) => {
+                        last_heard = Instant::now();
+                        let reply = ServerMessage::error("invalid_message", "send JSON text frames");
+                        if let Err(stop) = out.send(&reply.text()).await {
+                            break stopped(stop, user.id);
+                        }
+                    }
+                    Some(Ok(AggregatedMessage::Ping(bytes))) => {
+                        last_heard = Instant::now();
+                        if let Err(stop) = out.pong(&bytes).await {
+                            break stopped(stop, user.id);
+                        }
+                    }
+                    Some(Ok(AggregatedMessage::Pong(_))) => last_heard = Instant::now(),
+                    Some(Ok(AggregatedMessage::Close(_))) => break Some(CloseCode::Normal.into()),
+                    Some(Err(e)) => {
+                        tracing::debug!(error = %e, "websocket protocol error");
+                        break close(CloseCode::Protocol, &e.to_string());
+                    }
+                    None => break None,
+                },
+                Some(text) = queue.recv() => {
+                    if let Err(stop) = out.send(&text).await {
+                        break stopped(stop, user.id);
+                    }
+                    if client.is_behind() {
+                        hub.catch_up(&client);
                     }
                 }
-                Some(Ok(AggregatedMessage::Pong(_))) => last_heard = Instant::now(),
-                Some(Ok(AggregatedMessage::Close(_))) => break Some(CloseCode::Normal.into()),
-                Some(Err(e)) => {
-                    tracing::debug!(error = %e, "websocket protocol error");
-                    break Some(CloseReason { code: CloseCode::Protocol, description: Some(e.to_string()) });
+                _ = ping.tick() => {
+                    if last_heard.elapsed() >= settings.idle_timeout {
+                        tracing::debug!(user = user.id, "websocket idle; dropped");
+                        break close(CloseCode::Away, "idle");
+                    }
+                    if last_heard.elapsed() >= settings.ping_interval
+                        && let Err(stop) = out.ping().await
+                    {
+                        break stopped(stop, user.id);
+                    }
                 }
-                None => break None,
-            },
-            Some(text) = queue.recv() => {
-                if !sent(session.text(&*text), settings.send_timeout, user.id).await {
-                    break None;
-                }
-            }
-            () = client.kicked.notified() => {
-                tracing::info!(user = user.id, "websocket client too slow; disconnected");
-                break Some(CloseReason {
-                    code: CloseCode::Policy,
-                    description: Some("too slow: messages were not read".to_owned()),
-                });
-            }
-            _ = ping.tick() => {
-                if last_heard.elapsed() >= settings.idle_timeout {
-                    tracing::debug!(user = user.id, "websocket idle; dropped");
-                    break Some(CloseReason { code: CloseCode::Away, description: Some("idle".to_owned()) });
-                }
-                if last_heard.elapsed() >= settings.ping_interval
-                    && !sent(session.ping(b""), settings.send_timeout, user.id).await
-                {
-                    break None;
-                }
-            }
-            _ = closing.changed() => {
-                break Some(CloseReason {
-                    code: CloseCode::Away,
-                    description: Some("server shutting down".to_owned()),
-                });
             }
         }
     };
+    // Nothing more is queued for this socket from here on.
     hub.remove_client(client.id);
-    // A stalled client cannot take a close frame either: it is dropped without one.
-    sent(session.close(reason), settings.send_timeout, user.id).await;
-}
-
-/// Whether a frame was handed to the socket within `timeout`. Every frame goes through this:
-/// a client that stopped reading fills the buffers on the way, and a send that waited on it
-/// without bound would leave this task deaf to kicks, pings and shutdown.
-async fn sent<E>(send: impl Future<Output = Result<(), E>>, timeout: Duration, user: i64) -> bool {
-    match tokio::time::timeout(timeout, send).await {
-        Ok(result) => result.is_ok(),
-        Err(_) => {
-            tracing::info!(user, "websocket client stalled; dropped");
-            false
-        }
+    if let Some(reason) = reason {
+        // A client that stopped reading may take it still if it reads again in time;
+        // otherwise the connection is dropped without one.
+        let _ = tokio::time::timeout(settings.send_timeout, out.session.close(Some(reason))).await;
     }
 }
 
-async fn handle(text: &str, client: &Client, user: &CurrentUser, hub: &Hub, pool: &Pool) {
+/// Whether the socket's user still stands as it was authenticated (`None` also when the
+/// database cannot say: the user-change listener covers that case).
+async fn confirm(pool: &Pool, user: &CurrentUser) -> Option<Ending> {
+    let conn = pool.get().await.ok()?;
+    let now = store::users::caller(&conn, user.id).await.ok()?;
+    Ending::judge(
+        user.profile,
+        now.as_ref().map(|c| (c.status.as_str(), c.profile)),
+    )
+}
+
+/// Handles one request; the answer to write, if it has one (an `unsubscribe` has none).
+async fn handle(
+    text: &str,
+    client: &Client,
+    user: &CurrentUser,
+    hub: &Hub,
+    pool: &Pool,
+) -> Option<ServerMessage> {
     let message: ClientMessage = match serde_json::from_str(text) {
         Ok(m) => m,
         Err(e) => {
-            client.send(&ServerMessage::error(
+            return Some(ServerMessage::error(
                 "invalid_message",
                 format!(
-                    "expected {{\"type\":\"subscribe\"|\"unsubscribe\",\"incident_id\":N}}: {e}"
+                    "expected {{\"type\":\"subscribe\"|\"unsubscribe\",\"incident_id\":N}} \
+                     or {{\"type\":\"subscribe\"|\"unsubscribe\",\"queue\":\"<state>\"}}: {e}"
                 ),
             ));
-            return;
         }
     };
     match message {
-        ClientMessage::Subscribe { incident_id } => {
-            if !may::READ.contains(&user.profile) {
-                client.send(&ServerMessage::error(
-                    "forbidden",
-                    format!(
-                        "the {} profile may not read incidents",
-                        user.profile.title()
-                    ),
-                ));
-                return;
+        ClientMessage::Subscribe { incident_id, queue } => match target(incident_id, queue) {
+            Ok(Target::Incident(id)) => Some(subscribe(id, client, user, hub, pool).await),
+            Ok(Target::Queue(q)) => Some(follow(q, client, user, hub)),
+            Err(refused) => Some(refused),
+        },
+        ClientMessage::Unsubscribe { incident_id, queue } => match target(incident_id, queue) {
+            Ok(Target::Incident(id)) => {
+                hub.unsubscribe(client, id);
+                None
             }
-            // Registered before the read, so nothing committed in between is missed.
-            hub.begin_subscribe(client, incident_id);
-            match current_version(pool, incident_id).await {
-                Ok(Some(v)) => hub.finish_subscribe(client, incident_id, v),
-                Ok(None) => {
-                    hub.unsubscribe(client, incident_id);
-                    client.send(&ServerMessage::error(
-                        "not_found",
-                        format!("incident {incident_id} does not exist"),
-                    ));
-                }
-                Err(e) => {
-                    let p = e.problem();
-                    hub.unsubscribe(client, incident_id);
-                    client.send(&ServerMessage::error(&p.code, p.detail));
-                }
+            Ok(Target::Queue(q)) => {
+                hub.unfollow_queue(client, q);
+                None
             }
-        }
-        ClientMessage::Unsubscribe { incident_id } => hub.unsubscribe(client, incident_id),
+            Err(refused) => Some(refused),
+        },
     }
+}
+
+async fn subscribe(
+    incident_id: i64,
+    client: &Client,
+    user: &CurrentUser,
+    hub: &Hub,
+    pool: &Pool,
+) -> ServerMessage {
+    if !may::READ.contains(&user.profile) {
+        return ServerMessage::error(
+            "forbidden",
+            format!(
+                "the {} profile may not read incidents",
+                user.profile.title()
+            ),
+        );
+    }
+    // Registered before the read, so nothing committed in between is missed.
+    hub.begin_subscribe(client, incident_id);
+    let refused = match current_version(pool, incident_id).await {
+        Ok(Some(v)) => match hub.finish_subscribe(client, incident_id, v) {
+            Some(answer) => return answer,
+            None => ServerMessage::error("not_found", "the subscription was withdrawn"),
+        },
+        Ok(None) => ServerMessage::error(
+            "not_found",
+            format!("incident {incident_id} does not exist"),
+        ),
+        Err(e) => {
+            let p = e.problem();
+            ServerMessage::error(&p.code, p.detail)
+        }
+    };
+    hub.unsubscribe(client, incident_id);
+    refused
+}
+
+fn follow(queue: State, client: &Client, user: &CurrentUser, hub: &Hub) -> ServerMessage {
+    if !QUEUES.contains(&queue) {
+        let names: Vec<&str> = QUEUES.iter().map(|q| q.as_str()).collect();
+        return ServerMessage::error(
+            "invalid_message",
+            format!(
+                "`{queue}` is a final state, not a queue; the queues are {}",
+                names.join(", ")
+            ),
+        );
+    }
+    if !queue::may_follow(user.profile, queue) {
+        let mut who: Vec<&str> = queue::followers(queue).iter().map(|p| p.title()).collect();
+        who.push("ADMIN");
+        return ServerMessage::error(
+            "forbidden",
+            format!(
+                "the {} profile may not follow the `{queue}` queue (followed by {})",
+                user.profile.title(),
+                who.join(", ")
+            ),
+        );
+    }
+    hub.follow_queue(client, queue)
 }
 
 async fn current_version(pool: &Pool, id: i64) -> crate::error::Result<Option<i32>> {
@@ -221,13 +444,53 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn a_send_that_cannot_complete_gives_up_after_the_timeout() {
+    async fn a_write_that_cannot_complete_gives_up_after_the_timeout() {
         let timeout = Duration::from_millis(50);
         let started = Instant::now();
         let stalled = std::future::pending::<Result<(), ()>>();
-        assert!(!sent(stalled, timeout, 1).await);
+        assert!(matches!(within(stalled, timeout).await, Err(Stop::Stalled)));
         assert!(started.elapsed() >= timeout);
-        assert!(sent(async { Ok::<(), ()>(()) }, timeout, 1).await);
-        assert!(!sent(async { Err::<(), ()>(()) }, timeout, 1).await);
+        assert!(within(async { Ok::<(), ()>(()) }, timeout).await.is_ok());
+        assert!(matches!(
+            within(async { Err::<(), ()>(()) }, timeout).await,
+            Err(Stop::Gone)
+        ));
+    }
+
+    #[test]
+    fn requests_name_an_incident_or_a_queue() {
+        let parse = |s: &str| serde_json::from_str::<ClientMessage>(s);
+        assert!(matches!(
+            parse(r#"{"type":"subscribe","queue":"awaiting_regulation"}"#).unwrap(),
+            ClientMessage::Subscribe {
+                incident_id: None,
+                queue: Some(State::AwaitingRegulation)
+            }
+        ));
+        assert!(matches!(
+            parse(r#"{"type":"unsubscribe","incident_id":4}"#).unwrap(),
+            ClientMessage::Unsubscribe {
+                incident_id: Some(4),
+                queue: None
+            }
+        ));
+        assert!(parse(r#"{"type":"subscribe","queue":"nowhere"}"#).is_err());
+        assert!(parse(r#"{"type":"subscribe","incident_id":1,"extra":2}"#).is_err());
+        assert!(target(Some(1), Some(State::Regulated)).is_err());
+        assert!(target(None, None).is_err());
+    }
+
+    #[test]
+    fn expiry_is_read_from_the_claims() {
+        let keys = common::auth::JwtKeys::new(&secrecy::SecretString::from(
+            "test-secret-test-secret-test-secret!",
+        ));
+        let now = now_secs();
+        let token = keys
+            .issue(&serde_json::json!({"sub": "1", "iat": now, "exp": now + 120}))
+            .unwrap();
+        let left = expiry(&token).unwrap() - tokio::time::Instant::now();
+        assert!(left > Duration::from_secs(110) && left <= Duration::from_secs(120));
+        assert!(expiry("not a token").is_none());
     }
 }

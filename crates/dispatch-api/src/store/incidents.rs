@@ -278,6 +278,26 @@ pub async fn version(mut conn: &AsyncPgConnection, id: i64) -> Result<Option<i32
         .optional()
 }
 
+/// An incident's current version (re-read by the real-time hub).
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = incidents, check_for_backend(diesel::pg::Pg))]
+pub struct IncidentVersion {
+    pub id: i64,
+    pub version: i32,
+}
+
+/// The current versions of `ids` (those that exist), in one statement.
+pub async fn versions(
+    mut conn: &AsyncPgConnection,
+    ids: &[i64],
+) -> Result<Vec<IncidentVersion>, Error> {
+    incidents::table
+        .filter(incidents::id.eq_any(ids))
+        .select(IncidentVersion::as_select())
+        .load(&mut conn)
+        .await
+}
+
 /// The technical decisions of an incident, oldest first.
 pub async fn decisions(
     mut conn: &AsyncPgConnection,

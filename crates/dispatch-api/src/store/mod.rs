@@ -7,6 +7,9 @@
 
 /// `NOTIFY` channel of incident changes: payload `<id>:<version>:<group,...>`.
 pub const INCIDENT_CHANNEL: &str = "dispatch_incident";
+/// `NOTIFY` channel of incidents entering and leaving states (the work queues): payload
+/// `<id>:<version>:<from>:<to>`, sent by a trigger on `incidents` (migration 2026-11-24-000501).
+pub const QUEUE_CHANNEL: &str = "dispatch_queue";
 /// `NOTIFY` channel of reference-data changes (a trigger sends the table's name).
 pub const REFERENCE_CHANNEL: &str = "dispatch_reference";
 

@@ -33,6 +33,16 @@ pub async fn caller(mut conn: &AsyncPgConnection, id: i64) -> Result<Option<Call
         .optional()
 }
 
+/// The users among `ids` that exist, as [`caller`] reads them; one statement.
+pub async fn callers(mut conn: &AsyncPgConnection, ids: &[i64]) -> Result<Vec<Caller>, Error> {
+    users::table
+        .inner_join(profiles::table)
+        .filter(users::id.eq_any(ids))
+        .select(Caller::as_select())
+        .load(&mut conn)
+        .await
+}
+
 type UserRow = (
     i64,
     String,

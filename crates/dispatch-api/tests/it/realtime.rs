@@ -105,7 +105,10 @@ async fn next(ws: &mut Socket, secs: u64) -> Option<Value> {
             Err(_) => return None,
             Ok(Some(Ok(Message::Text(t)))) => return Some(serde_json::from_str(&t).unwrap()),
             Ok(Some(Ok(Message::Close(c)))) => {
-                return Some(json!({"closed": c.map(|c| u16::from(c.code))}));
+                return Some(match c {
+                    Some(c) => json!({"closed": u16::from(c.code), "reason": c.reason.as_str()}),
+                    None => json!({"closed": null}),
+                });
             }
             Ok(Some(Ok(_))) => continue,
             Ok(other) => panic!("socket ended: {other:?}"),
@@ -199,6 +202,8 @@ async fn a_write_on_one_replica_reaches_a_subscriber_on_the_other_until_it_unsub
     b.stop().await;
 }
 
+/// After the listening connections are killed, what was written meanwhile still arrives
+/// (the followed incidents are re-read) and a queue's follower is told to read it again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_listening_connection_misses_nothing() {
     let api = Api::new().await;
@@ -211,6 +216,11 @@ async fn a_killed_listening_connection_misses_nothing() {
     let (id, v) = an_incident(&api).await;
     let mut ws = b.socket(&token).await;
     assert_eq!(subscribe(&mut ws, id).await["version"], v);
+    let mut queue = b.socket(&token).await;
+    assert_eq!(
+        follow(&mut queue, "awaiting_regulation").await["type"],
+        "subscribed"
+    );
     diesel::sql_query(format!(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
          WHERE application_name = '{APPLICATION_NAME}' AND datname = current_database()"
@@ -226,6 +236,11 @@ async fn a_killed_listening_connection_misses_nothing() {
     assert_eq!(got["type"], "incident.updated");
     assert_eq!(got["incident_id"], id);
     assert_eq!(got["version"], v2);
+    // Queue moves of that time are unknown: the queue's follower is told to read it again.
+    assert_eq!(
+        next(&mut queue, 10).await,
+        Some(json!({"type": "queue.resync", "queue": "awaiting_regulation"}))
+    );
     // And the next one, live.
     listeners_up(&api, 2).await;
     let v3 = patch(&a, &token, id, v2, json!({"patient_age": 50})).await;
@@ -253,7 +268,10 @@ async fn sockets_are_authenticated_pinged_dropped_when_dead_and_closed_on_shutdo
     let token = api.token("frota");
     let mut silent = r.socket(&token).await;
     tokio::time::sleep(Duration::from_millis(900)).await;
-    assert_eq!(next(&mut silent, 2).await, Some(json!({"closed": 1001})));
+    assert_eq!(
+        next(&mut silent, 2).await,
+        Some(json!({"closed": 1001, "reason": "idle"}))
+    );
     // A client that reads answers the pings and stays.
     let mut alive = r.socket(&token).await;
     assert_eq!(
@@ -263,7 +281,10 @@ async fn sockets_are_authenticated_pinged_dropped_when_dead_and_closed_on_shutdo
     );
     // Shutdown: a close frame, "going away".
     r.hub.shutdown();
-    assert_eq!(next(&mut alive, 2).await, Some(json!({"closed": 1001})));
+    assert_eq!(
+        next(&mut alive, 2).await,
+        Some(json!({"closed": 1001, "reason": "server shutting down"}))
+    );
     r.stop().await;
 }
 
@@ -308,15 +329,20 @@ async fn a_reference_data_change_refreshes_every_replica() {
     panic!("the replica still serves the deactivated action");
 }
 
-/// A subscriber that stops reading (a frozen tab, a stalled network) is closed with `1008`
-/// once its bounded queue is full, over a real socket; a subscriber of the same incident that
-/// reads gets every version in order, never held back or dropped.
+/// A subscriber that stops reading (a frozen tab, a stalled network) is never dropped for
+/// being behind: the hub holds back what it misses. Only once a frame cannot be written for
+/// the send timeout (every buffer on the way is full) is it closed, with `1008`; a
+/// subscriber of the same incident that reads gets every version in order meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_stops_reading_is_closed_and_the_others_get_every_message() {
     const BATCH: i64 = 32; // below the queue's 64: the reader can never fall that far behind
-    const MAX: i64 = 100_000;
+    const MAX: i64 = 1_000_000;
     let api = Api::new().await;
-    let r = Replica::start(&api, WsSettings::default()).await;
+    let settings = WsSettings {
+        send_timeout: Duration::from_secs(2),
+        ..WsSettings::default()
+    };
+    let r = Replica::start(&api, settings).await;
     listeners_up(&api, 1).await;
     let token = api.token("regulador");
     let (id, v0) = an_incident(&api).await;
@@ -332,14 +358,14 @@ async fn a_client_that_stops_reading_is_closed_and_the_others_get_every_message(
             .await
             .unwrap();
     assert_eq!(subscribe(&mut stalled, id).await["type"], "subscribed");
-    assert_eq!(r.hub.subscription_count(), 2);
+    assert_eq!(r.hub.socket_count(), 2);
 
-    // New versions announced as writes announce them, a batch per statement, until the hub
-    // gives up on the stalled client.
+    // New versions announced as writes announce them, a batch per statement, until the
+    // server gives up on the stalled client.
     let mut conn = api.conn().await;
     let mut version = v0;
-    while r.hub.subscription_count() == 2 {
-        assert!(version - v0 < MAX, "still subscribed after {MAX} messages");
+    while r.hub.socket_count() == 2 {
+        assert!(version - v0 < MAX, "still connected after {MAX} messages");
         diesel::sql_query(format!(
             "SELECT pg_notify('dispatch_incident', format('{id}:%s:patient', v))
                FROM generate_series({}, {}) AS v",
@@ -361,26 +387,28 @@ async fn a_client_that_stops_reading_is_closed_and_the_others_get_every_message(
         }
     }
     let sent = version - v0;
-    // The stalled client, reading at last: what was buffered, in order, then 1008.
-    let mut buffered = 0;
+    // The stalled client, reading at last: what was written, versions rising, then 1008.
+    let (mut buffered, mut last) = (0, v0);
     let closed = loop {
-        match next(&mut stalled, 5)
+        match next(&mut stalled, 10)
             .await
             .expect("the stalled socket's close frame")
         {
             m if m["type"] == "incident.updated" => {
                 buffered += 1;
-                assert_eq!(m["version"], json!(v0 + buffered));
+                let v = m["version"].as_i64().unwrap();
+                assert!(v > last, "version {v} after {last}");
+                last = v;
             }
             m => break m,
         }
     };
     assert_eq!(
         closed,
-        json!({"closed": 1008}),
+        json!({"closed": 1008, "reason": "not reading"}),
         "after {buffered} of {sent}"
     );
-    assert!(buffered < sent, "{buffered} of {sent}");
+    assert!(last < version, "{last} of {version}");
     // The reader is still subscribed and still served.
     assert_eq!(r.hub.subscription_count(), 1);
     diesel::sql_query(format!(
@@ -394,6 +422,377 @@ async fn a_client_that_stops_reading_is_closed_and_the_others_get_every_message(
         next(&mut reader, 5).await.unwrap()["version"],
         json!(version + 1)
     );
-    eprintln!("stalled client closed after {sent} messages, {buffered} of them buffered");
+    eprintln!("stalled client closed after {sent} messages, {buffered} of them written");
+    r.stop().await;
+}
+
+/// A client that reads everything but sends a burst of requests (a client reconnecting
+/// with its open incidents) is answered at its own pace, every request in order: the
+/// seeded incidents in turn, every fifth request naming one that does not exist (its
+/// refusal names it, so the order shows).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_500_subscribes_is_answered_in_order() {
+    const BURST: usize = 500;
+    let api = Api::new().await;
+    let r = Replica::start(&api, WsSettings::default()).await;
+    let rows: Vec<(i64, i32)> = {
+        use diesel::QueryDsl;
+        use dispatch_api::schema::dispatch::incidents;
+        incidents::table
+            .select((incidents::id, incidents::version))
+            .order_by(incidents::id)
+            .load(&mut api.conn().await)
+            .await
+            .unwrap()
+    };
+    let expected: Vec<(i64, Value)> = (0..BURST)
+        .map(|i| {
+            if i % 5 == 4 {
+                let id = 900_000_000 + i as i64;
+                let detail = format!("incident {id} does not exist");
+                (
+                    id,
+                    json!({"type": "error", "code": "not_found", "detail": detail}),
+                )
+            } else {
+                let (id, version) = rows[i % rows.len()];
+                let answer = json!({"type": "subscribed", "incident_id": id, "version": version});
+                (id, answer)
+            }
+        })
+        .collect();
+    let ws = r.socket(&api.token("regulador")).await;
+    let (mut tx, mut rx) = ws.split();
+    let ids: Vec<i64> = expected.iter().map(|(id, _)| *id).collect();
+    let sender = tokio::spawn(async move {
+        for id in ids {
+            let m = json!({"type": "subscribe", "incident_id": id}).to_string();
+            tx.feed(Message::text(m)).await.unwrap();
+        }
+        tx.flush().await.unwrap();
+        tx
+    });
+    for (i, (_, answer)) in expected.iter().enumerate() {
+        let m = match tokio::time::timeout(Duration::from_secs(30), rx.next()).await {
+            Ok(Some(Ok(Message::Text(t)))) => serde_json::from_str::<Value>(&t).unwrap(),
+            other => panic!("answer {i} of {BURST}: {other:?}"),
+        };
+        assert_eq!(&m, answer, "answer {i} of {BURST}");
+    }
+    let subscribed: std::collections::HashSet<i64> = expected
+        .iter()
+        .filter(|(_, answer)| answer["type"] == "subscribed")
+        .map(|(id, _)| *id)
+        .collect();
+    assert_eq!(r.hub.subscription_count(), subscribed.len());
+    drop(sender.await.unwrap());
+    r.stop().await;
+}
+
+/// A `serve` process of this binary on the test's database: a replica as deployed.
+struct ServeProcess {
+    child: std::process::Child,
+    addr: SocketAddr,
+}
+
+impl ServeProcess {
+    async fn start(api: &Api) -> ServeProcess {
+        let addr = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_dispatch-api"))
+            .arg("serve")
+            .env("DATABASE_URL", api.db.url())
+            .env("JWT_SECRET", crate::support::JWT_SECRET)
+            .env("BIND", addr.to_string())
+            .env("RUST_LOG", "warn")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let process = ServeProcess { child, addr };
+        for _ in 0..600 {
+            if let Ok(r) = reqwest::get(format!("http://{addr}/readyz")).await
+                && r.status() == 200
+            {
+                return process;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("serve did not become ready");
+    }
+
+    async fn socket(&self, token: &str) -> Socket {
+        let url = format!("ws://{}/ws?access_token={token}", self.addr);
+        tokio_tungstenite::connect_async(url).await.unwrap().0
+    }
+}
+
+impl Drop for ServeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn follow(ws: &mut Socket, queue: &str) -> Value {
+    send(ws, json!({"type": "subscribe", "queue": queue})).await;
+    next(ws, 5).await.expect("an answer to subscribe")
+}
+
+fn moved(queue: &str, id: i64, version: i32, state: &str) -> Option<Value> {
+    Some(
+        json!({"type": "queue.changed", "queue": queue, "incident_id": id,
+                "version": version, "state": state}),
+    )
+}
+
+/// A regulator following "awaiting regulation" hears a call taker's new incident enter it
+/// and leave it on the regulator's decision, on an in-process replica and on a separate
+/// `serve` process alike; after unsubscribing, nothing more of that queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_regulator_following_awaiting_regulation_hears_incidents_enter_and_leave_it() {
+    const QUEUE: &str = "awaiting_regulation";
+    let w = crate::client::W::new().await;
+    let replica = Replica::start(&w.api, WsSettings::default()).await;
+    let process = ServeProcess::start(&w.api).await;
+    listeners_up(&w.api, 2).await;
+    let token = w.api.token("regulador");
+    let mut here = replica.socket(&token).await;
+    let mut there = process.socket(&token).await;
+    for ws in [&mut here, &mut there] {
+        assert_eq!(
+            follow(ws, QUEUE).await,
+            json!({"type": "subscribed", "queue": QUEUE})
+        );
+    }
+
+    // The call taker registers (not this queue) and submits (enters it).
+    let (id, v1) = w.create().await;
+    let v2 = w.step(id, v1, "submit").await;
+    for ws in [&mut here, &mut there] {
+        assert_eq!(
+            next(ws, 10).await,
+            moved(QUEUE, id, v2, "awaiting_regulation")
+        );
+    }
+    // The regulator decides: it leaves the queue for `regulated`.
+    let v3 = w.step(id, v2, "decide").await;
+    for ws in [&mut here, &mut there] {
+        assert_eq!(next(ws, 10).await, moved(QUEUE, id, v3, "regulated"));
+    }
+
+    // One socket unsubscribes (the error answer to the next frame proves it was handled)
+    // and follows the next incident itself instead: its update is announced after the
+    // queue move of the same write, so it arriving first shows the move was not sent.
+    send(&mut there, json!({"type": "unsubscribe", "queue": QUEUE})).await;
+    send(&mut there, json!({"type": "nonsense"})).await;
+    assert_eq!(
+        next(&mut there, 5).await.unwrap()["code"],
+        "invalid_message"
+    );
+    let (id2, v1) = w.create().await;
+    assert_eq!(subscribe(&mut there, id2).await["version"], v1);
+    let v2 = w.step(id2, v1, "submit").await;
+    assert_eq!(
+        next(&mut here, 10).await,
+        moved(QUEUE, id2, v2, "awaiting_regulation")
+    );
+    let got = next(&mut there, 10).await.unwrap();
+    assert_eq!(
+        (&got["type"], &got["incident_id"], &got["version"]),
+        (&json!("incident.updated"), &json!(id2), &json!(v2)),
+        "{got}"
+    );
+    assert_eq!(next(&mut there, 1).await, None, "nothing of the queue");
+    replica.stop().await;
+}
+
+/// Who may follow which queue, and what is not a queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queues_are_the_open_states_followed_by_the_profiles_that_work_them() {
+    let api = Api::new().await;
+    let r = Replica::start(&api, WsSettings::default()).await;
+    let mut tarm = r.socket(&api.token("tarm")).await;
+    let refused = follow(&mut tarm, "awaiting_regulation").await;
+    assert_eq!(refused["code"], "forbidden", "{refused}");
+    assert_eq!(
+        refused["detail"],
+        "the TARM profile may not follow the `awaiting_regulation` queue \
+         (followed by MEDICO_REGULADOR, ADMIN)"
+    );
+    assert_eq!(follow(&mut tarm, "registering").await["type"], "subscribed");
+    let refused = follow(&mut tarm, "closed").await;
+    assert_eq!(refused["code"], "invalid_message", "{refused}");
+    assert!(
+        refused["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("`closed` is a final state, not a queue"),
+        "{refused}"
+    );
+    assert_eq!(
+        follow(&mut tarm, "nowhere").await["code"],
+        "invalid_message"
+    );
+    send(
+        &mut tarm,
+        json!({"type": "subscribe", "queue": "registering", "incident_id": 1}),
+    )
+    .await;
+    assert_eq!(next(&mut tarm, 5).await.unwrap()["code"], "invalid_message");
+    let mut fleet = r.socket(&api.token("frota")).await;
+    for (queue, answer) in [
+        ("registering", "error"),
+        ("awaiting_regulation", "error"),
+        ("regulated", "subscribed"),
+        ("dispatched", "subscribed"),
+    ] {
+        assert_eq!(follow(&mut fleet, queue).await["type"], answer, "{queue}");
+    }
+    let mut admin = r.socket(&api.token("admin")).await;
+    for queue in [
+        "registering",
+        "awaiting_regulation",
+        "regulated",
+        "dispatched",
+    ] {
+        assert_eq!(follow(&mut admin, queue).await["type"], "subscribed");
+    }
+    assert_eq!(r.hub.queue_follower_count(), 7);
+    r.stop().await;
+}
+
+/// Reads what is left on a socket after its close frame: nothing but the end.
+async fn ends_without_more(ws: &mut Socket) {
+    loop {
+        match tokio::time::timeout(Duration::from_secs(5), ws.next()).await {
+            Ok(None) | Ok(Some(Err(_))) => return,
+            Ok(Some(Ok(Message::Text(t)))) => panic!("a message after the close: {t}"),
+            Ok(Some(Ok(_))) => continue,
+            Err(_) => panic!("the socket did not end"),
+        }
+    }
+}
+
+/// A socket lives no longer than its token: it is closed at `exp` with `4401`, and no
+/// update reaches it afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_socket_is_closed_when_its_token_expires() {
+    let api = Api::new().await;
+    let r = Replica::start(&api, WsSettings::default()).await;
+    listeners_up(&api, 1).await;
+    let (id, v) = an_incident(&api).await;
+    let mut ws = r
+        .socket(&api.token_for("regulador", Duration::from_secs(3)))
+        .await;
+    assert_eq!(subscribe(&mut ws, id).await["version"], v);
+    let token = api.token("tarm");
+    let v2 = patch(&r, &token, id, v, json!({"patient_name": "Rita"})).await;
+    assert_eq!(
+        next(&mut ws, 5).await.unwrap()["version"],
+        v2,
+        "served until then"
+    );
+    assert_eq!(
+        next(&mut ws, 10).await,
+        Some(json!({"closed": 4401, "reason": "token expired"}))
+    );
+    assert_eq!(r.hub.socket_count(), 0);
+    patch(&r, &token, id, v2, json!({"patient_age": 40})).await;
+    ends_without_more(&mut ws).await;
+    r.stop().await;
+}
+
+/// Changes `login`'s row with `set` (SQL), as an administrator's tool would.
+async fn change_user(api: &Api, login: &str, set: &str) {
+    diesel::sql_query(format!("UPDATE users SET {set} WHERE login = '{login}'"))
+        .execute(&mut api.conn().await)
+        .await
+        .unwrap();
+}
+
+/// The user's deactivation ends their sockets (`4401`, "user deactivated") as soon as the
+/// change is announced, on every replica; another user's socket and a harmless change to
+/// the user (their name) end nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_socket_is_closed_when_its_user_is_deactivated() {
+    let api = Api::new().await;
+    let (a, b) = (
+        Replica::start(&api, WsSettings::default()).await,
+        Replica::start(&api, WsSettings::default()).await,
+    );
+    listeners_up(&api, 2).await;
+    let (id, v) = an_incident(&api).await;
+    let regulator = api.token("regulador");
+    let (mut on_a, mut on_b) = (a.socket(&regulator).await, b.socket(&regulator).await);
+    let mut other = a.socket(&api.token("frota")).await;
+    for ws in [&mut on_a, &mut on_b, &mut other] {
+        assert_eq!(subscribe(ws, id).await["version"], v);
+    }
+    change_user(&api, "regulador", "descriptive_name = 'Dra. Renomeada'").await;
+    let tarm = api.token("tarm");
+    let v2 = patch(&a, &tarm, id, v, json!({"patient_name": "Rita"})).await;
+    for ws in [&mut on_a, &mut on_b, &mut other] {
+        assert_eq!(next(ws, 5).await.unwrap()["version"], v2);
+    }
+
+    let started = std::time::Instant::now();
+    change_user(&api, "regulador", "status = 'inativo'").await;
+    for ws in [&mut on_a, &mut on_b] {
+        assert_eq!(
+            next(ws, 10).await,
+            Some(json!({"closed": 4401, "reason": "user deactivated"}))
+        );
+    }
+    eprintln!("closed {:?} after the deactivation", started.elapsed());
+    let v3 = patch(&a, &tarm, id, v2, json!({"patient_age": 40})).await;
+    assert_eq!(next(&mut other, 5).await.unwrap()["version"], v3);
+    for ws in [&mut on_a, &mut on_b] {
+        ends_without_more(ws).await;
+    }
+    assert_eq!(a.hub.subscription_count() + b.hub.subscription_count(), 1);
+    a.stop().await;
+    b.stop().await;
+}
+
+/// A profile change ends the user's sockets too (`4401`, "profile changed"): what a socket
+/// may follow was decided by the profile it was opened with.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_socket_is_closed_when_its_users_profile_changes() {
+    let api = Api::new().await;
+    let r = Replica::start(&api, WsSettings::default()).await;
+    listeners_up(&api, 1).await;
+    let mut ws = r.socket(&api.token("regulador")).await;
+    assert_eq!(
+        follow(&mut ws, "awaiting_regulation").await["type"],
+        "subscribed"
+    );
+    let (id, v) = an_incident(&api).await;
+    assert_eq!(subscribe(&mut ws, id).await["version"], v);
+    change_user(
+        &api,
+        "regulador",
+        "profile_id = (SELECT id FROM profiles WHERE title = 'OPERADOR_FROTA')",
+    )
+    .await;
+    assert_eq!(
+        next(&mut ws, 10).await,
+        Some(json!({"closed": 4401, "reason": "profile changed"}))
+    );
+    patch(
+        &r,
+        &api.token("tarm"),
+        id,
+        v,
+        json!({"patient_name": "Rita"}),
+    )
+    .await;
+    ends_without_more(&mut ws).await;
+    assert_eq!(
+        (r.hub.subscription_count(), r.hub.queue_follower_count()),
+        (0, 0)
+    );
     r.stop().await;
 }

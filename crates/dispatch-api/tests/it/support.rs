@@ -17,6 +17,9 @@ use dispatch_api::{MIGRATIONS, MIGRATIONS_DIR, SCHEMA, auth, seed};
 use secrecy::SecretString;
 use serde_json::Value;
 
+/// The secret the test servers sign and verify tokens with (also given to a `serve` process).
+pub const JWT_SECRET: &str = "test-secret-test-secret-test-secret!";
+
 pub struct Api {
     pub db: TestDb,
     state: AppState,
@@ -115,7 +118,7 @@ impl Api {
             .unwrap();
         // Visible with --nocapture: the per-test cost of the demo data at test scale.
         eprintln!("seed (test scale) took {:?}", started.elapsed());
-        let keys = JwtKeys::new(&SecretString::from("test-secret-test-secret-test-secret!"));
+        let keys = JwtKeys::new(&SecretString::from(JWT_SECRET));
         let state = startup::state(db.pool(), keys.clone());
         let metrics = startup::metrics(&db.pool());
         let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -160,7 +163,12 @@ impl Api {
     }
 
     pub fn token(&self, login: &str) -> String {
-        auth::issue_token(&self.keys, self.id(login), Duration::from_secs(300)).unwrap()
+        self.token_for(login, Duration::from_secs(300))
+    }
+
+    /// A token of `login` that expires after `ttl`.
+    pub fn token_for(&self, login: &str, ttl: Duration) -> String {
+        auth::issue_token(&self.keys, self.id(login), ttl).unwrap()
     }
 
     pub async fn conn(&self) -> Conn {

@@ -1,0 +1,60 @@
+//! Work queues: the incidents in one open state, which a socket can follow
+//! (docs/dispatch-realtime.md, "Work queues"). A queue is named by its state; a final state
+//! is not a queue, since nothing ever leaves it.
+//!
+//! Who may follow a queue: the profiles that make the next move of its incidents, and the
+//! administrator, who supervises every queue.
+//!
+//! | queue | next move | followed by |
+//! |---|---|---|
+//! | `registering` | submit | TARM |
+//! | `awaiting_regulation` | technical decision | MEDICO_REGULADOR |
+//! | `regulated` | dispatch a unit, or close | OPERADOR_FROTA, MEDICO_REGULADOR |
+//! | `dispatched` | unit statuses, close | OPERADOR_FROTA, MEDICO_REGULADOR |
+
+use super::incident::State;
+use super::user::Profile::{self, *};
+
+/// The states that are queues, in the order of an incident's life.
+pub const QUEUES: [State; 4] = [
+    State::Registering,
+    State::AwaitingRegulation,
+    State::Regulated,
+    State::Dispatched,
+];
+
+/// Who may follow `queue` besides the administrator (empty for a state that is no queue).
+pub fn followers(queue: State) -> &'static [Profile] {
+    match queue {
+        State::Registering => &[Tarm],
+        State::AwaitingRegulation => &[MedicoRegulador],
+        State::Regulated | State::Dispatched => &[OperadorFrota, MedicoRegulador],
+        State::Closed | State::Cancelled | State::Prank => &[],
+    }
+}
+
+/// Whether `profile` may follow `queue` (which must be one of [`QUEUES`]).
+pub fn may_follow(profile: Profile, queue: State) -> bool {
+    QUEUES.contains(&queue) && (profile == Admin || followers(queue).contains(&profile))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_open_state_is_a_queue_with_its_profiles_and_final_states_are_none() {
+        for state in State::ALL {
+            assert_eq!(QUEUES.contains(&state), !state.is_final(), "{state}");
+            assert_eq!(may_follow(Admin, state), !state.is_final(), "{state}");
+            assert!(!may_follow(Other, state));
+        }
+        assert!(may_follow(Tarm, State::Registering));
+        assert!(!may_follow(Tarm, State::AwaitingRegulation));
+        assert!(may_follow(MedicoRegulador, State::AwaitingRegulation));
+        assert!(!may_follow(OperadorFrota, State::AwaitingRegulation));
+        assert!(may_follow(OperadorFrota, State::Regulated));
+        assert!(may_follow(MedicoRegulador, State::Dispatched));
+        assert!(!may_follow(MedicoRegulador, State::Registering));
+    }
+}
