@@ -33,6 +33,21 @@ pub async fn caller(mut conn: &AsyncPgConnection, id: i64) -> Result<Option<Call
         .optional()
 }
 
+/// The user whose login is `login` (an identity provider's token names its user so), with
+/// its profile; one statement on the login's unique index.
+pub async fn caller_by_login(
+    mut conn: &AsyncPgConnection,
+    login: &str,
+) -> Result<Option<Caller>, Error> {
+    users::table
+        .inner_join(profiles::table)
+        .filter(users::login.eq(login))
+        .select(Caller::as_select())
+        .first(&mut conn)
+        .await
+        .optional()
+}
+
 /// A user as `GET /user` shows it: the row, its profile, professional type and team.
 #[derive(Debug, Queryable, Selectable)]
 #[diesel(table_name = users, check_for_backend(diesel::pg::Pg))]
