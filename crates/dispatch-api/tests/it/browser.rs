@@ -1,8 +1,9 @@
-//! What a browser client relies on (docs/dispatch-routes.md, "Browser clients", "Query
-//! parameters"): CORS for the origins allowed, and cache-busters that change nothing.
+//! What a browser client relies on (docs/dispatch-routes.md, "Browser clients", "Caching and
+//! revalidation", "Query parameters"): CORS for the origins allowed, `ETag`/304 on what it
+//! loads at start and on incident reads, and cache-busters that change nothing.
 
 use dispatch_api::cors::CorsSettings;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support::{Api, Reply};
 
@@ -143,6 +144,97 @@ async fn another_origin_gets_no_cors_headers() {
     let plain = Api::new().await;
     let reply = preflight(&plain, APP, "GET", "authorization").await;
     assert_eq!(reply.header("access-control-allow-origin"), None);
+}
+
+/// GET `uri` as `login` with `If-None-Match: etag` when given.
+async fn get_if(api: &Api, login: &str, uri: &str, etag: Option<&str>) -> Reply {
+    let mut req = api
+        .request(reqwest::Method::GET, uri)
+        .bearer_auth(api.token(login));
+    if let Some(etag) = etag {
+        req = req.header("If-None-Match", etag);
+    }
+    Reply::of(req.send().await.unwrap()).await
+}
+
+#[actix_web::test]
+async fn the_lists_loaded_at_start_are_kept_for_the_session_and_revalidated() {
+    let api = Api::new().await;
+    for uri in [
+        "/shared/default-values",
+        "/shared/possible-values",
+        "/mobile-unit-type?active=true",
+        "/technical-decision-action",
+        "/intercurrence",
+        "/professional-type?active_only=true",
+    ] {
+        let first = get_if(&api, "regulador", uri, None).await;
+        let body = first.ok().clone();
+        let etag = first.header("etag").expect("an ETag").to_owned();
+        assert_eq!(
+            first.header("cache-control"),
+            Some("private, max-age=43200"),
+            "{uri}"
+        );
+        assert_eq!(first.header("vary"), Some("Authorization"), "{uri}");
+
+        let again = get_if(&api, "regulador", uri, Some(&etag)).await;
+        assert_eq!(again.status.as_u16(), 304, "{uri}");
+        assert_eq!(again.body, Value::Null, "{uri}: no body");
+        assert_eq!(again.header("etag"), Some(etag.as_str()), "{uri}");
+
+        // Another tag, or none: the whole list again, the same.
+        let other = get_if(&api, "regulador", uri, Some("\"stale\"")).await;
+        assert_eq!(other.ok(), &body, "{uri}");
+    }
+    // The default values name their caller: another caller's copy is not current for us.
+    let mine = get_if(&api, "regulador", "/shared/default-values", None).await;
+    let etag = mine.header("etag").unwrap().to_owned();
+    let theirs = get_if(&api, "frota", "/shared/default-values", Some(&etag)).await;
+    assert_eq!(theirs.ok()["user"]["id"], api.id("frota"));
+}
+
+#[actix_web::test]
+async fn an_incident_is_not_modified_until_it_is_written() {
+    let api = Api::new().await;
+    let id = an_open_incident(&api).await;
+    let uri = format!("/incident/{id}");
+    let first = get_if(&api, "tarm", &uri, None).await;
+    assert_eq!(first.ok()["version"], 1);
+    assert_eq!(first.header("etag"), Some("\"1\""));
+
+    let again = get_if(&api, "tarm", &uri, Some("\"1\"")).await;
+    assert_eq!(again.status.as_u16(), 304);
+    assert_eq!(again.body, Value::Null);
+    assert_eq!(again.header("etag"), Some("\"1\""));
+
+    // The regulator names the patient: version 2.
+    let written = Reply::of(
+        api.request(reqwest::Method::PATCH, &uri)
+            .bearer_auth(api.token("regulador"))
+            .header("If-Match", "\"1\"")
+            .json(&json!({"patient_name": "Rita de Cássia"}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(written.ok()["version"], 2);
+
+    // The copy of version 1 is stale: the new incident, whole.
+    let after = get_if(&api, "tarm", &uri, Some("\"1\"")).await;
+    assert_eq!(after.header("etag"), Some("\"2\""));
+    let body = after.ok();
+    assert_eq!(body["version"], 2);
+    assert_eq!(body["patient"]["name"], "Rita de Cássia");
+    assert_eq!(body, get_if(&api, "tarm", &uri, None).await.ok());
+    assert_eq!(
+        get_if(&api, "tarm", &uri, Some("W/\"2\""))
+            .await
+            .status
+            .as_u16(),
+        304
+    );
 }
 
 #[actix_web::test]
