@@ -105,18 +105,29 @@ enum Subject {
     Login(String),
 }
 
-async fn subject(tokens: &TokenVerifier, token: &str) -> Result<Subject> {
+/// Who the token names and when it expires (`exp`, seconds since the epoch).
+async fn subject(tokens: &TokenVerifier, token: &str) -> Result<(Subject, i64)> {
     match tokens
         .verify::<Claims>(token)
         .await
         .map_err(Problem::from)?
     {
-        Verified::Local(claims) => claims
-            .sub
-            .parse()
-            .map(Subject::Id)
-            .map_err(|_| Problem::unauthorized("the token's subject is not a user id").into()),
-        Verified::Idp(identity) => Ok(Subject::Login(identity.user)),
+        Verified::Local(claims) => {
+            let id = claims.sub.parse().map_err(|_| {
+                Error::from(Problem::unauthorized(
+                    "the token's subject is not a user id",
+                ))
+            })?;
+            Ok((Subject::Id(id), claims.exp))
+        }
+        Verified::Idp(identity) => {
+            // Verified present and numeric; a fractional `exp` is floored.
+            let exp = identity
+                .claims
+                .get("exp")
+                .and_then(|v| v.as_i64().or_else(|| v.as_f64().map(|f| f.floor() as i64)));
+            Ok((Subject::Login(identity.user), exp.unwrap_or_else(now_secs)))
+        }
     }
 }
 
@@ -124,7 +135,7 @@ impl CurrentUser {
     /// Verifies `token` (one of the service's own) and loads its user; 401 when either fails
     /// or the user is not active.
     pub async fn from_token(keys: &JwtKeys, pool: &Pool, token: &str) -> Result<CurrentUser> {
-        let Subject::Id(id) = subject(&TokenVerifier::new(keys.clone()), token).await? else {
+        let (Subject::Id(id), _) = subject(&TokenVerifier::new(keys.clone()), token).await? else {
             unreachable!("without an identity provider every token names a user id");
         };
         let conn = pool.get().await?;
@@ -135,26 +146,42 @@ impl CurrentUser {
 /// Verifies `token` and loads its user through the replica's user cache; 401 when the
 /// token is refused, names no user, or names one that is not active.
 pub async fn authenticate(state: &AppState, token: &str) -> Result<CurrentUser> {
-    match subject(&state.tokens, token).await? {
-        Subject::Id(id) => {
-            if let Some(user) = state.users.get(id) {
-                return Ok(user);
+    authenticate_with_expiry(state, token).await.map(|a| a.user)
+}
+
+/// A caller and the end of its token's life.
+#[derive(Debug, Clone)]
+pub struct Authenticated {
+    pub user: CurrentUser,
+    /// The token's `exp` (seconds since the epoch), whichever kind of token it is: what a
+    /// socket opened with it must not outlive.
+    pub expires_at: i64,
+}
+
+/// As [`authenticate`], with when the token expires.
+pub async fn authenticate_with_expiry(state: &AppState, token: &str) -> Result<Authenticated> {
+    let (subject, expires_at) = subject(&state.tokens, token).await?;
+    let user = match subject {
+        Subject::Id(id) => match state.users.get(id) {
+            Some(user) => user,
+            None => {
+                let conn = state.pool.get().await?;
+                let user = active(store::users::caller(&conn, id).await?)?;
+                state.users.put(&user);
+                user
             }
-            let conn = state.pool.get().await?;
-            let user = active(store::users::caller(&conn, id).await?)?;
-            state.users.put(&user);
-            Ok(user)
-        }
-        Subject::Login(login) => {
-            if let Some(user) = state.users.get_by_login(&login) {
-                return Ok(user);
+        },
+        Subject::Login(login) => match state.users.get_by_login(&login) {
+            Some(user) => user,
+            None => {
+                let conn = state.pool.get().await?;
+                let user = active(store::users::caller_by_login(&conn, &login).await?)?;
+                state.users.put_with_login(&user, &login);
+                user
             }
-            let conn = state.pool.get().await?;
-            let user = active(store::users::caller_by_login(&conn, &login).await?)?;
-            state.users.put_with_login(&user, &login);
-            Ok(user)
-        }
-    }
+        },
+    };
+    Ok(Authenticated { user, expires_at })
 }
 
 fn active(caller: Option<Caller>) -> Result<CurrentUser> {

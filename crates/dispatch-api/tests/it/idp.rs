@@ -160,6 +160,18 @@ async fn the_providers_tokens_name_the_user_with_that_login() {
     );
     assert_eq!(fleet.body["profile"], "OPERADOR_FROTA");
 
+    // Either kind of token tells when it ends (a socket must not outlive it).
+    let token_claims = claims("regulador");
+    let authenticated =
+        dispatch_api::auth::authenticate_with_expiry(api.state(), &rsa.sign(&token_claims))
+            .await
+            .unwrap();
+    assert_eq!(authenticated.user.id, api.id("regulador"));
+    assert_eq!(
+        authenticated.expires_at,
+        token_claims["exp"].as_i64().unwrap()
+    );
+
     // The service's own tokens keep working beside them.
     let own = who(&api, &api.token("tarm")).await;
     assert_eq!(own.ok()["user"]["id"], api.id("tarm"));

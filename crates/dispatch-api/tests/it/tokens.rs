@@ -102,6 +102,13 @@ async fn only_tokens_meant_for_this_service_name_a_caller() {
         "exp": now + 300}),
     );
     assert_eq!(who(&api, &bound).await.ok()["user"]["id"], admin);
+    let authenticated = dispatch_api::auth::authenticate_with_expiry(api.state(), &bound)
+        .await
+        .unwrap();
+    assert_eq!(
+        (authenticated.user.id, authenticated.expires_at),
+        (admin, now + 300)
+    );
 }
 
 /// The status and problem body of a refused WebSocket handshake.
