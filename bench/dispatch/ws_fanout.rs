@@ -14,7 +14,6 @@
 use std::time::{Duration, Instant};
 
 use actix_web::HttpServer;
-use common::auth::JwtKeys;
 use common::test_support::TestDb;
 use dispatch_api::auth::{CurrentUser, Profile};
 use dispatch_api::catalog::Catalog;
@@ -55,9 +54,10 @@ async fn main() -> anyhow::Result<()> {
         .find(|u| u.login == "tarm")
         .map(|u| u.id)
         .expect("seeded tarm");
-    let keys = JwtKeys::new(&SecretString::from(
-        "bench-secret-bench-secret-bench-secret!",
-    ));
+    let keys = auth::service_keys(
+        &SecretString::from("bench-secret-bench-secret-bench-secret!"),
+        auth::DEFAULT_MAX_LIFETIME,
+    );
     let token = auth::issue_token(&keys, tarm, Duration::from_secs(3600))?;
     let base = startup::state(db.pool(), keys);
 

@@ -487,8 +487,8 @@ async fn tampered_tokens_get_401_on_both_services() {
         "SELECT id AS n FROM dispatch.users WHERE login = 'admin'",
     )
     .await;
-    let dispatch_claims =
-        json!({"sub": admin_id.to_string(), "iat": now_secs(), "exp": now_secs() + 600});
+    let dispatch_claims = json!({"sub": admin_id.to_string(), "aud": "dispatch-api",
+        "iat": now_secs(), "exp": now_secs() + 600});
     let before = row_counts(s.url(), "proposal").await;
     let valid = keys().issue(&dispatch_claims).unwrap();
     let (status, _, body) = s.dispatch_get("/user", Some(&valid)).await;
@@ -500,18 +500,20 @@ async fn tampered_tokens_get_401_on_both_services() {
     for (what, token) in [
         (
             "no sub",
-            keys().issue(&json!({"exp": now_secs() + 60})).unwrap(),
+            keys()
+                .issue(&json!({"aud": "dispatch-api", "iat": now_secs(), "exp": now_secs() + 60}))
+                .unwrap(),
         ),
         (
             "sub not a number",
             keys()
-                .issue(&json!({"sub": "admin", "exp": now_secs() + 60}))
+                .issue(&json!({"sub": "admin", "aud": "dispatch-api", "iat": now_secs(), "exp": now_secs() + 60}))
                 .unwrap(),
         ),
         (
             "unknown user",
             keys()
-                .issue(&json!({"sub": "987654321", "exp": now_secs() + 60}))
+                .issue(&json!({"sub": "987654321", "aud": "dispatch-api", "iat": now_secs(), "exp": now_secs() + 60}))
                 .unwrap(),
         ),
     ] {

@@ -58,11 +58,25 @@ impl<T: DeserializeOwned> FromRequest for Path<T> {
 }
 
 /// Query parameters, deserialised with the failing parameter named.
+///
+/// Parameters the route does not take are ignored, so a browser's cache-buster (`?_=1700000000`)
+/// or a parameter added by a newer client changes nothing; a parameter the route takes with a
+/// bad value is 400 `invalid_parameter` naming it. The route's parameters are the fields of
+/// `T` (a struct; `#[serde(deny_unknown_fields)]` on it has no effect here). For any other `T`
+/// every parameter is passed on.
 #[derive(Debug)]
 pub struct Query<T>(pub T);
 
 impl<T: DeserializeOwned> Query<T> {
     pub fn parse(query: &str) -> Result<T, Problem> {
+        let known;
+        let query = match struct_fields::<T>() {
+            Some(fields) => {
+                known = only_named(query, fields);
+                known.as_str()
+            }
+            None => query,
+        };
         if let Some(field) = not_utf8(query) {
             return Err(Problem::invalid_parameter(
                 field,
@@ -85,6 +99,72 @@ impl<T: DeserializeOwned> Query<T> {
             }
         })
     }
+}
+
+/// The `name=value` pairs of `query` whose name (percent-decoded) is one of `fields`, as
+/// they were written.
+fn only_named(query: &str, fields: &[&str]) -> String {
+    query
+        .split('&')
+        .filter(|pair| {
+            let name = pair.split_once('=').map_or(*pair, |(name, _)| name);
+            let name = name.replace('+', " ");
+            percent_encoding::percent_decode_str(&name)
+                .decode_utf8()
+                .is_ok_and(|name| fields.contains(&name.as_ref()))
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// The field names `T` deserialises from, when `T` is a struct (what serde's derive hands to
+/// `deserialize_struct`, renames and aliases included); `None` for anything else.
+fn struct_fields<T: DeserializeOwned>() -> Option<&'static [&'static str]> {
+    use serde::de::{self, Visitor};
+
+    /// Stops the deserialisation as soon as the fields are known.
+    #[derive(Debug)]
+    struct Stop;
+    impl std::fmt::Display for Stop {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("probing the fields")
+        }
+    }
+    impl std::error::Error for Stop {}
+    impl de::Error for Stop {
+        fn custom<M: std::fmt::Display>(_: M) -> Self {
+            Stop
+        }
+    }
+
+    struct Probe<'a>(&'a mut Option<&'static [&'static str]>);
+    impl<'de> de::Deserializer<'de> for Probe<'_> {
+        type Error = Stop;
+
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Stop> {
+            Err(Stop)
+        }
+
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _name: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Stop> {
+            *self.0 = Some(fields);
+            Err(Stop)
+        }
+
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
+            identifier ignored_any
+        }
+    }
+
+    let mut fields = None;
+    let _ = T::deserialize(Probe(&mut fields));
+    fields
 }
 
 /// The first parameter whose name or value, percent-decoded, is not UTF-8. `form_urlencoded`
@@ -261,6 +341,33 @@ mod tests {
         q: Option<String>,
     }
 
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Strict {
+        q: Option<String>,
+        #[serde(rename = "page-size")]
+        page_size: Option<u32>,
+    }
+
+    #[test]
+    fn parameters_the_route_does_not_take_are_ignored() {
+        let ok =
+            Query::<Strict>::parse("_=1700000000&q=s%C3%A3o&page-size=2&utm_source=x").unwrap();
+        assert_eq!((ok.q.as_deref(), ok.page_size), (Some("são"), Some(2)));
+        // Even when their bytes are not UTF-8, or they have no value.
+        let ok = Query::<Strict>::parse("x=%FF&%FF=1&flag&q=a").unwrap();
+        assert_eq!(ok.q.as_deref(), Some("a"));
+        // A parameter the route takes is still checked, and named.
+        let p = Query::<Strict>::parse("_=1&page-size=many").unwrap_err();
+        assert_eq!((p.status, p.errors[0].field.as_str()), (400, "page-size"));
+        let p = Query::<Paging>::parse("page=abc&_=1").unwrap_err();
+        assert_eq!(p.errors[0].field, "page");
+        // Not a struct: every parameter is passed on.
+        let all = Query::<std::collections::HashMap<String, String>>::parse("a=1&_=2").unwrap();
+        assert_eq!(all.len(), 2);
+    }
+
     #[test]
     fn query_bytes_that_are_not_utf8_are_refused_naming_the_parameter() {
         for query in ["q=%FF", "q=ab%C3%28", "q=%80", "page=1&q=s%C3%A3o%FF"] {
@@ -271,8 +378,8 @@ mod tests {
                 "{query}"
             );
         }
-        // A name that is not UTF-8 is named as well as it can be.
-        let p = Query::<Search>::parse("%FFx=1").unwrap_err();
+        // A name that is not UTF-8 is named as well as it can be (where every name counts).
+        let p = Query::<std::collections::HashMap<String, String>>::parse("%FFx=1").unwrap_err();
         assert_eq!(p.errors[0].field, "\u{FFFD}x");
         // Well-formed UTF-8, percent-encoded or plus-encoded, passes, U+FFFD itself included.
         let ok = Query::<Search>::parse("q=s%C3%A3o+jos%C3%A9").unwrap();

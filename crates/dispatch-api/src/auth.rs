@@ -1,6 +1,16 @@
 //! Who is calling: the token's user, read through the replica's user cache (see
 //! `user_cache`), so a user deactivated after the token was issued is refused at once.
-//! Tokens are issued by the `token` command; the extractor for [`CurrentUser`] is here.
+//!
+//! Two kinds of token are accepted (docs/dispatch-routes.md, "Authentication"):
+//!
+//! - the service's own HS256 tokens (`JWT_SECRET`), issued by the `token` command: bound to
+//!   this service (`aud` = [`AUDIENCE`], required), `sub` = the user id, living at most
+//!   `JWT_MAX_LIFETIME` (`exp - iat`, default [`DEFAULT_MAX_LIFETIME`]), `iat` not in the
+//!   future;
+//! - when `JWT_JWKS_URL` is set, the identity provider's RS256/ES256 tokens (`JWT_ISSUER`,
+//!   `JWT_AUDIENCE`), whose `JWT_USER_CLAIM` (default `preferred_username`) is a user's login.
+//!
+//! The extractor for [`CurrentUser`] is here.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -9,8 +19,11 @@ use std::time::Duration;
 use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpRequest, web};
 use common::Problem;
-use common::auth::{JwtKeys, authorization, now_secs};
+use common::auth::idp::IdpConfig;
+use common::auth::{JwtKeys, TokenVerifier, Verified, authorization, now_secs};
+use common::config::{ConfigError, Source};
 use common::db::Pool;
+use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 
 use crate::domain::Refusal;
@@ -18,8 +31,17 @@ pub use crate::domain::user::{ACTIVE, CurrentUser, Profile};
 use crate::error::{Error, Result};
 use crate::state::AppState;
 use crate::store;
+use crate::store::users::Caller;
 
-/// Claims of a dispatch access token.
+/// The `aud` of this service's own tokens: a token issued for another service (say, the
+/// callback tokens of proposal-callback) is refused even when signed with the same secret.
+pub const AUDIENCE: &str = "dispatch-api";
+
+/// The longest a token may live (`exp - iat`) unless `JWT_MAX_LIFETIME` says otherwise: one
+/// 12-hour shift of a dispatch centre.
+pub const DEFAULT_MAX_LIFETIME: Duration = Duration::from_secs(12 * 3600);
+
+/// Claims of a dispatch access token (`aud` and `iat` are set by [`issue_token`]).
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Claims {
     /// The user id, as a decimal string.
@@ -28,6 +50,43 @@ pub struct Claims {
     pub iat: i64,
 }
 
+/// What the tokens need from the environment, read once at start.
+#[derive(Debug, Clone)]
+pub struct TokenSettings {
+    /// `JWT_MAX_LIFETIME`: the longest `exp - iat` of any token, ours or the identity
+    /// provider's (default [`DEFAULT_MAX_LIFETIME`]).
+    pub max_lifetime: Duration,
+    /// `JWT_JWKS_URL`, `JWT_ISSUER`, `JWT_AUDIENCE`, `JWT_USER_CLAIM`, ...: the identity
+    /// provider, when there is one.
+    pub idp: Option<IdpConfig>,
+}
+
+impl TokenSettings {
+    /// Every error names its variable.
+    pub fn from_source(src: &dyn Source) -> std::result::Result<Self, ConfigError> {
+        let max_lifetime = max_lifetime(src)?;
+        let idp = IdpConfig::from_source(src)?.map(|config| IdpConfig {
+            max_lifetime,
+            ..config
+        });
+        Ok(Self { max_lifetime, idp })
+    }
+}
+
+/// `JWT_MAX_LIFETIME` (`8h`, `30m`, ...), default [`DEFAULT_MAX_LIFETIME`].
+pub fn max_lifetime(src: &dyn Source) -> std::result::Result<Duration, ConfigError> {
+    match src.get("JWT_MAX_LIFETIME") {
+        None => Ok(DEFAULT_MAX_LIFETIME),
+        Some(_) => common::auth::max_lifetime(src),
+    }
+}
+
+/// This service's HS256 keys: tokens bound to [`AUDIENCE`], living at most `max_lifetime`.
+pub fn service_keys(secret: &SecretString, max_lifetime: Duration) -> JwtKeys {
+    JwtKeys::for_service(secret, AUDIENCE).with_max_lifetime(max_lifetime)
+}
+
+/// A token for `user_id` living `ttl`; refused when `ttl` is longer than the keys allow.
 pub fn issue_token(keys: &JwtKeys, user_id: i64, ttl: Duration) -> anyhow::Result<String> {
     let now = now_secs();
     let ttl = i64::try_from(ttl.as_secs())?;
@@ -38,36 +97,95 @@ pub fn issue_token(keys: &JwtKeys, user_id: i64, ttl: Duration) -> anyhow::Resul
     })?)
 }
 
-fn verify(keys: &JwtKeys, token: &str) -> Result<i64> {
-    let claims: Claims = keys.verify(token).map_err(Problem::from)?;
-    claims
-        .sub
-        .parse()
-        .map_err(|_| Problem::unauthorized("the token's subject is not a user id").into())
+/// Who a verified token names.
+enum Subject {
+    /// The service's own token: a user id.
+    Id(i64),
+    /// The identity provider's token: a login.
+    Login(String),
+}
+
+/// Who the token names and when it expires (`exp`, seconds since the epoch).
+async fn subject(tokens: &TokenVerifier, token: &str) -> Result<(Subject, i64)> {
+    match tokens
+        .verify::<Claims>(token)
+        .await
+        .map_err(Problem::from)?
+    {
+        Verified::Local(claims) => {
+            let id = claims.sub.parse().map_err(|_| {
+                Error::from(Problem::unauthorized(
+                    "the token's subject is not a user id",
+                ))
+            })?;
+            Ok((Subject::Id(id), claims.exp))
+        }
+        Verified::Idp(identity) => {
+            // Verified present and numeric; a fractional `exp` is floored.
+            let exp = identity
+                .claims
+                .get("exp")
+                .and_then(|v| v.as_i64().or_else(|| v.as_f64().map(|f| f.floor() as i64)));
+            Ok((Subject::Login(identity.user), exp.unwrap_or_else(now_secs)))
+        }
+    }
 }
 
 impl CurrentUser {
-    /// Verifies `token` and loads its user; 401 when either fails or the user is not active.
+    /// Verifies `token` (one of the service's own) and loads its user; 401 when either fails
+    /// or the user is not active.
     pub async fn from_token(keys: &JwtKeys, pool: &Pool, token: &str) -> Result<CurrentUser> {
-        let id = verify(keys, token)?;
-        load(pool, id).await
+        let (Subject::Id(id), _) = subject(&TokenVerifier::new(keys.clone()), token).await? else {
+            unreachable!("without an identity provider every token names a user id");
+        };
+        let conn = pool.get().await?;
+        active(store::users::caller(&conn, id).await?)
     }
 }
 
-/// As [`CurrentUser::from_token`], through the replica's user cache.
+/// Verifies `token` and loads its user through the replica's user cache; 401 when the
+/// token is refused, names no user, or names one that is not active.
 pub async fn authenticate(state: &AppState, token: &str) -> Result<CurrentUser> {
-    let id = verify(&state.keys, token)?;
-    if let Some(user) = state.users.get(id) {
-        return Ok(user);
-    }
-    let user = load(&state.pool, id).await?;
-    state.users.put(&user);
-    Ok(user)
+    authenticate_with_expiry(state, token).await.map(|a| a.user)
 }
 
-async fn load(pool: &Pool, id: i64) -> Result<CurrentUser> {
-    let conn = pool.get().await?;
-    match store::users::caller(&conn, id).await? {
+/// A caller and the end of its token's life.
+#[derive(Debug, Clone)]
+pub struct Authenticated {
+    pub user: CurrentUser,
+    /// The token's `exp` (seconds since the epoch), whichever kind of token it is: what a
+    /// socket opened with it must not outlive.
+    pub expires_at: i64,
+}
+
+/// As [`authenticate`], with when the token expires.
+pub async fn authenticate_with_expiry(state: &AppState, token: &str) -> Result<Authenticated> {
+    let (subject, expires_at) = subject(&state.tokens, token).await?;
+    let user = match subject {
+        Subject::Id(id) => match state.users.get(id) {
+            Some(user) => user,
+            None => {
+                let conn = state.pool.get().await?;
+                let user = active(store::users::caller(&conn, id).await?)?;
+                state.users.put(&user);
+                user
+            }
+        },
+        Subject::Login(login) => match state.users.get_by_login(&login) {
+            Some(user) => user,
+            None => {
+                let conn = state.pool.get().await?;
+                let user = active(store::users::caller_by_login(&conn, &login).await?)?;
+                state.users.put_with_login(&user, &login);
+                user
+            }
+        },
+    };
+    Ok(Authenticated { user, expires_at })
+}
+
+fn active(caller: Option<Caller>) -> Result<CurrentUser> {
+    match caller {
         Some(c) if c.status == ACTIVE => Ok(CurrentUser {
             id: c.id,
             descriptive_name: c.descriptive_name,
@@ -92,5 +210,72 @@ impl FromRequest for CurrentUser {
             })?;
             authenticate(&state, &token).await
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn a_shift_is_the_default_lifetime_for_our_tokens_and_the_providers() {
+        let settings = TokenSettings::from_source(&env(&[])).unwrap();
+        assert_eq!(settings.max_lifetime, DEFAULT_MAX_LIFETIME);
+        assert!(settings.idp.is_none());
+        let settings = TokenSettings::from_source(&env(&[
+            ("JWT_JWKS_URL", "https://idp.example.org/certs"),
+            ("JWT_ISSUER", "https://idp.example.org"),
+            ("JWT_AUDIENCE", "dispatch-api"),
+        ]))
+        .unwrap();
+        assert_eq!(settings.idp.unwrap().max_lifetime, DEFAULT_MAX_LIFETIME);
+        let settings = TokenSettings::from_source(&env(&[
+            ("JWT_MAX_LIFETIME", "8h"),
+            ("JWT_JWKS_URL", "https://idp.example.org/certs"),
+            ("JWT_ISSUER", "https://idp.example.org"),
+            ("JWT_AUDIENCE", "dispatch-api"),
+            ("JWT_USER_CLAIM", "email"),
+        ]))
+        .unwrap();
+        assert_eq!(settings.max_lifetime, Duration::from_secs(8 * 3600));
+        let idp = settings.idp.unwrap();
+        assert_eq!(idp.max_lifetime, Duration::from_secs(8 * 3600));
+        assert_eq!(idp.user_claim, "email");
+    }
+
+    #[test]
+    fn a_bad_setting_is_named() {
+        let err = TokenSettings::from_source(&env(&[("JWT_MAX_LIFETIME", "forever")]));
+        assert!(
+            matches!(err, Err(ConfigError::Invalid { ref name, .. }) if name == "JWT_MAX_LIFETIME"),
+            "{err:?}"
+        );
+        let err = TokenSettings::from_source(&env(&[("JWT_ISSUER", "https://idp.example.org")]));
+        assert!(
+            matches!(err, Err(ConfigError::Missing { ref name, .. }) if name == "JWT_JWKS_URL"),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn our_tokens_carry_our_audience_and_a_bounded_lifetime() {
+        let keys = service_keys(
+            &SecretString::from("q3JvZx0m5yq9cQ2Yt4mS7nKpV8wZ1bXe4uHj6LdRf0A="),
+            DEFAULT_MAX_LIFETIME,
+        );
+        let token = issue_token(&keys, 7, Duration::from_secs(8 * 3600)).unwrap();
+        let claims = keys.verify_claims(&token).unwrap();
+        assert_eq!(claims["aud"], AUDIENCE);
+        assert_eq!(claims["sub"], "7");
+        let err = issue_token(&keys, 7, Duration::from_secs(13 * 3600)).unwrap_err();
+        assert!(err.to_string().contains("43200 s"), "{err}");
     }
 }

@@ -4,6 +4,7 @@ pub mod auth;
 #[cfg(feature = "bench")]
 pub mod bench;
 pub mod catalog;
+pub mod cors;
 pub mod domain;
 pub mod error;
 pub mod openapi;

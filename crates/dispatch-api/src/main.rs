@@ -1,7 +1,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use common::auth::JwtKeys;
+use common::config::Env;
 use common::service::{Context, ServiceCommand};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -13,11 +13,12 @@ use dispatch_api::{SKELETON, auth, seed, startup};
 enum Command {
     /// Insert the deterministic demo data (idempotent); prints what exists as JSON.
     Seed,
-    /// Print a signed access token for a user (local use and tests).
+    /// Print a signed access token for a user (local use and tests), bound to this service
+    /// (`aud` = dispatch-api).
     Token {
         #[arg(long)]
         login: String,
-        /// Lifetime, such as 30m, 8h or 7d.
+        /// Lifetime, such as 30m or 8h; at most JWT_MAX_LIFETIME (default 12h).
         #[arg(long, default_value = "8h", value_parser = common::config::parse_duration)]
         ttl: Duration,
         /// Use the development key when JWT_SECRET is unset (matches `serve --dev`).
@@ -54,7 +55,8 @@ async fn run(command: Command, ctx: Context) -> anyhow::Result<()> {
                 .await
                 .optional()?
                 .ok_or_else(|| anyhow::anyhow!("no user with login {login:?}"))?;
-            let token = auth::issue_token(&JwtKeys::new(&ctx.config.jwt_secret), id, ttl)?;
+            let keys = auth::service_keys(&ctx.config.jwt_secret, auth::max_lifetime(&Env)?);
+            let token = auth::issue_token(&keys, id, ttl)?;
             println!("{token}");
         }
     }

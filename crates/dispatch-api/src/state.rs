@@ -1,6 +1,7 @@
 //! What the handlers share (docs/architecture.md, "Where state lives").
 
-use common::auth::JwtKeys;
+use common::auth::idp::IdpVerifier;
+use common::auth::{JwtKeys, TokenVerifier};
 use common::db::Pool;
 use common::http::OpenApiJson;
 
@@ -12,7 +13,8 @@ use crate::user_cache::UserCache;
 #[derive(Clone)]
 pub struct AppState {
     pub pool: Pool,
-    pub keys: JwtKeys,
+    /// The service's own keys and, when configured, the identity provider's.
+    pub tokens: TokenVerifier,
     pub openapi: OpenApiJson,
     /// Reference data served from memory (health units, small lists).
     pub catalog: Catalog,
@@ -23,15 +25,22 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Empty caches and hub; `openapi` is the document `GET /openapi.json` serves.
+    /// Empty caches and hub; `openapi` is the document `GET /openapi.json` serves. Only the
+    /// service's own tokens are accepted until [`AppState::with_idp`].
     pub fn new(pool: Pool, keys: JwtKeys, openapi: OpenApiJson) -> Self {
         Self {
             pool,
-            keys,
+            tokens: TokenVerifier::new(keys),
             openapi,
             catalog: Catalog::default(),
             users: UserCache::default(),
             hub: Hub::default(),
         }
+    }
+
+    /// Accepts the identity provider's tokens too.
+    pub fn with_idp(mut self, idp: IdpVerifier) -> Self {
+        self.tokens = self.tokens.with_idp(idp);
+        self
     }
 }

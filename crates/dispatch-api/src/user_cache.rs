@@ -23,6 +23,9 @@ pub const CHANNEL: &str = "dispatch_users";
 #[derive(Clone, Default)]
 pub struct UserCache {
     users: Arc<RwLock<HashMap<i64, CurrentUser>>>,
+    /// Logins of the cached users, for identity provider tokens (which name a login, not an
+    /// id); an entry goes with its user's.
+    logins: Arc<RwLock<HashMap<String, i64>>>,
     live: Arc<AtomicBool>,
 }
 
@@ -47,15 +50,45 @@ impl UserCache {
         }
     }
 
+    /// The cached active user whose login is `login`.
+    pub fn get_by_login(&self, login: &str) -> Option<CurrentUser> {
+        if !self.live.load(Ordering::Acquire) {
+            return None;
+        }
+        let id = *self.logins.read().ok()?.get(login)?;
+        self.get(id)
+    }
+
+    /// Remembers an active user and its login.
+    pub fn put_with_login(&self, user: &CurrentUser, login: &str) {
+        if !self.live.load(Ordering::Acquire) {
+            return;
+        }
+        self.put(user);
+        if let Ok(mut logins) = self.logins.write() {
+            if logins.len() >= MAX_ENTRIES {
+                logins.clear();
+            }
+            logins.insert(login.to_owned(), user.id);
+        }
+    }
+
+    /// Forgets a user and its login (a renamed login is never served for another user).
     pub fn evict(&self, id: i64) {
         if let Ok(mut users) = self.users.write() {
             users.remove(&id);
+        }
+        if let Ok(mut logins) = self.logins.write() {
+            logins.retain(|_, user| *user != id);
         }
     }
 
     pub fn clear(&self) {
         if let Ok(mut users) = self.users.write() {
             users.clear();
+        }
+        if let Ok(mut logins) = self.logins.write() {
+            logins.clear();
         }
     }
 
@@ -155,5 +188,22 @@ mod tests {
         cache.put(&user(3));
         cache.set_live(false);
         assert!(cache.get(3).is_none());
+    }
+
+    #[test]
+    fn a_login_is_served_only_while_its_user_is_cached() {
+        let cache = UserCache::default();
+        cache.set_live(true);
+        cache.put_with_login(&user(5), "joao.costa");
+        assert_eq!(cache.get_by_login("joao.costa").map(|u| u.id), Some(5));
+        assert!(cache.get_by_login("maria.souza").is_none());
+        // The user changed (its login, say): the login goes with it, even once the user is
+        // cached again by id.
+        cache.apply("5");
+        cache.put(&user(5));
+        assert!(cache.get_by_login("joao.costa").is_none());
+        cache.put_with_login(&user(6), "maria.souza");
+        cache.set_live(false);
+        assert!(cache.get_by_login("maria.souza").is_none());
     }
 }

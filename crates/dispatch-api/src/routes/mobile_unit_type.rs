@@ -5,7 +5,8 @@ use common::extract::Query;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use super::{Reply, Routes, ok};
+use super::cache::{IfNoneMatch, IfNoneMatchHeader};
+use super::{Reply, Routes};
 use crate::domain::user::CurrentUser;
 use crate::state::AppState;
 use crate::views::MobileUnitTypeView;
@@ -24,12 +25,16 @@ pub struct ActiveParams {
 
 /// Mobile unit types, from memory. Without `active` every type (admin screens).
 #[utoipa::path(get, path = "/mobile-unit-type", tag = "fleet",
-    params(ActiveParams),
-    responses((status = 200, body = Vec<MobileUnitTypeView>)))]
+    params(ActiveParams, IfNoneMatchHeader),
+    responses((status = 200, body = Vec<MobileUnitTypeView>,
+        headers(("ETag" = String, description = "a digest of the body"),
+            ("Cache-Control" = String, description = "`private, max-age=43200`: keep it for the session"))),
+        (status = 304, description = "`If-None-Match` names the current `ETag`: no body")))]
 pub async fn types(
     state: web::Data<AppState>,
     _user: CurrentUser,
     params: Query<ActiveParams>,
+    cached: IfNoneMatch,
 ) -> Reply {
     let catalog = state.catalog.get(&state.pool).await?;
     let only_active = params.0.active == Some(true);
@@ -38,5 +43,5 @@ pub async fn types(
         .iter()
         .filter(|t| !only_active || t.active)
         .collect();
-    ok(&types)
+    cached.lookup(&types)
 }

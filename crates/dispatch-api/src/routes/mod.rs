@@ -3,6 +3,7 @@
 //! is `user.rs`). Each module lists its routes once, in its `routes` function; that one
 //! list registers them with actix and puts them in the OpenAPI document (`openapi.rs`).
 
+pub mod cache;
 pub mod commit;
 pub mod dispatch;
 pub mod employee;

@@ -7,7 +7,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use crate::domain::user::{ACTIVE, Profile};
 use crate::schema::dispatch::*;
 use crate::search::Search;
-use crate::store::{opt_ref, user_option};
+use crate::store::opt_ref;
 use crate::store::{search_key, search_order};
 use crate::views::*;
 
@@ -43,17 +43,65 @@ pub async fn callers(mut conn: &AsyncPgConnection, ids: &[i64]) -> Result<Vec<Ca
         .await
 }
 
-type UserRow = (
-    i64,
-    String,
-    String,
-    String,
-    (i32, String, String),
-    Option<i32>,
-    Option<String>,
-    Option<i32>,
-    Option<String>,
-);
+/// The user whose login is `login` (an identity provider's token names its user so), with
+/// its profile; one statement on the login's unique index.
+pub async fn caller_by_login(
+    mut conn: &AsyncPgConnection,
+    login: &str,
+) -> Result<Option<Caller>, Error> {
+    users::table
+        .inner_join(profiles::table)
+        .filter(users::login.eq(login))
+        .select(Caller::as_select())
+        .first(&mut conn)
+        .await
+        .optional()
+}
+
+/// A user as `GET /user` shows it: the row, its profile, professional type and team.
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = users, check_for_backend(diesel::pg::Pg))]
+struct UserRow {
+    id: i64,
+    descriptive_name: String,
+    status: String,
+    login: String,
+    #[diesel(embed)]
+    profile: ProfileRow,
+    #[diesel(select_expression = professional_types::id.nullable())]
+    professional_type_id: Option<i32>,
+    #[diesel(select_expression = professional_types::name.nullable())]
+    professional_type_name: Option<String>,
+    #[diesel(select_expression = teams::id.nullable())]
+    team_id: Option<i32>,
+    #[diesel(select_expression = teams::name.nullable())]
+    team_name: Option<String>,
+}
+
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = profiles, check_for_backend(diesel::pg::Pg))]
+struct ProfileRow {
+    id: i32,
+    title: String,
+    text: String,
+}
+
+/// A user as a select option: `{id, descriptive_name}`.
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = users, check_for_backend(diesel::pg::Pg))]
+struct OptionRow {
+    id: i64,
+    descriptive_name: String,
+}
+
+impl From<OptionRow> for UserOption {
+    fn from(row: OptionRow) -> Self {
+        UserOption {
+            id: row.id,
+            descriptive_name: row.descriptive_name,
+        }
+    }
+}
 
 /// Users with profile, professional type and team, in one statement.
 #[diesel::dsl::auto_type(no_type_alias)]
@@ -62,47 +110,37 @@ fn user_records() -> _ {
         .inner_join(profiles::table)
         .left_join(professional_types::table)
         .left_join(teams::table)
-        .select((
-            users::id,
-            users::descriptive_name,
-            users::status,
-            users::login,
-            (profiles::id, profiles::title, profiles::text),
-            professional_types::id.nullable(),
-            professional_types::name.nullable(),
-            teams::id.nullable(),
-            teams::name.nullable(),
-        ))
 }
 
-/// `with_login` decides whether the login leaves the service (ADMIN callers only).
-fn user_record(row: UserRow, with_login: bool) -> UserRecord {
-    let (id, descriptive_name, status, login, (pid, title, text), pt_id, pt_name, t_id, t_name) =
-        row;
-    UserRecord {
-        id,
-        descriptive_name,
-        status,
-        name: with_login.then_some(login),
-        profile: ProfileView {
-            id: pid,
-            title,
-            text,
-        },
-        professional_type: opt_ref(pt_id, pt_name),
-        team: opt_ref(t_id, t_name),
+impl UserRow {
+    /// `with_login` decides whether the login leaves the service (ADMIN callers only).
+    fn into_record(self, with_login: bool) -> UserRecord {
+        UserRecord {
+            id: self.id,
+            descriptive_name: self.descriptive_name,
+            status: self.status,
+            name: with_login.then_some(self.login),
+            profile: ProfileView {
+                id: self.profile.id,
+                title: self.profile.title,
+                text: self.profile.text,
+            },
+            professional_type: opt_ref(self.professional_type_id, self.professional_type_name),
+            team: opt_ref(self.team_id, self.team_name),
+        }
     }
 }
 
 /// `GET /user`: every user, in name order.
 pub async fn all(mut conn: &AsyncPgConnection, with_login: bool) -> Result<Vec<UserRecord>, Error> {
     let rows: Vec<UserRow> = user_records()
+        .select(UserRow::as_select())
         .order_by((search_order(users::descriptive_name), users::id))
         .load(&mut conn)
         .await?;
     Ok(rows
         .into_iter()
-        .map(|r| user_record(r, with_login))
+        .map(|r| r.into_record(with_login))
         .collect())
 }
 
@@ -113,10 +151,11 @@ pub async fn by_id(
 ) -> Result<Option<UserRecord>, Error> {
     let row: Option<UserRow> = user_records()
         .filter(users::id.eq(id))
+        .select(UserRow::as_select())
         .first(&mut conn)
         .await
         .optional()?;
-    Ok(row.map(|r| user_record(r, with_login)))
+    Ok(row.map(|r| r.into_record(with_login)))
 }
 
 /// `GET /user/search`: "Send to" candidates, active regulating physicians.
@@ -128,21 +167,21 @@ pub async fn search_regulators(
         .inner_join(profiles::table)
         .filter(profiles::title.eq(Profile::MedicoRegulador.title()))
         .filter(users::status.eq(ACTIVE))
-        .select((users::id, users::descriptive_name))
+        .select(OptionRow::as_select())
         .into_boxed();
     if let Some((infix, prefix)) = search.like_patterns() {
         query = query
             .filter(search_key(users::descriptive_name).like(infix))
             .order_by(search_key(users::descriptive_name).like(prefix).desc());
     }
-    let rows: Vec<(i64, String)> = query
+    let rows: Vec<OptionRow> = query
         .then_order_by(search_order(users::descriptive_name))
         .then_order_by(users::id)
         .limit(search.limit)
         .offset(search.offset)
         .load(&mut conn)
         .await?;
-    Ok(rows.into_iter().map(user_option).collect())
+    Ok(rows.into_iter().map(UserOption::from).collect())
 }
 
 /// `GET /employee/search`: "Transfer to" candidates, active employees of active users,
@@ -154,33 +193,33 @@ pub async fn search_employees(
     let mut query = employees::table
         .inner_join(users::table)
         .filter(employees::active.and(users::status.eq(ACTIVE)))
-        .select((users::id, users::descriptive_name))
+        .select(OptionRow::as_select())
         .into_boxed();
     if let Some((infix, prefix)) = search.like_patterns() {
         query = query
             .filter(search_key(users::descriptive_name).like(infix))
             .order_by(search_key(users::descriptive_name).like(prefix).desc());
     }
-    let rows: Vec<(i64, String)> = query
+    let rows: Vec<OptionRow> = query
         .then_order_by(search_order(users::descriptive_name))
         .then_order_by(users::id)
         .limit(search.limit)
         .offset(search.offset)
         .load(&mut conn)
         .await?;
-    Ok(rows.into_iter().map(user_option).collect())
+    Ok(rows.into_iter().map(UserOption::from).collect())
 }
 
 /// Every active employee: only the deprecated `/shared/possible-values` still sends this.
 pub async fn all_active_employees(mut conn: &AsyncPgConnection) -> Result<Vec<UserOption>, Error> {
-    let rows: Vec<(i64, String)> = employees::table
+    let rows: Vec<OptionRow> = employees::table
         .inner_join(users::table)
         .filter(employees::active.and(users::status.eq(ACTIVE)))
-        .select((users::id, users::descriptive_name))
+        .select(OptionRow::as_select())
         .order_by((search_order(users::descriptive_name), users::id))
         .load(&mut conn)
         .await?;
-    Ok(rows.into_iter().map(user_option).collect())
+    Ok(rows.into_iter().map(UserOption::from).collect())
 }
 
 /// `GET /employee/user_id/{id}`.
@@ -188,61 +227,46 @@ pub async fn employee_of(
     mut conn: &AsyncPgConnection,
     user_id: i64,
 ) -> Result<Option<EmployeeRecord>, Error> {
-    type Row = (
-        i64,
-        i64,
-        String,
-        String,
-        Option<String>,
-        bool,
-        Option<i32>,
-        Option<String>,
-        Option<i32>,
-        Option<String>,
-    );
-    let row: Option<Row> = employees::table
+    let row: Option<EmployeeRow> = employees::table
         .inner_join(
             users::table
                 .left_join(professional_types::table)
                 .left_join(teams::table),
         )
         .filter(employees::user_id.eq(user_id))
-        .select((
-            employees::id,
-            users::id,
-            users::descriptive_name,
-            employees::registration,
-            employees::phone,
-            employees::active,
-            professional_types::id.nullable(),
-            professional_types::name.nullable(),
-            teams::id.nullable(),
-            teams::name.nullable(),
-        ))
+        .select(EmployeeRow::as_select())
         .first(&mut conn)
         .await
         .optional()?;
-    Ok(row.map(
-        |(
-            id,
-            user_id,
-            descriptive_name,
-            registration,
-            phone,
-            active,
-            pt_id,
-            pt_name,
-            t_id,
-            t_name,
-        )| EmployeeRecord {
-            id,
-            user_id,
-            descriptive_name,
-            registration,
-            phone,
-            active,
-            professional_type: opt_ref(pt_id, pt_name),
-            team: opt_ref(t_id, t_name),
-        },
-    ))
+    Ok(row.map(|r| EmployeeRecord {
+        id: r.id,
+        user_id: r.user_id,
+        descriptive_name: r.descriptive_name,
+        registration: r.registration,
+        phone: r.phone,
+        active: r.active,
+        professional_type: opt_ref(r.professional_type_id, r.professional_type_name),
+        team: opt_ref(r.team_id, r.team_name),
+    }))
+}
+
+/// A staff record with its user's name, professional type and team.
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = employees, check_for_backend(diesel::pg::Pg))]
+struct EmployeeRow {
+    id: i64,
+    user_id: i64,
+    #[diesel(select_expression = users::descriptive_name)]
+    descriptive_name: String,
+    registration: String,
+    phone: Option<String>,
+    active: bool,
+    #[diesel(select_expression = professional_types::id.nullable())]
+    professional_type_id: Option<i32>,
+    #[diesel(select_expression = professional_types::name.nullable())]
+    professional_type_name: Option<String>,
+    #[diesel(select_expression = teams::id.nullable())]
+    team_id: Option<i32>,
+    #[diesel(select_expression = teams::name.nullable())]
+    team_name: Option<String>,
 }

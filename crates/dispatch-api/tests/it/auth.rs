@@ -10,7 +10,7 @@ use dispatch_api::{MIGRATIONS, MIGRATIONS_DIR, SCHEMA, seed};
 use secrecy::SecretString;
 
 fn keys() -> JwtKeys {
-    JwtKeys::new(&SecretString::from("test-secret-test-secret-test-secret!"))
+    crate::support::service_keys()
 }
 
 async fn seeded() -> (TestDb, seed::SeedReport) {
@@ -66,7 +66,10 @@ async fn inactive_unknown_expired_and_foreign_tokens_are_401() {
         })
         .unwrap();
     let foreign = issue_token(
-        &JwtKeys::new(&SecretString::from("another-secret-another-secret-xx")),
+        &dispatch_api::auth::service_keys(
+            &SecretString::from("another-secret-another-secret-xx"),
+            dispatch_api::auth::DEFAULT_MAX_LIFETIME,
+        ),
         id_of(&report, "admin"),
         Duration::from_secs(60),
     )
@@ -137,8 +140,13 @@ async fn the_token_command_prints_a_token_serve_accepts() {
         String::from_utf8_lossy(&out.stderr)
     );
     let token = String::from_utf8(out.stdout).unwrap();
-    let keys = JwtKeys::new(&SecretString::from(secret));
+    let keys =
+        dispatch_api::auth::service_keys(&SecretString::from(secret), Duration::from_secs(3600));
     let claims: Claims = keys.verify(token.trim()).unwrap();
+    assert_eq!(
+        keys.verify_claims(token.trim()).unwrap()["aud"],
+        "dispatch-api"
+    );
     assert_eq!(claims.sub, id_of(&report, "regulador").to_string());
     assert!((claims.exp - claims.iat - 300).abs() <= 1);
 

@@ -4,15 +4,19 @@
 //! - reads: `access`, `users`, `incidents`, `fleet`, `reference`, `seed`, `migrations`,
 //!   `openapi`;
 //! - writes (`client` drives them): `flows`, `transitions`, `concurrency`, `idempotency`;
-//! - identity: `auth`; real-time updates over sockets: `realtime`.
+//! - identity: `auth`, `tokens` (bound to this service), `idp` (an identity provider's);
+//!   real-time updates over sockets: `realtime`;
+//! - browser clients (CORS, `ETag`/304, query parameters): `browser`.
 
 mod access;
 mod auth;
+mod browser;
 mod client;
 mod concurrency;
 mod fleet;
 mod flows;
 mod idempotency;
+mod idp;
 mod incidents;
 mod migrations;
 mod openapi;
@@ -20,5 +24,6 @@ mod realtime;
 mod reference;
 mod seed;
 mod support;
+mod tokens;
 mod transitions;
 mod users;

@@ -504,7 +504,7 @@ impl ServeProcess {
         let child = std::process::Command::new(env!("CARGO_BIN_EXE_dispatch-api"))
             .arg("serve")
             .env("DATABASE_URL", api.db.url())
-            .env("JWT_SECRET", crate::support::JWT_SECRET)
+            .env("JWT_SECRET", crate::support::SECRET)
             .env("BIND", addr.to_string())
             .env("RUST_LOG", "warn")
             .stdout(std::process::Stdio::null())

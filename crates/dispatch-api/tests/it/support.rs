@@ -9,8 +9,10 @@ use actix_web::dev::ServerHandle;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue};
 use common::auth::JwtKeys;
+use common::auth::idp::IdpVerifier;
 use common::db::Conn;
 use common::test_support::TestDb;
+use dispatch_api::cors::CorsSettings;
 use dispatch_api::startup;
 use dispatch_api::state::AppState;
 use dispatch_api::{MIGRATIONS, MIGRATIONS_DIR, SCHEMA, auth, seed};
@@ -18,8 +20,6 @@ use secrecy::SecretString;
 use serde_json::Value;
 
 /// The secret the test servers sign and verify tokens with (also given to a `serve` process).
-pub const JWT_SECRET: &str = "test-secret-test-secret-test-secret!";
-
 pub struct Api {
     pub db: TestDb,
     state: AppState,
@@ -108,9 +108,23 @@ pub fn set<'a>(items: &[&'a str]) -> BTreeSet<&'a str> {
     items.iter().copied().collect()
 }
 
+/// The secret the test servers sign and verify their own tokens with.
+pub const SECRET: &str = "test-secret-test-secret-test-secret!";
+
+/// The test servers' keys: the service's own, as `serve` builds them.
+pub fn service_keys() -> JwtKeys {
+    auth::service_keys(&SecretString::from(SECRET), auth::DEFAULT_MAX_LIFETIME)
+}
+
 impl Api {
     /// A fresh database with the test-scale demo data.
     pub async fn new() -> Api {
+        Self::with(CorsSettings::default(), None).await
+    }
+
+    /// [`Api::new`] with browsers of other origins allowed by `cors` and, when given, an
+    /// identity provider's tokens accepted.
+    pub async fn with(cors: CorsSettings, idp: Option<IdpVerifier>) -> Api {
         let db = TestDb::new(SCHEMA, MIGRATIONS, MIGRATIONS_DIR).await;
         let started = std::time::Instant::now();
         let report = seed::run_with(&mut db.pool().get().await.unwrap(), seed::Scale::Test)
@@ -118,18 +132,23 @@ impl Api {
             .unwrap();
         // Visible with --nocapture: the per-test cost of the demo data at test scale.
         eprintln!("seed (test scale) took {:?}", started.elapsed());
-        let keys = JwtKeys::new(&SecretString::from(JWT_SECRET));
-        let state = startup::state(db.pool(), keys.clone());
+        let keys = service_keys();
+        let mut state = startup::state(db.pool(), keys.clone());
+        if let Some(idp) = idp {
+            state = state.with_idp(idp);
+        }
         let metrics = startup::metrics(&db.pool());
         let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = tcp.local_addr().unwrap();
         let app_state = state.clone();
-        let server = HttpServer::new(move || startup::app(app_state.clone(), metrics.clone()))
-            .workers(1)
-            .disable_signals()
-            .listen(tcp)
-            .unwrap()
-            .run();
+        let server = HttpServer::new(move || {
+            startup::app_with_cors(app_state.clone(), metrics.clone(), cors.clone())
+        })
+        .workers(1)
+        .disable_signals()
+        .listen(tcp)
+        .unwrap()
+        .run();
         let handle = server.handle();
         tokio::spawn(server);
         let ids = report

@@ -157,10 +157,11 @@ async fn search_parameters_are_checked() {
             "{uri}"
         );
     }
-    // An unknown parameter is named too rather than silently ignored.
-    let reply = api.get("tarm", "/health-unit?name=x").await;
-    reply.problem(400, "invalid_parameter");
-    assert!(reply.body["detail"].as_str().unwrap().contains("name"));
+    // A parameter the route does not take is ignored (browsers add cache-busters).
+    assert_eq!(
+        api.get("tarm", "/health-unit?name=x").await.ok(),
+        api.get("tarm", "/health-unit").await.ok()
+    );
     // 100 characters is fine (and finds nothing).
     let ok = api
         .get("tarm", &format!("/health-unit?q={}", "a".repeat(100)))

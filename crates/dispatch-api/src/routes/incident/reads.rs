@@ -7,10 +7,10 @@ use serde::Deserialize;
 use tokio::try_join;
 use utoipa::IntoParams;
 
-use super::with_etag;
 use crate::domain::Refusal;
 use crate::domain::phone::Phone;
 use crate::domain::user::CurrentUser;
+use crate::routes::cache::{IfNoneMatch, IfNoneMatchHeader};
 use crate::routes::{Reply, Routes, ok, searched};
 use crate::search::SearchParams;
 use crate::state::AppState;
@@ -45,15 +45,20 @@ pub struct DetailParams {
 }
 
 /// The incident's forms, its `version` (also the `ETag`), and its history on request.
+///
+/// `If-None-Match` with the `ETag` answers 304 until the incident is written again.
 #[utoipa::path(get, path = "/incident/{id}", tag = "incidents",
-    params(("id" = i64, Path, description = "incident id"), DetailParams),
+    params(("id" = i64, Path, description = "incident id"), DetailParams, IfNoneMatchHeader),
     responses((status = 200, body = IncidentDetail,
-        headers(("ETag" = String, description = "the incident's version, quoted")))))]
+        headers(("ETag" = String, description = "the incident's version, quoted"),
+            ("Cache-Control" = String, description = "`private, no-cache`: revalidate on every use"))),
+        (status = 304, description = "`If-None-Match` names the incident's current version: no body")))]
 pub async fn detail(
     state: web::Data<AppState>,
     _user: CurrentUser,
     id: Path<i64>,
     params: Query<DetailParams>,
+    cached: IfNoneMatch,
 ) -> Reply {
     let id = id.0;
     let conn = state.pool.get().await?;
@@ -69,7 +74,7 @@ pub async fn detail(
         incidents::detail(&conn, id).await?
     };
     let incident = incident.ok_or_else(|| Refusal::not_found("incident", id))?;
-    Ok(with_etag(incident.version).json(incident))
+    cached.versioned(incident.version, &incident)
 }
 
 /// Prank calls recorded for a phone (URL-encoded, any formatting), newest first.

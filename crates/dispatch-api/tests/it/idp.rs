@@ -1,0 +1,291 @@
+//! Staff logged in through the dispatch centre's identity provider (docs/dispatch-routes.md,
+//! "Authentication"): RS256 and ES256 tokens verified against the key set a local provider
+//! started by the test serves over HTTP, their `preferred_username` mapped to a user's login.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use actix_web::{App, HttpResponse, HttpServer, web};
+use common::auth::idp::{IdpConfig, IdpVerifier};
+use common::auth::now_secs;
+use dispatch_api::cors::CorsSettings;
+use futures_util::{SinkExt, StreamExt};
+use jsonwebtoken::jwk::{Jwk, JwkSet};
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::Message;
+
+use crate::support::{Api, Reply};
+
+const ISSUER: &str = "https://idp.samu.test/realms/central";
+
+/// A signing key of the provider: the private half signs, the public half is published.
+struct ProviderKey {
+    kid: String,
+    alg: Algorithm,
+    encoding: EncodingKey,
+    jwk: Jwk,
+}
+
+impl ProviderKey {
+    fn rsa(kid: &str) -> Self {
+        use rsa::pkcs1::EncodeRsaPrivateKey;
+        let private = rsa::RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 2048).unwrap();
+        let der = private.to_pkcs1_der().unwrap();
+        Self::new(
+            kid,
+            Algorithm::RS256,
+            EncodingKey::from_rsa_der(der.as_bytes()),
+        )
+    }
+
+    fn ec(kid: &str) -> Self {
+        use p256::pkcs8::EncodePrivateKey;
+        let private = p256::SecretKey::random(&mut rsa::rand_core::OsRng);
+        let der = private.to_pkcs8_der().unwrap();
+        Self::new(
+            kid,
+            Algorithm::ES256,
+            EncodingKey::from_ec_der(der.as_bytes()),
+        )
+    }
+
+    fn new(kid: &str, alg: Algorithm, encoding: EncodingKey) -> Self {
+        let mut jwk = Jwk::from_encoding_key(&encoding, alg).unwrap();
+        jwk.common.key_id = Some(kid.to_owned());
+        Self {
+            kid: kid.to_owned(),
+            alg,
+            encoding,
+            jwk,
+        }
+    }
+
+    fn sign(&self, claims: &Value) -> String {
+        let mut header = Header::new(self.alg);
+        header.kid = Some(self.kid.clone());
+        jsonwebtoken::encode(&header, claims, &self.encoding).unwrap()
+    }
+}
+
+/// What the provider says about `login`, for this service, valid five minutes.
+fn claims(login: &str) -> Value {
+    let now = now_secs();
+    json!({
+        "iss": ISSUER,
+        "aud": ["dispatch-api", "account"],
+        "sub": format!("idp-{login}"),
+        "preferred_username": login,
+        "iat": now,
+        "exp": now + 300,
+    })
+}
+
+/// The provider: its key set at `/certs`, and how many times it was asked.
+#[derive(Default)]
+struct Provider {
+    keys: Mutex<Vec<Jwk>>,
+    requests: AtomicUsize,
+}
+
+impl Provider {
+    fn publish(&self, keys: &[&ProviderKey]) {
+        *self.keys.lock().unwrap() = keys.iter().map(|k| k.jwk.clone()).collect();
+    }
+
+    fn requests(&self) -> usize {
+        self.requests.load(Ordering::SeqCst)
+    }
+}
+
+async fn certs(provider: web::Data<Provider>) -> HttpResponse {
+    provider.requests.fetch_add(1, Ordering::SeqCst);
+    HttpResponse::Ok().json(JwkSet {
+        keys: provider.keys.lock().unwrap().clone(),
+    })
+}
+
+/// Starts the provider on a free port and a dispatch API that trusts it.
+async fn api_with_provider(provider: &Arc<Provider>) -> Api {
+    let data = web::Data::from(provider.clone());
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = tcp.local_addr().unwrap();
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(data.clone())
+            .route("/certs", web::get().to(certs))
+    })
+    .workers(1)
+    .disable_signals()
+    .listen(tcp)
+    .unwrap()
+    .run();
+    tokio::spawn(server);
+    let mut config =
+        IdpConfig::new(&format!("http://{addr}/certs"), ISSUER, "dispatch-api").unwrap();
+    config.fetch_timeout = Duration::from_secs(5);
+    // A rotation reaches us on the very next token (the default spaces fetches by 10 s).
+    config.min_refresh_interval = Duration::ZERO;
+    Api::with(
+        CorsSettings::default(),
+        Some(IdpVerifier::new(config).unwrap()),
+    )
+    .await
+}
+
+async fn who(api: &Api, token: &str) -> Reply {
+    api.get_with_token(Some(token), "/shared/default-values")
+        .await
+}
+
+#[actix_web::test]
+async fn the_providers_tokens_name_the_user_with_that_login() {
+    let rsa = ProviderKey::rsa("rsa-2026");
+    let ec = ProviderKey::ec("ec-2026");
+    let provider = Arc::new(Provider::default());
+    provider.publish(&[&rsa, &ec]);
+    let api = api_with_provider(&provider).await;
+
+    let regulator = who(&api, &rsa.sign(&claims("regulador"))).await;
+    assert_eq!(
+        regulator.ok()["user"],
+        json!({"id": api.id("regulador"), "descriptive_name": "Dra. Regina Reguladora"})
+    );
+    assert_eq!(regulator.body["profile"], "MEDICO_REGULADOR");
+    let fleet = who(&api, &ec.sign(&claims("frota"))).await;
+    assert_eq!(
+        fleet.ok()["user"],
+        json!({"id": api.id("frota"), "descriptive_name": "Fábio da Frota"})
+    );
+    assert_eq!(fleet.body["profile"], "OPERADOR_FROTA");
+
+    // Either kind of token tells when it ends (a socket must not outlive it).
+    let token_claims = claims("regulador");
+    let authenticated =
+        dispatch_api::auth::authenticate_with_expiry(api.state(), &rsa.sign(&token_claims))
+            .await
+            .unwrap();
+    assert_eq!(authenticated.user.id, api.id("regulador"));
+    assert_eq!(
+        authenticated.expires_at,
+        token_claims["exp"].as_i64().unwrap()
+    );
+
+    // The service's own tokens keep working beside them.
+    let own = who(&api, &api.token("tarm")).await;
+    assert_eq!(own.ok()["user"]["id"], api.id("tarm"));
+
+    for (what, token, detail) in [
+        (
+            "a login nobody has",
+            rsa.sign(&claims("nobody.here")),
+            "this user does not exist",
+        ),
+        (
+            "a user who is not active",
+            ec.sign(&claims("inativo")),
+            "this user is not active",
+        ),
+        (
+            "meant for another client of the provider",
+            rsa.sign(&with(claims("regulador"), "aud", json!("account"))),
+            "the token is meant for another audience than `dispatch-api`",
+        ),
+        (
+            "no user claim",
+            rsa.sign(&without(claims("regulador"), "preferred_username")),
+            "the token has no `preferred_username` claim",
+        ),
+        (
+            "issued by another provider",
+            rsa.sign(&with(
+                claims("regulador"),
+                "iss",
+                json!("https://elsewhere.test"),
+            )),
+            "the token was not issued by the configured identity provider",
+        ),
+    ] {
+        let reply = who(&api, &token).await;
+        reply.problem(401, "unauthorized");
+        assert_eq!(reply.body["detail"], detail, "{what}");
+    }
+}
+
+fn with(mut claims: Value, name: &str, value: Value) -> Value {
+    claims[name] = value;
+    claims
+}
+
+fn without(mut claims: Value, name: &str) -> Value {
+    claims.as_object_mut().unwrap().remove(name);
+    claims
+}
+
+#[actix_web::test]
+async fn a_new_key_after_a_rotation_is_fetched() {
+    let old = ProviderKey::rsa("rsa-2026");
+    let provider = Arc::new(Provider::default());
+    provider.publish(&[&old]);
+    let api = api_with_provider(&provider).await;
+    assert_eq!(
+        who(&api, &old.sign(&claims("regulador"))).await.ok()["user"]["id"],
+        api.id("regulador")
+    );
+    let fetched = provider.requests();
+    assert_eq!(
+        fetched, 1,
+        "the keys are fetched once, then served from memory"
+    );
+    assert_eq!(
+        who(&api, &old.sign(&claims("tarm"))).await.ok()["user"]["id"],
+        api.id("tarm")
+    );
+    assert_eq!(provider.requests(), 1);
+
+    // The provider rotates: a new key, the old one withdrawn.
+    let new = ProviderKey::ec("ec-2027");
+    provider.publish(&[&new]);
+    let reply = who(&api, &new.sign(&claims("frota"))).await;
+    assert_eq!(reply.ok()["user"]["id"], api.id("frota"));
+    assert_eq!(provider.requests(), 2, "the unknown `kid` was fetched");
+}
+
+#[actix_web::test]
+async fn a_socket_opens_with_the_providers_token() {
+    let key = ProviderKey::ec("ec-2026");
+    let provider = Arc::new(Provider::default());
+    provider.publish(&[&key]);
+    let api = api_with_provider(&provider).await;
+    let id = crate::browser::an_open_incident(&api).await;
+    let url = format!(
+        "ws://{}/ws?access_token={}",
+        api.addr,
+        key.sign(&claims("regulador"))
+    );
+    let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+    ws.send(Message::text(
+        json!({"type": "subscribe", "incident_id": id}).to_string(),
+    ))
+    .await
+    .unwrap();
+    let answer = loop {
+        match ws.next().await.unwrap().unwrap() {
+            Message::Text(t) => break serde_json::from_str::<Value>(&t).unwrap(),
+            _ => continue,
+        }
+    };
+    assert_eq!(
+        (answer["type"].as_str(), answer["incident_id"].as_i64()),
+        (Some("subscribed"), Some(id))
+    );
+    // A token of the provider for a login nobody has opens nothing.
+    let url = format!(
+        "ws://{}/ws?access_token={}",
+        api.addr,
+        key.sign(&claims("nobody.here"))
+    );
+    let err = tokio_tungstenite::connect_async(url).await.unwrap_err();
+    assert!(err.to_string().contains("401"), "{err}");
+}
