@@ -102,6 +102,7 @@ pub mod dispatch {
             conclusion -> Nullable<Text>,
             closed_at -> Nullable<Timestamptz>,
             search_text -> Nullable<Text>,
+            caller_phone_key -> Text,
         }
     }
 
@@ -138,10 +139,10 @@ pub mod dispatch {
         dispatch.prank_calls (id) {
             id -> Int8,
             phone -> Text,
-            phone_digits -> Nullable<Text>,
             incident_id -> Int8,
             recorded_by -> Int8,
             recorded_at -> Timestamptz,
+            phone_key -> Text,
         }
     }
 

@@ -254,7 +254,8 @@ pub struct DispatchView {
 /// `GET /incident/prank-calls/{phone_number}`: prank calls recorded for that phone.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct PrankCalls {
-    /// The phone as digits only.
+    /// The phone's key: its national digits (`12991004321`) for a Brazilian number,
+    /// `+<country code><digits>` for another.
     pub phone: String,
     /// Every prank call of that phone.
     pub total: i64,

@@ -12,6 +12,7 @@ use crate::domain::Refusal;
 use crate::domain::dispatch::{self, Status};
 use crate::domain::form::{IncidentForm, group_of};
 use crate::domain::incident::{self, State};
+use crate::domain::phone;
 use crate::domain::user::{ACTIVE, CurrentUser, Profile};
 use crate::error::{Error, Result};
 use crate::schema::dispatch::*;
@@ -40,6 +41,7 @@ pub async fn create(
                 incidents::id.eq(id),
                 incidents::number.eq(format!("{year}-{id:06}")),
                 incidents::created_by.eq(user.id),
+                incidents::caller_phone_key.eq(phone::key_of(&fields.caller_phone)),
                 &fields,
             ))
             .execute(c)
@@ -116,7 +118,10 @@ pub async fn patch(
             }
         }
         diesel::update(incidents::table.filter(incidents::id.eq(id)))
-            .set(&next)
+            .set((
+                &next,
+                incidents::caller_phone_key.eq(phone::key_of(&next.caller_phone)),
+            ))
             .execute(c)
             .await?;
         writes::commit(c, &cur, user.id, "updated", cur.state, changes).await
@@ -159,6 +164,7 @@ pub async fn prank_call(
         diesel::insert_into(prank_calls::table)
             .values((
                 prank_calls::phone.eq(&cur.fields.caller_phone),
+                prank_calls::phone_key.eq(phone::key_of(&cur.fields.caller_phone)),
                 prank_calls::incident_id.eq(id),
                 prank_calls::recorded_by.eq(user.id),
             ))

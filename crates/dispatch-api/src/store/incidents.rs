@@ -330,16 +330,26 @@ pub async fn decisions(
 /// How many prank calls to list; `total` still counts them all.
 const PRANK_CALLS_SHOWN: usize = 20;
 
-/// Prank calls of a phone, given as bare digits, newest first.
-pub async fn prank_calls(mut conn: &AsyncPgConnection, digits: &str) -> Result<PrankCalls, Error> {
-    let rows: Vec<(i64, String, DateTime<Utc>)> = prank_calls::table
+/// Prank calls of a phone, given by its key (`domain::phone::Phone::key`), newest first.
+pub async fn prank_calls(mut conn: &AsyncPgConnection, key: &str) -> Result<PrankCalls, Error> {
+    let rows: Vec<PrankRow> = prank_calls::table
         .inner_join(incidents::table)
-        .filter(prank_calls::phone_digits.eq(digits))
+        .filter(prank_calls::phone_key.eq(key))
         .order_by((prank_calls::recorded_at.desc(), prank_calls::id.desc()))
-        .select((incidents::id, incidents::number, prank_calls::recorded_at))
+        .select(PrankRow::as_select())
         .load(&mut conn)
         .await?;
-    Ok(prank_page(digits.to_owned(), rows))
+    Ok(prank_page(key.to_owned(), rows))
+}
+
+/// One prank call with the number of its incident.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = prank_calls, check_for_backend(diesel::pg::Pg))]
+struct PrankRow {
+    incident_id: i64,
+    #[diesel(select_expression = incidents::number)]
+    number: String,
+    recorded_at: DateTime<Utc>,
 }
 
 /// Intercurrences recorded on an incident's attendance, oldest first.
@@ -379,51 +389,39 @@ pub async fn recorded_intercurrences(
         .collect())
 }
 
-/// Prank calls of the phone of an incident's caller: the phone is read by a subquery, so
-/// this runs in the same pipeline as the incident's own statement.
+/// Prank calls of the phone of an incident's caller (same key): the key is read by a
+/// subquery, so this runs in the same pipeline as the incident's own statement. `phone` is
+/// left empty for the caller to fill from the incident.
 pub async fn prank_calls_of_incident(
     mut conn: &AsyncPgConnection,
     incident_id: i64,
 ) -> Result<PrankCalls, Error> {
-    // The same digits expression as the `phone_digits` column of the migration.
     let same_phone = diesel::dsl::sql::<diesel::sql_types::Bool>(
-        "prank_calls.phone_digits = (SELECT regexp_replace(c.caller_phone, '\\D', '', 'g') \
-         FROM incidents c WHERE c.id = ",
+        "prank_calls.phone_key = (SELECT c.caller_phone_key FROM incidents c WHERE c.id = ",
     )
     .bind::<diesel::sql_types::BigInt, _>(incident_id)
     .sql(")");
-    let rows: Vec<(i64, String, DateTime<Utc>, Option<String>)> = prank_calls::table
+    let rows: Vec<PrankRow> = prank_calls::table
         .inner_join(incidents::table)
         .filter(same_phone)
         .order_by((prank_calls::recorded_at.desc(), prank_calls::id.desc()))
-        .select((
-            incidents::id,
-            incidents::number,
-            prank_calls::recorded_at,
-            prank_calls::phone_digits,
-        ))
+        .select(PrankRow::as_select())
         .load(&mut conn)
         .await?;
-    let phone = <[_]>::first(&rows)
-        .and_then(|r| r.3.clone())
-        .unwrap_or_default();
-    Ok(prank_page(
-        phone,
-        rows.into_iter().map(|(a, b, c, _)| (a, b, c)).collect(),
-    ))
+    Ok(prank_page(String::new(), rows))
 }
 
-fn prank_page(phone: String, rows: Vec<(i64, String, DateTime<Utc>)>) -> PrankCalls {
+fn prank_page(phone: String, rows: Vec<PrankRow>) -> PrankCalls {
     PrankCalls {
         phone,
         total: rows.len() as i64,
         calls: rows
             .into_iter()
             .take(PRANK_CALLS_SHOWN)
-            .map(|(incident_id, number, recorded_at)| PrankCall {
-                incident_id,
-                number,
-                recorded_at,
+            .map(|r| PrankCall {
+                incident_id: r.incident_id,
+                number: r.number,
+                recorded_at: r.recorded_at,
             })
             .collect(),
     }

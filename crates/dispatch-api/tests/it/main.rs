@@ -16,6 +16,7 @@ mod idempotency;
 mod incidents;
 mod migrations;
 mod openapi;
+mod phones;
 mod realtime;
 mod reference;
 mod seed;
