@@ -24,7 +24,8 @@ use crate::views::*;
     components(schemas(
         common::problem::ProblemDocument, common::FieldError,
         RefOption, UserOption, ProfileView, UserRecord, EmployeeRecord, ProfessionalTypeView,
-        MobileUnitTypeView, MobileUnitView, MobileUnitOption, HealthUnitOption, IncidentMaskItem,
+        MobileUnitTypeView, MobileUnitView, MobileUnitOption, IncidentRef, CurrentDispatch,
+        FleetBoardUnit, HealthUnitOption, IncidentMaskItem,
         BasicData, Occurrence, Patient, Regulation, Conclusion, HistoryEntry, IncidentDetail,
         DispatchTimes, DispatchedUnit, DispatchView, PrankCalls, PrankCall, TechnicalDecisionView,
         RecordedIntercurrence, IncidentFleetSummary, UnitSelection, FleetOccurrence, DispatchData,

@@ -8,6 +8,7 @@
 
 mod access;
 mod auth;
+mod availability;
 mod client;
 mod concurrency;
 mod fleet;
