@@ -10,7 +10,7 @@ use crate::routes::Routes;
 use crate::routes::dispatch::StatusBody;
 use crate::routes::incident::form::{CreateIncident, PatchIncident};
 use crate::routes::incident::writes::{
-    CancelBody, CloseBody, DispatchBody, Empty, IntercurrenceBody, SendToBody,
+    CancelBody, CloseBody, DispatchBody, DispatchConflict, Empty, IntercurrenceBody, SendToBody,
     TechnicalDecisionBody, TransferBody,
 };
 use crate::store::incident_writes::{DispatchCreated, DispatchProgress};
@@ -33,7 +33,7 @@ use crate::views::*;
         DefaultValues, PossibleValues,
         Written, DispatchCreated, DispatchProgress, CreateIncident, PatchIncident,
         Empty, CancelBody, TechnicalDecisionBody, SendToBody,
-        DispatchBody, StatusBody, IntercurrenceBody, TransferBody,
+        DispatchBody, DispatchConflict, StatusBody, IntercurrenceBody, TransferBody,
         CloseBody,
     )),
     modifiers(&BearerJwt),
@@ -62,7 +62,8 @@ const WRITE_ERRORS: [(&str, &str); 12] = [
     ("404", "No such record"),
     (
         "409",
-        "`invalid_transition`, `unit_busy`, `unit_inactive`, `unit_assigned`",
+        "`invalid_transition`, `unit_busy`, `unit_inactive`, `unit_assigned`, \
+         `vehicle_type_mismatch`",
     ),
     (
         "412",

@@ -103,6 +103,7 @@ pub mod dispatch {
             closed_at -> Nullable<Timestamptz>,
             search_text -> Nullable<Text>,
             caller_phone_key -> Text,
+            destination_health_unit_id -> Nullable<Int8>,
         }
     }
 
@@ -224,6 +225,7 @@ pub mod dispatch {
     diesel::joinable!(incident_intercurrences -> incidents (incident_id));
     diesel::joinable!(incident_intercurrences -> intercurrences (intercurrence_id));
     diesel::joinable!(incident_intercurrences -> users (recorded_by));
+    diesel::joinable!(incidents -> health_units (destination_health_unit_id));
     diesel::joinable!(mobile_units -> mobile_unit_types (type_id));
     diesel::joinable!(prank_calls -> incidents (incident_id));
     diesel::joinable!(prank_calls -> users (recorded_by));

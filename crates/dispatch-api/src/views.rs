@@ -189,6 +189,10 @@ pub struct Patient {
     /// `F`, `M` or `X`.
     #[schema(required = true)]
     pub sex: Option<Sex>,
+    /// Where the patient is taken: the health unit chosen in the Patient form (set by
+    /// `PATCH /incident/{id}` with `destination_health_unit_id`), or null.
+    #[schema(required = true)]
+    pub destination: Option<HealthUnitOption>,
 }
 
 /// The "Regulation" tab's header: who regulated and who holds the incident now.

@@ -8,7 +8,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use crate::domain::incident::{Priority, Sex, State};
 use crate::schema::dispatch::*;
 use crate::search::Search;
-use crate::store::{opt_user, ref_option, user_option};
+use crate::store::{HealthUnitRow, opt_user, ref_option, user_option};
 use crate::views::*;
 
 diesel::alias!(users as regulator_user: RegulatorAlias, users as assignee_user: AssigneeAlias);
@@ -44,9 +44,11 @@ type DetailRow = (
     (i64, String),
     Option<(i64, String)>,
     Option<(i64, String)>,
+    Option<HealthUnitRow>,
 );
 
-/// The incident's forms with the names of its creator, regulator and assignee: one statement.
+/// The incident's forms with the names of its creator, regulator and assignee and the
+/// patient's destination: one statement.
 pub async fn detail(
     mut conn: &AsyncPgConnection,
     id: i64,
@@ -61,6 +63,7 @@ pub async fn detail(
             assignee_user
                 .on(incidents::assigned_to_id.eq(assignee_user.field(users::id).nullable())),
         )
+        .left_join(health_units::table)
         .filter(incidents::id.eq(id))
         .select((
             IncidentRow::as_select(),
@@ -71,12 +74,13 @@ pub async fn detail(
             assignee_user
                 .fields((users::id, users::descriptive_name))
                 .nullable(),
+            Option::<HealthUnitRow>::as_select(),
         ))
         .first(&mut conn)
         .await
         .optional()?;
-    Ok(
-        row.map(|(r, created_by, regulator, assignee)| IncidentDetail {
+    Ok(row.map(
+        |(r, created_by, regulator, assignee, destination)| IncidentDetail {
             id: r.id,
             number: r.number,
             state: r.state,
@@ -101,6 +105,7 @@ pub async fn detail(
                 name: r.patient_name,
                 age: r.patient_age,
                 sex: r.patient_sex,
+                destination: destination.map(Into::into),
             },
             regulation: Regulation {
                 regulator: opt_user(regulator),
@@ -112,8 +117,8 @@ pub async fn detail(
                 closed_at: r.closed_at,
             },
             history: None,
-        }),
-    )
+        },
+    ))
 }
 
 /// The incident's history, oldest first.
@@ -202,25 +207,33 @@ pub struct FleetRow {
     pub patient: Patient,
 }
 
-/// The fleet row with the vehicle type of the latest technical decision, in one statement
-/// (a correlated subquery picks the latest).
+/// The fleet row with the vehicle type of the latest technical decision and the patient's
+/// destination, in one statement (a correlated subquery picks the latest decision).
 pub async fn fleet_row(mut conn: &AsyncPgConnection, id: i64) -> Result<Option<FleetRow>, Error> {
     let latest_vehicle = diesel::dsl::sql::<diesel::sql_types::Nullable<diesel::sql_types::Integer>>(
         "(SELECT td.mobile_unit_type_id FROM technical_decisions td \
           WHERE td.incident_id = incidents.id ORDER BY td.decided_at DESC, td.id DESC LIMIT 1)",
     );
-    let row: Option<(FleetIncidentRow, Option<i32>, Option<String>)> = incidents::table
+    type Row = (
+        FleetIncidentRow,
+        Option<i32>,
+        Option<String>,
+        Option<HealthUnitRow>,
+    );
+    let row: Option<Row> = incidents::table
         .left_join(mobile_unit_types::table.on(mobile_unit_types::id.nullable().eq(latest_vehicle)))
+        .left_join(health_units::table)
         .filter(incidents::id.eq(id))
         .select((
             FleetIncidentRow::as_select(),
             mobile_unit_types::id.nullable(),
             mobile_unit_types::name.nullable(),
+            Option::<HealthUnitRow>::as_select(),
         ))
         .first(&mut conn)
         .await
         .optional()?;
-    Ok(row.map(|(r, vt_id, vt_name)| FleetRow {
+    Ok(row.map(|(r, vt_id, vt_name, destination)| FleetRow {
         summary: IncidentFleetSummary {
             id: r.id,
             number: r.number,
@@ -237,6 +250,7 @@ pub async fn fleet_row(mut conn: &AsyncPgConnection, id: i64) -> Result<Option<F
             name: r.patient_name,
             age: r.patient_age,
             sex: r.patient_sex,
+            destination: destination.map(Into::into),
         },
     }))
 }

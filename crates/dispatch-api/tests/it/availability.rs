@@ -1,5 +1,6 @@
 //! Which units are free: `/mobile-unit/options` says it of each unit and filters by it and
-//! by vehicle type, `/mobile-unit/board` shows each unit's dispatch.
+//! by vehicle type, `/mobile-unit/board` shows each unit's dispatch, and a dispatch of a unit
+//! of another type than the decision asks for needs a reason.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -9,6 +10,7 @@ use dispatch_api::schema::dispatch::{dispatches, incidents, mobile_unit_types, m
 use serde_json::{Value, json};
 
 use crate::client::W;
+use crate::pickers::last_entry;
 use crate::support::{keys, set};
 
 /// Active units as the database has them: id -> (name, base, type id, type name).
@@ -204,4 +206,126 @@ async fn options_and_board_say_which_units_are_free() {
         .await;
     assert!(ids(free.array()).contains(&unit));
     check_against_database(&w).await;
+}
+
+#[actix_web::test]
+async fn a_unit_of_another_type_than_the_decision_asks_for_needs_a_reason() {
+    let w = W::new().await;
+    let (id, v) = w.incident_in("awaiting_regulation").await;
+    let (usa, usb) = (type_id(&w, "USA").await, type_id(&w, "USB").await);
+    let action = w.action(true).await;
+    let r = w
+        .post(
+            &format!("/incident/{id}/technical-decision"),
+            "regulador",
+            Some(v),
+            json!({"action_id": action, "mobile_unit_type_id": usa}),
+        )
+        .await;
+    let v = r.ok()["version"].as_i64().unwrap() as i32;
+    let sel = w
+        .api
+        .get("frota", &format!("/incident/{id}/unit-selection"))
+        .await;
+    assert_eq!(
+        sel.ok()["requested_vehicle_type"],
+        json!({"id": usa, "name": "USA"})
+    );
+    let free_of = async |t: i64| {
+        let r = w
+            .api
+            .get(
+                "frota",
+                &format!("/mobile-unit/options?available=true&type={t}"),
+            )
+            .await;
+        r.array()[0].clone()
+    };
+    let a_usb = free_of(usb).await;
+    let uri = format!("/incident/{id}/dispatch");
+
+    let r = w
+        .post(
+            &uri,
+            "frota",
+            Some(v),
+            json!({"mobile_unit_id": a_usb["id"]}),
+        )
+        .await;
+    assert_eq!(
+        r.problem(409, "vehicle_type_mismatch").as_deref(),
+        Some("mobile_unit_id")
+    );
+    assert_eq!(r.body["expected_type"], json!({"id": usa, "name": "USA"}));
+    assert_eq!(r.body["offered_type"], json!({"id": usb, "name": "USB"}));
+    let detail = r.body["detail"].as_str().unwrap();
+    assert!(detail.contains("USA") && detail.contains("USB"), "{detail}");
+    let r = w
+        .post(
+            &uri,
+            "frota",
+            Some(v),
+            json!({"mobile_unit_id": a_usb["id"], "override_reason": "  "}),
+        )
+        .await;
+    assert_eq!(
+        r.problem(400, "invalid_payload").as_deref(),
+        Some("override_reason")
+    );
+    assert_eq!(w.version(id).await, v, "nothing refused changed anything");
+    assert_eq!(w.state(id).await, "regulated");
+
+    let reason = "nenhuma USA livre na região; USB mais próxima";
+    let r = w
+        .post(
+            &uri,
+            "frota",
+            Some(v),
+            json!({"mobile_unit_id": a_usb["id"], "override_reason": reason}),
+        )
+        .await;
+    assert_eq!(r.status.as_u16(), 201, "{}", r.body);
+    let v = r.body["incident_version"].as_i64().unwrap() as i32;
+    let entry = last_entry(&w, id).await;
+    assert_eq!(entry["action"], "dispatched");
+    let recorded = &entry["changes"]["dispatch"];
+    assert_eq!(recorded["mobile_unit_id"], a_usb["id"]);
+    assert_eq!(recorded["mobile_unit"], a_usb["name"]);
+    assert_eq!(recorded["override_reason"], reason);
+    assert_eq!(
+        recorded["requested_vehicle_type"],
+        json!({"id": usa, "name": "USA"})
+    );
+    assert_eq!(
+        recorded["mobile_unit_type"],
+        json!({"id": usb, "name": "USB"})
+    );
+
+    // A unit of the type asked for needs no reason.
+    let a_usa = free_of(usa).await;
+    let r = w
+        .post(
+            &uri,
+            "frota",
+            Some(v),
+            json!({"mobile_unit_id": a_usa["id"]}),
+        )
+        .await;
+    assert_eq!(r.status.as_u16(), 201, "{}", r.body);
+    let entry = last_entry(&w, id).await;
+    assert!(
+        entry["changes"]["dispatch"]
+            .get("override_reason")
+            .is_none()
+    );
+    let units = w
+        .api
+        .get("frota", &format!("/dispatch/incident/{id}"))
+        .await;
+    let names: Vec<&Value> = units
+        .array()
+        .iter()
+        .map(|d| &d["mobile_unit"]["name"])
+        .collect();
+    assert_eq!(names, [&a_usb["name"], &a_usa["name"]]);
 }

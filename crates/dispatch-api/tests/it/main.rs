@@ -3,7 +3,8 @@
 //!
 //! - reads: `access`, `users`, `incidents`, `fleet`, `reference`, `seed`, `migrations`,
 //!   `openapi`;
-//! - writes (`client` drives them): `flows`, `transitions`, `concurrency`, `idempotency`;
+//! - writes (`client` drives them): `flows`, `transitions`, `concurrency`, `idempotency`,
+//!   `pickers` (ids that round-trip), `destination`, `availability`, `history`, `phones`;
 //! - identity: `auth`; real-time updates over sockets: `realtime`.
 
 mod access;
@@ -11,13 +12,16 @@ mod auth;
 mod availability;
 mod client;
 mod concurrency;
+mod destination;
 mod fleet;
 mod flows;
+mod history;
 mod idempotency;
 mod incidents;
 mod migrations;
 mod openapi;
 mod phones;
+mod pickers;
 mod realtime;
 mod reference;
 mod seed;
