@@ -71,7 +71,7 @@ for side in demo scale; do
     sql "$db" "SELECT id || ',' FROM incidents ORDER BY created_at DESC, id DESC LIMIT 1000"
     echo "}"; } > "$WORK/$side.ids.lua"
   { echo "return {"
-    sql "$db" "SELECT '\"' || phone_digits || '\",' FROM (SELECT DISTINCT phone_digits FROM prank_calls) p ORDER BY 1 LIMIT 500"
+    sql "$db" "SELECT '\"' || phone_key || '\",' FROM (SELECT DISTINCT phone_key FROM prank_calls) p ORDER BY 1 LIMIT 500"
     echo "}"; } > "$WORK/$side.phones.lua"
 done
 USER_ID=$(sql "$DEMO_DB" "SELECT id FROM users WHERE login = 'regulador'")

@@ -59,6 +59,22 @@ impl Error {
         }
     }
 
+    /// Members a problem carries besides the standard ones: `vehicle_type_mismatch` names
+    /// the type asked for (`expected_type`) and the unit's (`offered_type`), `{id, name}`.
+    fn members(&self) -> Option<serde_json::Map<String, serde_json::Value>> {
+        match self {
+            Error::Refused(Refusal::VehicleTypeMismatch {
+                requested, offered, ..
+            }) => {
+                let mut m = serde_json::Map::new();
+                m.insert("expected_type".into(), serde_json::json!(requested));
+                m.insert("offered_type".into(), serde_json::json!(offered));
+                Some(m)
+            }
+            _ => None,
+        }
+    }
+
     /// Logs what the client is not told: the cause of a 503 or a 500.
     fn log(&self) {
         match self {
@@ -97,6 +113,15 @@ fn refusal(r: &Refusal) -> Problem {
         Refusal::UnitInactive(_) => Problem::new(StatusCode::CONFLICT, "unit_inactive", detail),
         Refusal::UnitBusy(_) => Problem::new(StatusCode::CONFLICT, "unit_busy", detail),
         Refusal::UnitAssigned => Problem::new(StatusCode::CONFLICT, "unit_assigned", detail),
+        Refusal::VehicleTypeMismatch { .. } => {
+            Problem::new(StatusCode::CONFLICT, "vehicle_type_mismatch", detail).with_errors(vec![
+                FieldError {
+                    field: "mobile_unit_id".to_owned(),
+                    message: "is not of the vehicle type the latest technical decision asks for"
+                        .to_owned(),
+                },
+            ])
+        }
         Refusal::Forbidden(_) => Problem::forbidden(detail),
         Refusal::Unauthorized(_) => Problem::unauthorized(detail),
         Refusal::IdempotencyKeyReused => Problem::new(
@@ -114,7 +139,17 @@ impl ResponseError for Error {
 
     fn error_response(&self) -> HttpResponse {
         self.log();
-        self.problem().error_response()
+        let problem = self.problem();
+        let Some(members) = self.members() else {
+            return problem.error_response();
+        };
+        let mut body = serde_json::to_value(&problem).unwrap_or_default();
+        if let serde_json::Value::Object(m) = &mut body {
+            m.extend(members);
+        }
+        HttpResponse::build(problem.status())
+            .content_type(common::problem::CONTENT_TYPE)
+            .body(body.to_string())
     }
 }
 

@@ -10,7 +10,7 @@ use crate::routes::Routes;
 use crate::routes::dispatch::StatusBody;
 use crate::routes::incident::form::{CreateIncident, PatchIncident};
 use crate::routes::incident::writes::{
-    CancelBody, CloseBody, DispatchBody, Empty, IntercurrenceBody, SendToBody,
+    CancelBody, CloseBody, DispatchBody, DispatchConflict, Empty, IntercurrenceBody, SendToBody,
     TechnicalDecisionBody, TransferBody,
 };
 use crate::store::incident_writes::{DispatchCreated, DispatchProgress};
@@ -24,7 +24,8 @@ use crate::views::*;
     components(schemas(
         common::problem::ProblemDocument, common::FieldError,
         RefOption, UserOption, ProfileView, UserRecord, EmployeeRecord, ProfessionalTypeView,
-        MobileUnitTypeView, MobileUnitView, MobileUnitOption, HealthUnitOption, IncidentMaskItem,
+        MobileUnitTypeView, MobileUnitView, MobileUnitOption, IncidentRef, CurrentDispatch,
+        FleetBoardUnit, HealthUnitOption, IncidentMaskItem,
         BasicData, Occurrence, Patient, Regulation, Conclusion, HistoryEntry, IncidentDetail,
         DispatchTimes, DispatchedUnit, DispatchView, PrankCalls, PrankCall, TechnicalDecisionView,
         RecordedIntercurrence, IncidentFleetSummary, UnitSelection, FleetOccurrence, DispatchData,
@@ -32,7 +33,7 @@ use crate::views::*;
         DefaultValues, PossibleValues,
         Written, DispatchCreated, DispatchProgress, CreateIncident, PatchIncident,
         Empty, CancelBody, TechnicalDecisionBody, SendToBody,
-        DispatchBody, StatusBody, IntercurrenceBody, TransferBody,
+        DispatchBody, DispatchConflict, StatusBody, IntercurrenceBody, TransferBody,
         CloseBody,
         // The WebSocket's frames (`GET /ws`): not HTTP bodies, described here for clients.
         crate::realtime::ws::ClientMessage, crate::realtime::hub::ServerMessage,
@@ -63,7 +64,8 @@ const WRITE_ERRORS: [(&str, &str); 12] = [
     ("404", "No such record"),
     (
         "409",
-        "`invalid_transition`, `unit_busy`, `unit_inactive`, `unit_assigned`",
+        "`invalid_transition`, `unit_busy`, `unit_inactive`, `unit_assigned`, \
+         `vehicle_type_mismatch`",
     ),
     (
         "412",

@@ -102,6 +102,8 @@ pub mod dispatch {
             conclusion -> Nullable<Text>,
             closed_at -> Nullable<Timestamptz>,
             search_text -> Nullable<Text>,
+            caller_phone_key -> Text,
+            destination_health_unit_id -> Nullable<Int8>,
         }
     }
 
@@ -138,10 +140,10 @@ pub mod dispatch {
         dispatch.prank_calls (id) {
             id -> Int8,
             phone -> Text,
-            phone_digits -> Nullable<Text>,
             incident_id -> Int8,
             recorded_by -> Int8,
             recorded_at -> Timestamptz,
+            phone_key -> Text,
         }
     }
 
@@ -223,6 +225,7 @@ pub mod dispatch {
     diesel::joinable!(incident_intercurrences -> incidents (incident_id));
     diesel::joinable!(incident_intercurrences -> intercurrences (intercurrence_id));
     diesel::joinable!(incident_intercurrences -> users (recorded_by));
+    diesel::joinable!(incidents -> health_units (destination_health_unit_id));
     diesel::joinable!(mobile_units -> mobile_unit_types (type_id));
     diesel::joinable!(prank_calls -> incidents (incident_id));
     diesel::joinable!(prank_calls -> users (recorded_by));

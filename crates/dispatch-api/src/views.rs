@@ -97,6 +97,39 @@ pub struct MobileUnitView {
 pub struct MobileUnitOption {
     pub id: i64,
     pub name: String,
+    /// Free: no dispatch of the unit is unreleased, so it can be dispatched now.
+    pub available: bool,
+}
+
+/// An incident as another record names it: id and number.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct IncidentRef {
+    pub id: i64,
+    pub number: String,
+}
+
+/// The dispatch a unit is on now (not released).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CurrentDispatch {
+    /// The dispatch's id (for `POST /dispatch/{id}/status`).
+    pub id: i64,
+    /// `assigned`, `en_route`, `on_scene`, `transporting` or `at_destination`.
+    pub status: Status,
+    pub assigned_at: DateTime<Utc>,
+    pub incident: IncidentRef,
+}
+
+/// `GET /mobile-unit/board`: one active unit of the fleet board.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct FleetBoardUnit {
+    pub id: i64,
+    pub name: String,
+    pub base: String,
+    #[serde(rename = "type")]
+    pub unit_type: RefOption,
+    /// The dispatch the unit is on, or null when the unit is free.
+    #[schema(required = true)]
+    pub dispatch: Option<CurrentDispatch>,
 }
 
 /// `GET /health-unit`: the patient destination field.
@@ -156,6 +189,10 @@ pub struct Patient {
     /// `F`, `M` or `X`.
     #[schema(required = true)]
     pub sex: Option<Sex>,
+    /// Where the patient is taken: the health unit chosen in the Patient form (set by
+    /// `PATCH /incident/{id}` with `destination_health_unit_id`), or null.
+    #[schema(required = true)]
+    pub destination: Option<HealthUnitOption>,
 }
 
 /// The "Regulation" tab's header: who regulated and who holds the incident now.
@@ -254,7 +291,8 @@ pub struct DispatchView {
 /// `GET /incident/prank-calls/{phone_number}`: prank calls recorded for that phone.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct PrankCalls {
-    /// The phone as digits only.
+    /// The phone's key: its national digits (`12991004321`) for a Brazilian number,
+    /// `+<country code><digits>` for another.
     pub phone: String,
     /// Every prank call of that phone.
     pub total: i64,

@@ -43,9 +43,67 @@ pub fn transition(from: Status, to: Status) -> Result<Status, Refusal> {
     }
 }
 
+/// A vehicle type: what a technical decision asks for and what a unit is.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct VehicleType {
+    pub id: i32,
+    pub name: String,
+}
+
+/// The vehicle rule of a dispatch: a unit of another type than the latest technical decision
+/// asks for is refused (409 `vehicle_type_mismatch`, naming both types) unless the fleet
+/// operator gives a reason to send it anyway, which the history records. A decision that
+/// asks for no vehicle type accepts any unit.
+pub fn check_vehicle(
+    unit_id: i64,
+    requested: Option<&VehicleType>,
+    offered: &VehicleType,
+    override_reason: Option<&str>,
+) -> Result<(), Refusal> {
+    match requested {
+        Some(requested) if requested.id != offered.id && override_reason.is_none() => {
+            Err(Refusal::VehicleTypeMismatch {
+                unit: unit_id,
+                requested: requested.clone(),
+                offered: offered.clone(),
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_unit_of_another_type_needs_a_reason() {
+        let usa = VehicleType {
+            id: 1,
+            name: "USA".into(),
+        };
+        let usb = VehicleType {
+            id: 2,
+            name: "USB".into(),
+        };
+        assert_eq!(check_vehicle(7, Some(&usa), &usa, None), Ok(()));
+        assert_eq!(check_vehicle(7, None, &usb, None), Ok(()));
+        let refused = check_vehicle(7, Some(&usa), &usb, None).unwrap_err();
+        assert_eq!(
+            refused,
+            Refusal::VehicleTypeMismatch {
+                unit: 7,
+                requested: usa.clone(),
+                offered: usb.clone(),
+            }
+        );
+        let said = refused.to_string();
+        assert!(said.contains("USA") && said.contains("USB"), "{said}");
+        assert_eq!(
+            check_vehicle(7, Some(&usa), &usb, Some("USA em manutenção")),
+            Ok(())
+        );
+    }
 
     #[test]
     fn every_pair_is_allowed_exactly_when_the_table_says_and_never_backwards() {

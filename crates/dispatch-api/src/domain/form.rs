@@ -1,4 +1,4 @@
-//! The twelve fields of the Basic data, Occurrence and Patient forms: what `POST /incident`
+//! The thirteen fields of the Basic data, Occurrence and Patient forms: what `POST /incident`
 //! creates and `PATCH /incident/{id}` edits. [`incident_fields!`] lists them once; the
 //! form here and the request bodies (`routes::incident::form`) are built from that list.
 
@@ -29,6 +29,8 @@ macro_rules! incident_fields {
             patient_age: i32, i32, optional;
             /// `F`, `M` or `X`.
             patient_sex: $crate::domain::incident::Sex, String, optional;
+            /// The patient's destination: the `id` of an active unit of `GET /health-unit`.
+            destination_health_unit_id: i64, i64, optional;
         }
     };
 }
@@ -79,7 +81,7 @@ incident_fields!(form_struct);
 pub fn group_of(field: &str) -> &'static str {
     match field {
         "occurrence_type" | "priority" | "occurrence_notes" => "occurrence",
-        "patient_name" | "patient_age" | "patient_sex" => "patient",
+        "patient_name" | "patient_age" | "patient_sex" | "destination_health_unit_id" => "patient",
         _ => "basic_data",
     }
 }
@@ -102,6 +104,7 @@ pub struct RawForm {
     pub patient_name: Option<String>,
     pub patient_age: Option<i32>,
     pub patient_sex: Option<String>,
+    pub destination_health_unit_id: Option<i64>,
 }
 
 impl RawForm {
@@ -157,6 +160,7 @@ impl RawForm {
             patient_name: self.patient_name,
             patient_age: self.patient_age,
             patient_sex: sex,
+            destination_health_unit_id: self.destination_health_unit_id,
         })
     }
 }

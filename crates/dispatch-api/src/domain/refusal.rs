@@ -1,6 +1,7 @@
 //! Why the dispatch centre's rules refuse a request. Each refusal is a client error with a
 //! stable `code` (docs/dispatch-realtime.md, "Writes"); `crate::error` maps them to responses.
 
+use super::dispatch::VehicleType;
 use super::user::Profile;
 
 /// One named wrong field: which one, and what is wrong with it.
@@ -40,6 +41,18 @@ pub enum Refusal {
     UnitBusy(i64),
     #[error("a mobile unit is still assigned to this incident; release it first")]
     UnitAssigned,
+    /// The unit is not of the vehicle type the latest technical decision asks for, and no
+    /// `override_reason` was given.
+    #[error(
+        "the latest technical decision asks for a {} (type {}) but mobile unit {unit} is a {} \
+         (type {}); send `override_reason` to dispatch it anyway",
+        requested.name, requested.id, offered.name, offered.id
+    )]
+    VehicleTypeMismatch {
+        unit: i64,
+        requested: VehicleType,
+        offered: VehicleType,
+    },
     /// The caller's profile may not use this route.
     #[error("the {} profile may not use this route", .0.title())]
     Forbidden(Profile),

@@ -17,6 +17,7 @@ use serde::Serialize;
 
 pub use plan::{DEMO_USERS, Plan, Scale};
 
+use crate::domain::phone;
 use crate::domain::user::Profile;
 use crate::schema::dispatch::*;
 
@@ -425,6 +426,7 @@ struct NewIncident<'a> {
     updated_at: DateTime<Utc>,
     caller_name: &'a str,
     caller_phone: &'a str,
+    caller_phone_key: String,
     address: &'a str,
     city: &'a str,
     complaint: &'a str,
@@ -450,6 +452,7 @@ fn new_incident<'a>(i: &'a plan::IncidentSpec, ids: &Resolved) -> NewIncident<'a
         updated_at: i.updated_at,
         caller_name: &i.caller_name,
         caller_phone: &i.caller_phone,
+        caller_phone_key: phone::key_of(&i.caller_phone),
         address: &i.address,
         city: i.city,
         complaint: i.complaint,
@@ -531,6 +534,7 @@ async fn write_history(
             i.prank_by.map(|by| {
                 (
                     prank_calls::phone.eq(&i.caller_phone),
+                    prank_calls::phone_key.eq(phone::key_of(&i.caller_phone)),
                     prank_calls::incident_id.eq(*id),
                     prank_calls::recorded_by.eq(ids.users[by]),
                     prank_calls::recorded_at.eq(i.closed_at.unwrap_or(i.created_at)),

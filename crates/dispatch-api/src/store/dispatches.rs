@@ -7,6 +7,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use crate::domain::dispatch::Status;
 use crate::schema::dispatch::*;
+use crate::store::{HealthUnitRow, coalesce};
 use crate::views::*;
 
 #[derive(Queryable, Selectable)]
@@ -36,40 +37,51 @@ struct UnitTypeRow {
     name: String,
 }
 
+/// One dispatch with its unit, the unit's type and the destination.
 #[derive(Queryable, Selectable)]
-#[diesel(table_name = health_units, check_for_backend(diesel::pg::Pg))]
-struct DestinationRow {
-    id: i64,
-    name: String,
-    city: String,
-    uf: String,
+#[diesel(check_for_backend(diesel::pg::Pg))]
+struct Row {
+    #[diesel(embed)]
+    dispatch: DispatchRow,
+    #[diesel(embed)]
+    unit: UnitRow,
+    #[diesel(embed)]
+    unit_type: UnitTypeRow,
+    #[diesel(embed)]
+    destination: Option<HealthUnitRow>,
 }
 
-type Row = (DispatchRow, UnitRow, UnitTypeRow, Option<DestinationRow>);
-
 /// The units of an incident, oldest dispatch first, with unit, type and destination joined:
-/// one statement.
+/// one statement. A dispatch without a destination of its own goes where the incident's
+/// patient goes (`incidents.destination_health_unit_id`).
 pub async fn of_incident(
     mut conn: &AsyncPgConnection,
     incident_id: i64,
 ) -> Result<Vec<DispatchView>, Error> {
     let rows: Vec<Row> = dispatches::table
         .inner_join(mobile_units::table.inner_join(mobile_unit_types::table))
-        .left_join(health_units::table)
+        .inner_join(incidents::table)
+        .left_join(
+            health_units::table.on(health_units::id.nullable().eq(coalesce(
+                dispatches::destination_id,
+                incidents::destination_health_unit_id,
+            ))),
+        )
         .filter(dispatches::incident_id.eq(incident_id))
         .order_by((dispatches::assigned_at, dispatches::id))
-        .select((
-            DispatchRow::as_select(),
-            UnitRow::as_select(),
-            UnitTypeRow::as_select(),
-            Option::<DestinationRow>::as_select(),
-        ))
+        .select(Row::as_select())
         .load(&mut conn)
         .await?;
     Ok(rows.into_iter().map(view).collect())
 }
 
-fn view((d, unit, unit_type, destination): Row) -> DispatchView {
+fn view(row: Row) -> DispatchView {
+    let Row {
+        dispatch: d,
+        unit,
+        unit_type,
+        destination,
+    } = row;
     DispatchView {
         id: d.id,
         status: d.status,
@@ -89,12 +101,7 @@ fn view((d, unit, unit_type, destination): Row) -> DispatchView {
             at_destination_at: d.at_destination_at,
             released_at: d.released_at,
         },
-        destination: destination.map(|h| HealthUnitOption {
-            id: h.id,
-            name: h.name,
-            city: h.city,
-            uf: h.uf,
-        }),
+        destination: destination.map(Into::into),
     }
 }
 

@@ -1,6 +1,9 @@
 //! Every write (docs/dispatch-realtime.md, "Writes"), each one transaction: lock the incident, ask the state
 //! machine, change the rows, raise the version, append the history, NOTIFY (see `writes`).
+//! Every field a write changes on the incident is in its history entry, from and to
+//! (docs/dispatch-routes.md, "Writes: what each records").
 
+use chrono::{DateTime, Utc};
 use diesel::dsl::{exists, now};
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
@@ -9,13 +12,81 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::domain::Refusal;
-use crate::domain::dispatch::{self, Status};
+use crate::domain::dispatch::{self, Status, VehicleType};
 use crate::domain::form::{IncidentForm, group_of};
 use crate::domain::incident::{self, State};
+use crate::domain::phone;
 use crate::domain::user::{ACTIVE, CurrentUser, Profile};
 use crate::error::{Error, Result};
 use crate::schema::dispatch::*;
 use crate::store::writes::{self, Changes, Written, lock};
+use crate::views::UserOption;
+
+/// A technical decision action as a decision checks it.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = technical_decision_actions, check_for_backend(diesel::pg::Pg))]
+struct ActionRow {
+    name: String,
+    active: bool,
+    deleted: bool,
+}
+
+/// An intercurrence of the catalogue as a recording checks it.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = intercurrences, check_for_backend(diesel::pg::Pg))]
+struct IntercurrenceRow {
+    name: String,
+    active: bool,
+    deleted: bool,
+}
+
+/// A mobile unit as a dispatch checks it, with its vehicle type.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = mobile_units, check_for_backend(diesel::pg::Pg))]
+struct UnitRow {
+    name: String,
+    active: bool,
+    type_id: i32,
+    #[diesel(select_expression = mobile_unit_types::name)]
+    type_name: String,
+}
+
+/// The vehicle type a technical decision asks for (none when it sends no vehicle).
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = technical_decisions, check_for_backend(diesel::pg::Pg))]
+struct RequestedVehicle {
+    mobile_unit_type_id: Option<i32>,
+    #[diesel(select_expression = mobile_unit_types::name.nullable())]
+    type_name: Option<String>,
+}
+
+/// A person as the history names them.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = users, check_for_backend(diesel::pg::Pg))]
+struct PersonRow {
+    id: i64,
+    descriptive_name: String,
+}
+
+impl From<PersonRow> for UserOption {
+    fn from(p: PersonRow) -> Self {
+        UserOption {
+            id: p.id,
+            descriptive_name: p.descriptive_name,
+        }
+    }
+}
+
+/// The person `id` names, for the history (`None` for no one).
+async fn person(c: &mut AsyncPgConnection, id: Option<i64>) -> Result<Option<UserOption>> {
+    let Some(id) = id else { return Ok(None) };
+    let row: PersonRow = users::table
+        .find(id)
+        .select(PersonRow::as_select())
+        .first(c)
+        .await?;
+    Ok(Some(row.into()))
+}
 
 /// `POST /incident`: a new incident in `registering`, version 1, history `created`.
 pub async fn create(
@@ -25,6 +96,12 @@ pub async fn create(
 ) -> Result<Written> {
     conn.transaction::<_, Error, _>(async |c| {
         check_related(c, fields.related_incident_id).await?;
+        check_destination(
+            c,
+            "destination_health_unit_id",
+            fields.destination_health_unit_id,
+        )
+        .await?;
         let id: i64 = diesel::select(diesel::dsl::sql::<diesel::sql_types::BigInt>(
             "nextval(pg_get_serial_sequence('incidents', 'id'))",
         ))
@@ -40,6 +117,7 @@ pub async fn create(
                 incidents::id.eq(id),
                 incidents::number.eq(format!("{year}-{id:06}")),
                 incidents::created_by.eq(user.id),
+                incidents::caller_phone_key.eq(phone::key_of(&fields.caller_phone)),
                 &fields,
             ))
             .execute(c)
@@ -84,6 +162,31 @@ async fn check_related(c: &mut AsyncPgConnection, related: Option<i64>) -> Resul
     Ok(())
 }
 
+/// A destination (a dispatch's or the patient's) must be an active health unit; 422 naming
+/// `field` otherwise. `None` (no destination, or clearing it) is always fine.
+async fn check_destination(
+    c: &mut AsyncPgConnection,
+    field: &str,
+    unit: Option<i64>,
+) -> Result<()> {
+    let Some(unit) = unit else { return Ok(()) };
+    let active: Option<bool> = health_units::table
+        .find(unit)
+        .select(health_units::active)
+        .first(c)
+        .await
+        .optional()?;
+    match active {
+        Some(true) => Ok(()),
+        Some(false) => Err(Refusal::unusable(
+            field,
+            format!("health unit {unit} is inactive: it receives no patients"),
+        )
+        .into()),
+        None => Err(Refusal::unusable(field, format!("health unit {unit} does not exist")).into()),
+    }
+}
+
 /// `PATCH /incident/{id}`: `apply` edits a copy of the forms; only what differs is written
 /// and recorded. Allowed while the incident is open.
 pub async fn patch(
@@ -108,6 +211,14 @@ pub async fn patch(
             }
             check_related(c, next.related_incident_id).await?;
         }
+        if next.destination_health_unit_id != cur.fields.destination_health_unit_id {
+            check_destination(
+                c,
+                "destination_health_unit_id",
+                next.destination_health_unit_id,
+            )
+            .await?;
+        }
         let mut changes = Changes::new();
         let before = fields_of(&cur.fields);
         for ((name, from), (_, to)) in before.into_iter().zip(fields_of(&next)) {
@@ -116,7 +227,10 @@ pub async fn patch(
             }
         }
         diesel::update(incidents::table.filter(incidents::id.eq(id)))
-            .set(&next)
+            .set((
+                &next,
+                incidents::caller_phone_key.eq(phone::key_of(&next.caller_phone)),
+            ))
             .execute(c)
             .await?;
         writes::commit(c, &cur, user.id, "updated", cur.state, changes).await
@@ -159,6 +273,7 @@ pub async fn prank_call(
         diesel::insert_into(prank_calls::table)
             .values((
                 prank_calls::phone.eq(&cur.fields.caller_phone),
+                prank_calls::phone_key.eq(phone::key_of(&cur.fields.caller_phone)),
                 prank_calls::incident_id.eq(id),
                 prank_calls::recorded_by.eq(user.id),
             ))
@@ -188,18 +303,18 @@ pub async fn technical_decision(
     conn.transaction::<_, Error, _>(async |c| {
         let cur = lock(c, id, Some(expected)).await?;
         let to = incident::transition(cur.state, State::Regulated)?;
-        let action: Option<(String, bool, bool)> = technical_decision_actions::table
+        let action: Option<ActionRow> = technical_decision_actions::table
             .find(action_id)
-            .select((
-                technical_decision_actions::name,
-                technical_decision_actions::active,
-                technical_decision_actions::deleted,
-            ))
+            .select(ActionRow::as_select())
             .first(c)
             .await
             .optional()?;
         let name = match action {
-            Some((name, true, false)) => name,
+            Some(ActionRow {
+                name,
+                active: true,
+                deleted: false,
+            }) => name,
             Some(_) => {
                 return Err(Refusal::unusable(
                     "action_id",
@@ -215,22 +330,24 @@ pub async fn technical_decision(
                 .into());
             }
         };
-        if let Some(t) = mobile_unit_type_id {
-            let ok: bool = diesel::select(exists(
+        let vehicle_type = match mobile_unit_type_id {
+            None => None,
+            Some(t) => Some(
                 mobile_unit_types::table
                     .filter(mobile_unit_types::id.eq(t))
-                    .filter(mobile_unit_types::active),
-            ))
-            .get_result(c)
-            .await?;
-            if !ok {
-                return Err(Refusal::unusable(
-                    "mobile_unit_type_id",
-                    format!("unit type {t} does not exist or is inactive"),
-                )
-                .into());
-            }
-        }
+                    .filter(mobile_unit_types::active)
+                    .select(mobile_unit_types::name)
+                    .first::<String>(c)
+                    .await
+                    .optional()?
+                    .ok_or_else(|| {
+                        Refusal::unusable(
+                            "mobile_unit_type_id",
+                            format!("unit type {t} does not exist or is inactive"),
+                        )
+                    })?,
+            ),
+        };
         diesel::insert_into(technical_decisions::table)
             .values((
                 technical_decisions::incident_id.eq(id),
@@ -241,17 +358,28 @@ pub async fn technical_decision(
             ))
             .execute(c)
             .await?;
-        diesel::update(incidents::table.find(id))
+        let regulated_at: Option<DateTime<Utc>> = diesel::update(incidents::table.find(id))
             .set((
                 incidents::regulator_id.eq(user.id),
                 incidents::regulated_at.eq(now),
             ))
-            .execute(c)
+            .returning(incidents::regulated_at)
+            .get_result(c)
             .await?;
-        let changes = Changes::new()
+        let mut changes = Changes::new()
             .record("technical_decisions", "action", json!(name))
             .record("technical_decisions", "notes", json!(notes))
-            .group("regulation");
+            .record("technical_decisions", "vehicle_type", json!(vehicle_type))
+            .field("regulation", "regulated_at", cur.regulated_at, regulated_at);
+        // The one who decides becomes the regulator, replacing one an earlier send-to chose.
+        if cur.regulator_id != Some(user.id) {
+            let me = UserOption {
+                id: user.id,
+                descriptive_name: user.descriptive_name.clone(),
+            };
+            let before = person(c, cur.regulator_id).await?;
+            changes = changes.field("regulation", "regulator", before, me);
+        }
         writes::commit(c, &cur, user.id, "technical_decision", to, changes).await
     })
     .await
@@ -276,32 +404,28 @@ pub async fn send_to(
                 State::Dispatched,
             ]),
         )?;
-        let ok: bool = diesel::select(exists(
-            users::table
-                .inner_join(profiles::table)
-                .filter(users::id.eq(to_user))
-                .filter(users::status.eq(ACTIVE))
-                .filter(profiles::title.eq(Profile::MedicoRegulador)),
-        ))
-        .get_result(c)
-        .await?;
-        if !ok {
-            return Err(Refusal::unusable(
-                "user_id",
-                format!("user {to_user} is not an active regulating physician"),
-            )
-            .into());
-        }
-        let before: Option<i64> = incidents::table
-            .find(id)
-            .select(incidents::regulator_id)
+        let target: PersonRow = users::table
+            .inner_join(profiles::table)
+            .filter(users::id.eq(to_user))
+            .filter(users::status.eq(ACTIVE))
+            .filter(profiles::title.eq(Profile::MedicoRegulador))
+            .select(PersonRow::as_select())
             .first(c)
-            .await?;
+            .await
+            .optional()?
+            .ok_or_else(|| {
+                Refusal::unusable(
+                    "user_id",
+                    format!("user {to_user} is not an active regulating physician"),
+                )
+            })?;
+        let before = person(c, cur.regulator_id).await?;
         diesel::update(incidents::table.find(id))
             .set(incidents::regulator_id.eq(to_user))
             .execute(c)
             .await?;
-        let changes = Changes::new().field("regulation", "regulator_id", before, to_user);
+        let changes =
+            Changes::new().field("regulation", "regulator", before, UserOption::from(target));
         writes::commit(c, &cur, user.id, "sent_to", cur.state, changes).await
     })
     .await
@@ -316,16 +440,29 @@ pub struct DispatchCreated {
     pub incident_version: i32,
 }
 
+/// What `POST /incident/{id}/dispatch` asks for, judged.
+#[derive(Debug, Clone)]
+pub struct NewDispatch {
+    pub mobile_unit_id: i64,
+    /// Why a unit of another vehicle type than the decision asks for is sent anyway.
+    pub override_reason: Option<String>,
+    /// The dispatch's own destination; without one it goes where the patient goes.
+    pub destination_health_unit_id: Option<i64>,
+}
+
 /// `POST /incident/{id}/dispatch`: `regulated` -> `dispatched` (or a further unit on a
-/// dispatched incident). The partial unique index `dispatches_unit_busy` decides races: of
-/// two simultaneous dispatches of one unit exactly one commits, the other is 409 `unit_busy`.
+/// dispatched incident). The unit must be of the vehicle type the latest technical decision
+/// asks for, unless an `override_reason` is given (`domain::dispatch::check_vehicle`). The
+/// partial unique index `dispatches_unit_busy` decides races: of two simultaneous dispatches
+/// of one unit exactly one commits, the other is 409 `unit_busy`.
 pub async fn dispatch_unit(
     conn: &mut AsyncPgConnection,
     user: &CurrentUser,
     id: i64,
     expected: i32,
-    unit_id: i64,
+    order: NewDispatch,
 ) -> Result<DispatchCreated> {
+    let unit_id = order.mobile_unit_id;
     conn.transaction::<_, Error, _>(async |c| {
         let cur = lock(c, id, Some(expected)).await?;
         let to = if cur.state == State::Dispatched {
@@ -333,14 +470,15 @@ pub async fn dispatch_unit(
         } else {
             incident::transition(cur.state, State::Dispatched)?
         };
-        let unit: Option<(String, bool)> = mobile_units::table
-            .find(unit_id)
-            .select((mobile_units::name, mobile_units::active))
+        let unit: Option<UnitRow> = mobile_units::table
+            .inner_join(mobile_unit_types::table)
+            .filter(mobile_units::id.eq(unit_id))
+            .select(UnitRow::as_select())
             .first(c)
             .await
             .optional()?;
-        let name = match unit {
-            Some((name, true)) => name,
+        let unit = match unit {
+            Some(unit) if unit.active => unit,
             Some(_) => {
                 return Err(Refusal::UnitInactive(unit_id).into());
             }
@@ -352,11 +490,25 @@ pub async fn dispatch_unit(
                 .into());
             }
         };
+        let offered = VehicleType {
+            id: unit.type_id,
+            name: unit.type_name,
+        };
+        let requested = requested_vehicle(c, id).await?;
+        dispatch::check_vehicle(
+            unit_id,
+            requested.as_ref(),
+            &offered,
+            order.override_reason.as_deref(),
+        )?;
+        let destination = order.destination_health_unit_id;
+        check_destination(c, "destination_health_unit_id", destination).await?;
         let inserted: Result<i64, DieselError> = diesel::insert_into(dispatches::table)
             .values((
                 dispatches::incident_id.eq(id),
                 dispatches::mobile_unit_id.eq(unit_id),
                 dispatches::assigned_by.eq(user.id),
+                dispatches::destination_id.eq(destination),
             ))
             .returning(dispatches::id)
             .get_result(c)
@@ -370,11 +522,21 @@ pub async fn dispatch_unit(
             }
             Err(e) => return Err(e.into()),
         };
-        let changes = Changes::new().record(
-            "dispatches",
-            "dispatch",
-            json!({"id": dispatch_id, "mobile_unit_id": unit_id, "mobile_unit": name, "status": "assigned"}),
-        );
+        let mut record = json!({
+            "id": dispatch_id,
+            "mobile_unit_id": unit_id,
+            "mobile_unit": unit.name,
+            "mobile_unit_type": offered,
+            "requested_vehicle_type": requested,
+            "status": "assigned",
+        });
+        if let Some(d) = destination {
+            record["destination_health_unit_id"] = json!(d);
+        }
+        if let Some(reason) = &order.override_reason {
+            record["override_reason"] = json!(reason);
+        }
+        let changes = Changes::new().record("dispatches", "dispatch", record);
         let w = writes::commit(c, &cur, user.id, "dispatched", to, changes).await?;
         Ok(DispatchCreated {
             id: dispatch_id,
@@ -383,6 +545,31 @@ pub async fn dispatch_unit(
         })
     })
     .await
+}
+
+/// The vehicle type the incident's latest technical decision asks for: `None` without a
+/// decision or when the latest one sends no vehicle (the order of `incidents::fleet_row`).
+async fn requested_vehicle(
+    c: &mut AsyncPgConnection,
+    incident_id: i64,
+) -> Result<Option<VehicleType>> {
+    let latest: Option<RequestedVehicle> = technical_decisions::table
+        .left_join(mobile_unit_types::table)
+        .filter(technical_decisions::incident_id.eq(incident_id))
+        .order_by((
+            technical_decisions::decided_at.desc(),
+            technical_decisions::id.desc(),
+        ))
+        .select(RequestedVehicle::as_select())
+        .first(c)
+        .await
+        .optional()?;
+    Ok(latest.and_then(|r| {
+        Some(VehicleType {
+            id: r.mobile_unit_type_id?,
+            name: r.type_name?,
+        })
+    }))
 }
 
 /// What `POST /dispatch/{id}/status` answers.
@@ -474,18 +661,18 @@ pub async fn intercurrence(
             "intercurrence",
             Some(&[State::Regulated, State::Dispatched]),
         )?;
-        let found: Option<(String, bool, bool)> = intercurrences::table
+        let found: Option<IntercurrenceRow> = intercurrences::table
             .find(intercurrence_id)
-            .select((
-                intercurrences::name,
-                intercurrences::active,
-                intercurrences::deleted,
-            ))
+            .select(IntercurrenceRow::as_select())
             .first(c)
             .await
             .optional()?;
         let name = match found {
-            Some((name, true, false)) => name,
+            Some(IntercurrenceRow {
+                name,
+                active: true,
+                deleted: false,
+            }) => name,
             Some(_) => {
                 return Err(Refusal::unusable(
                     "intercurrence_id",
@@ -520,13 +707,14 @@ pub async fn intercurrence(
     .await
 }
 
-/// `POST /incident/{id}/transfer`: the attendance passes to another active employee.
+/// `POST /incident/{id}/transfer`: the attendance passes to another active employee,
+/// named by their user id (the `id` that `GET /employee/search` answers).
 pub async fn transfer(
     conn: &mut AsyncPgConnection,
     user: &CurrentUser,
     id: i64,
     expected: i32,
-    employee_id: i64,
+    to_user: i64,
 ) -> Result<Written> {
     conn.transaction::<_, Error, _>(async |c| {
         let cur = lock(c, id, Some(expected)).await?;
@@ -535,33 +723,32 @@ pub async fn transfer(
             "transfer",
             Some(&[State::Regulated, State::Dispatched]),
         )?;
-        let target: Option<i64> = employees::table
-            .inner_join(users::table)
-            .filter(employees::id.eq(employee_id))
+        let target: PersonRow = users::table
+            .inner_join(employees::table)
+            .filter(users::id.eq(to_user))
             .filter(employees::active)
             .filter(users::status.eq(ACTIVE))
-            .select(users::id)
+            .select(PersonRow::as_select())
             .first(c)
             .await
-            .optional()?;
-        let target = target.ok_or_else(|| {
-            Refusal::unusable(
-                "employee_id",
-                format!("employee {employee_id} does not exist or is not active"),
-            )
-        })?;
-        let before: Option<i64> = incidents::table
-            .find(id)
-            .select(incidents::assigned_to_id)
-            .first(c)
-            .await?;
+            .optional()?
+            .ok_or_else(|| {
+                Refusal::unusable(
+                    "user_id",
+                    format!("user {to_user} is not an active employee"),
+                )
+            })?;
+        let before = person(c, cur.assigned_to_id).await?;
         diesel::update(incidents::table.find(id))
-            .set(incidents::assigned_to_id.eq(target))
+            .set(incidents::assigned_to_id.eq(to_user))
             .execute(c)
             .await?;
-        let changes = Changes::new()
-            .field("regulation", "assigned_to_id", before, target)
-            .record("regulation", "employee_id", json!(employee_id));
+        let changes = Changes::new().field(
+            "regulation",
+            "assigned_to",
+            before,
+            UserOption::from(target),
+        );
         writes::commit(c, &cur, user.id, "transferred", cur.state, changes).await
     })
     .await
@@ -589,14 +776,17 @@ pub async fn close(
         if busy {
             return Err(Refusal::UnitAssigned.into());
         }
-        diesel::update(incidents::table.find(id))
+        let closed_at: Option<DateTime<Utc>> = diesel::update(incidents::table.find(id))
             .set((
                 incidents::conclusion.eq(&conclusion),
                 incidents::closed_at.eq(now),
             ))
-            .execute(c)
+            .returning(incidents::closed_at)
+            .get_result(c)
             .await?;
-        let changes = Changes::new().field("conclusion", "conclusion", None::<&str>, &conclusion);
+        let changes = Changes::new()
+            .field("conclusion", "conclusion", &cur.conclusion, &conclusion)
+            .field("conclusion", "closed_at", cur.closed_at, closed_at);
         writes::commit(c, &cur, user.id, "closed", to, changes).await
     })
     .await

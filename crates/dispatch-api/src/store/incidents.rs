@@ -8,7 +8,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use crate::domain::incident::{Priority, Sex, State};
 use crate::schema::dispatch::*;
 use crate::search::Search;
-use crate::store::{opt_user, ref_option, user_option};
+use crate::store::{HealthUnitRow, opt_user, ref_option, user_option};
 use crate::views::*;
 
 diesel::alias!(users as regulator_user: RegulatorAlias, users as assignee_user: AssigneeAlias);
@@ -44,9 +44,11 @@ type DetailRow = (
     (i64, String),
     Option<(i64, String)>,
     Option<(i64, String)>,
+    Option<HealthUnitRow>,
 );
 
-/// The incident's forms with the names of its creator, regulator and assignee: one statement.
+/// The incident's forms with the names of its creator, regulator and assignee and the
+/// patient's destination: one statement.
 pub async fn detail(
     mut conn: &AsyncPgConnection,
     id: i64,
@@ -61,6 +63,7 @@ pub async fn detail(
             assignee_user
                 .on(incidents::assigned_to_id.eq(assignee_user.field(users::id).nullable())),
         )
+        .left_join(health_units::table)
         .filter(incidents::id.eq(id))
         .select((
             IncidentRow::as_select(),
@@ -71,12 +74,13 @@ pub async fn detail(
             assignee_user
                 .fields((users::id, users::descriptive_name))
                 .nullable(),
+            Option::<HealthUnitRow>::as_select(),
         ))
         .first(&mut conn)
         .await
         .optional()?;
-    Ok(
-        row.map(|(r, created_by, regulator, assignee)| IncidentDetail {
+    Ok(row.map(
+        |(r, created_by, regulator, assignee, destination)| IncidentDetail {
             id: r.id,
             number: r.number,
             state: r.state,
@@ -101,6 +105,7 @@ pub async fn detail(
                 name: r.patient_name,
                 age: r.patient_age,
                 sex: r.patient_sex,
+                destination: destination.map(Into::into),
             },
             regulation: Regulation {
                 regulator: opt_user(regulator),
@@ -112,8 +117,8 @@ pub async fn detail(
                 closed_at: r.closed_at,
             },
             history: None,
-        }),
-    )
+        },
+    ))
 }
 
 /// The incident's history, oldest first.
@@ -202,25 +207,33 @@ pub struct FleetRow {
     pub patient: Patient,
 }
 
-/// The fleet row with the vehicle type of the latest technical decision, in one statement
-/// (a correlated subquery picks the latest).
+/// The fleet row with the vehicle type of the latest technical decision and the patient's
+/// destination, in one statement (a correlated subquery picks the latest decision).
 pub async fn fleet_row(mut conn: &AsyncPgConnection, id: i64) -> Result<Option<FleetRow>, Error> {
     let latest_vehicle = diesel::dsl::sql::<diesel::sql_types::Nullable<diesel::sql_types::Integer>>(
         "(SELECT td.mobile_unit_type_id FROM technical_decisions td \
           WHERE td.incident_id = incidents.id ORDER BY td.decided_at DESC, td.id DESC LIMIT 1)",
     );
-    let row: Option<(FleetIncidentRow, Option<i32>, Option<String>)> = incidents::table
+    type Row = (
+        FleetIncidentRow,
+        Option<i32>,
+        Option<String>,
+        Option<HealthUnitRow>,
+    );
+    let row: Option<Row> = incidents::table
         .left_join(mobile_unit_types::table.on(mobile_unit_types::id.nullable().eq(latest_vehicle)))
+        .left_join(health_units::table)
         .filter(incidents::id.eq(id))
         .select((
             FleetIncidentRow::as_select(),
             mobile_unit_types::id.nullable(),
             mobile_unit_types::name.nullable(),
+            Option::<HealthUnitRow>::as_select(),
         ))
         .first(&mut conn)
         .await
         .optional()?;
-    Ok(row.map(|(r, vt_id, vt_name)| FleetRow {
+    Ok(row.map(|(r, vt_id, vt_name, destination)| FleetRow {
         summary: IncidentFleetSummary {
             id: r.id,
             number: r.number,
@@ -237,6 +250,7 @@ pub async fn fleet_row(mut conn: &AsyncPgConnection, id: i64) -> Result<Option<F
             name: r.patient_name,
             age: r.patient_age,
             sex: r.patient_sex,
+            destination: destination.map(Into::into),
         },
     }))
 }
@@ -350,16 +364,26 @@ pub async fn decisions(
 /// How many prank calls to list; `total` still counts them all.
 const PRANK_CALLS_SHOWN: usize = 20;
 
-/// Prank calls of a phone, given as bare digits, newest first.
-pub async fn prank_calls(mut conn: &AsyncPgConnection, digits: &str) -> Result<PrankCalls, Error> {
-    let rows: Vec<(i64, String, DateTime<Utc>)> = prank_calls::table
+/// Prank calls of a phone, given by its key (`domain::phone::Phone::key`), newest first.
+pub async fn prank_calls(mut conn: &AsyncPgConnection, key: &str) -> Result<PrankCalls, Error> {
+    let rows: Vec<PrankRow> = prank_calls::table
         .inner_join(incidents::table)
-        .filter(prank_calls::phone_digits.eq(digits))
+        .filter(prank_calls::phone_key.eq(key))
         .order_by((prank_calls::recorded_at.desc(), prank_calls::id.desc()))
-        .select((incidents::id, incidents::number, prank_calls::recorded_at))
+        .select(PrankRow::as_select())
         .load(&mut conn)
         .await?;
-    Ok(prank_page(digits.to_owned(), rows))
+    Ok(prank_page(key.to_owned(), rows))
+}
+
+/// One prank call with the number of its incident.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = prank_calls, check_for_backend(diesel::pg::Pg))]
+struct PrankRow {
+    incident_id: i64,
+    #[diesel(select_expression = incidents::number)]
+    number: String,
+    recorded_at: DateTime<Utc>,
 }
 
 /// Intercurrences recorded on an incident's attendance, oldest first.
@@ -399,51 +423,39 @@ pub async fn recorded_intercurrences(
         .collect())
 }
 
-/// Prank calls of the phone of an incident's caller: the phone is read by a subquery, so
-/// this runs in the same pipeline as the incident's own statement.
+/// Prank calls of the phone of an incident's caller (same key): the key is read by a
+/// subquery, so this runs in the same pipeline as the incident's own statement. `phone` is
+/// left empty for the caller to fill from the incident.
 pub async fn prank_calls_of_incident(
     mut conn: &AsyncPgConnection,
     incident_id: i64,
 ) -> Result<PrankCalls, Error> {
-    // The same digits expression as the `phone_digits` column of the migration.
     let same_phone = diesel::dsl::sql::<diesel::sql_types::Bool>(
-        "prank_calls.phone_digits = (SELECT regexp_replace(c.caller_phone, '\\D', '', 'g') \
-         FROM incidents c WHERE c.id = ",
+        "prank_calls.phone_key = (SELECT c.caller_phone_key FROM incidents c WHERE c.id = ",
     )
     .bind::<diesel::sql_types::BigInt, _>(incident_id)
     .sql(")");
-    let rows: Vec<(i64, String, DateTime<Utc>, Option<String>)> = prank_calls::table
+    let rows: Vec<PrankRow> = prank_calls::table
         .inner_join(incidents::table)
         .filter(same_phone)
         .order_by((prank_calls::recorded_at.desc(), prank_calls::id.desc()))
-        .select((
-            incidents::id,
-            incidents::number,
-            prank_calls::recorded_at,
-            prank_calls::phone_digits,
-        ))
+        .select(PrankRow::as_select())
         .load(&mut conn)
         .await?;
-    let phone = <[_]>::first(&rows)
-        .and_then(|r| r.3.clone())
-        .unwrap_or_default();
-    Ok(prank_page(
-        phone,
-        rows.into_iter().map(|(a, b, c, _)| (a, b, c)).collect(),
-    ))
+    Ok(prank_page(String::new(), rows))
 }
 
-fn prank_page(phone: String, rows: Vec<(i64, String, DateTime<Utc>)>) -> PrankCalls {
+fn prank_page(phone: String, rows: Vec<PrankRow>) -> PrankCalls {
     PrankCalls {
         phone,
         total: rows.len() as i64,
         calls: rows
             .into_iter()
             .take(PRANK_CALLS_SHOWN)
-            .map(|(incident_id, number, recorded_at)| PrankCall {
-                incident_id,
-                number,
-                recorded_at,
+            .map(|r| PrankCall {
+                incident_id: r.incident_id,
+                number: r.number,
+                recorded_at: r.recorded_at,
             })
             .collect(),
     }

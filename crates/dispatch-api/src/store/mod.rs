@@ -23,6 +23,14 @@ diesel::define_sql_function! {
     fn search_order(x: diesel::sql_types::Text) -> diesel::sql_types::Bytea;
 }
 
+diesel::define_sql_function! {
+    /// The first of two ids that is not null.
+    fn coalesce(
+        x: diesel::sql_types::Nullable<diesel::sql_types::BigInt>,
+        y: diesel::sql_types::Nullable<diesel::sql_types::BigInt>,
+    ) -> diesel::sql_types::Nullable<diesel::sql_types::BigInt>;
+}
+
 pub mod dispatches;
 pub mod idempotency;
 pub mod incident_writes;
@@ -31,7 +39,31 @@ pub mod reference;
 pub mod users;
 pub mod writes;
 
-use crate::views::{RefOption, UserOption};
+use diesel::prelude::*;
+
+use crate::schema::dispatch::health_units;
+use crate::views::{HealthUnitOption, RefOption, UserOption};
+
+/// A health unit as the screens show it (a patient's or a dispatch's destination).
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = health_units, check_for_backend(diesel::pg::Pg))]
+pub struct HealthUnitRow {
+    pub id: i64,
+    pub name: String,
+    pub city: String,
+    pub uf: String,
+}
+
+impl From<HealthUnitRow> for HealthUnitOption {
+    fn from(h: HealthUnitRow) -> Self {
+        HealthUnitOption {
+            id: h.id,
+            name: h.name,
+            city: h.city,
+            uf: h.uf,
+        }
+    }
+}
 
 pub fn user_option((id, descriptive_name): (i64, String)) -> UserOption {
     UserOption {

@@ -4,6 +4,7 @@ use diesel::prelude::*;
 use diesel::result::Error;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
+use crate::domain::dispatch::Status;
 use crate::schema::dispatch::*;
 use crate::search::{NameIndex, Search, fold};
 use crate::store::search_order;
@@ -181,18 +182,111 @@ pub async fn mobile_units(
         .collect())
 }
 
-/// `GET /mobile-unit/options`: active units, `{id, name}` only.
+/// Which units `GET /mobile-unit/options` lists, besides being active.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UnitFilter {
+    /// Only units with no unreleased dispatch.
+    pub available_only: bool,
+    /// Only units of this vehicle type.
+    pub type_id: Option<i32>,
+}
+
+/// A unit's dispatch that is not released: at most one per unit (the partial unique index
+/// `dispatches_unit_busy`, which also serves this join).
+macro_rules! current_dispatch_of_unit {
+    () => {
+        dispatches::table.on(dispatches::mobile_unit_id
+            .eq(mobile_units::id)
+            .and(dispatches::status.ne(Status::Released)))
+    };
+}
+
+/// `GET /mobile-unit/options`: active units, `{id, name, available}`, by name; one
+/// statement.
 pub async fn mobile_unit_options(
     mut conn: &AsyncPgConnection,
+    filter: UnitFilter,
 ) -> Result<Vec<MobileUnitOption>, Error> {
-    Ok(mobile_units::table
+    let mut query = mobile_units::table
+        .left_join(current_dispatch_of_unit!())
         .filter(mobile_units::active)
+        .select((
+            mobile_units::id,
+            mobile_units::name,
+            dispatches::id.nullable().is_null(),
+        ))
         .order_by((search_order(mobile_units::name), mobile_units::id))
-        .select((mobile_units::id, mobile_units::name))
-        .load::<(i64, String)>(&mut conn)
+        .into_boxed();
+    if filter.available_only {
+        query = query.filter(dispatches::id.nullable().is_null());
+    }
+    if let Some(t) = filter.type_id {
+        query = query.filter(mobile_units::type_id.eq(t));
+    }
+    Ok(query
+        .load::<(i64, String, bool)>(&mut conn)
         .await?
         .into_iter()
-        .map(|(id, name)| MobileUnitOption { id, name })
+        .map(|(id, name, available)| MobileUnitOption {
+            id,
+            name,
+            available,
+        })
+        .collect())
+}
+
+/// One row of the fleet board.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = mobile_units, check_for_backend(diesel::pg::Pg))]
+struct BoardRow {
+    id: i64,
+    name: String,
+    base: String,
+    #[diesel(select_expression = (mobile_unit_types::id, mobile_unit_types::name))]
+    unit_type: (i32, String),
+    #[diesel(select_expression = (
+        dispatches::id,
+        dispatches::status,
+        dispatches::assigned_at,
+        incidents::id,
+        incidents::number,
+    ).nullable())]
+    dispatch: Option<(i64, Status, chrono::DateTime<chrono::Utc>, i64, String)>,
+}
+
+/// `GET /mobile-unit/board`: every active unit with its type, base and the dispatch it is
+/// on (or none: free), by name; one statement.
+pub async fn fleet_board(mut conn: &AsyncPgConnection) -> Result<Vec<FleetBoardUnit>, Error> {
+    let rows: Vec<BoardRow> = mobile_units::table
+        .inner_join(mobile_unit_types::table)
+        .left_join(current_dispatch_of_unit!())
+        .left_join(incidents::table.on(incidents::id.eq(dispatches::incident_id)))
+        .filter(mobile_units::active)
+        .order_by((search_order(mobile_units::name), mobile_units::id))
+        .select(BoardRow::as_select())
+        .load(&mut conn)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| FleetBoardUnit {
+            id: r.id,
+            name: r.name,
+            base: r.base,
+            unit_type: ref_option(r.unit_type),
+            dispatch: r
+                .dispatch
+                .map(
+                    |(id, status, assigned_at, incident_id, number)| CurrentDispatch {
+                        id,
+                        status,
+                        assigned_at,
+                        incident: IncidentRef {
+                            id: incident_id,
+                            number,
+                        },
+                    },
+                ),
+        })
         .collect())
 }
 

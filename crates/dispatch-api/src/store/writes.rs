@@ -3,6 +3,7 @@
 //! UPDATE's WHERE, append the history row, and announce the change with a NOTIFY that
 //! PostgreSQL delivers only if the transaction commits.
 
+use chrono::{DateTime, Utc};
 use diesel::dsl::now;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -16,41 +17,43 @@ use crate::error::Result;
 use crate::schema::dispatch::{incident_history, incidents};
 use crate::store::INCIDENT_CHANNEL;
 
-/// The incident as a write found it, locked until the transaction ends.
-#[derive(Debug)]
+/// The incident as a write found it, locked until the transaction ends: its state, version,
+/// editable fields and the people it names (for the history of a write that changes them).
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = incidents, check_for_backend(diesel::pg::Pg))]
 pub struct Locked {
     pub id: i64,
     pub state: State,
     pub version: i32,
+    pub regulator_id: Option<i64>,
+    pub assigned_to_id: Option<i64>,
+    pub regulated_at: Option<DateTime<Utc>>,
+    pub conclusion: Option<String>,
+    pub closed_at: Option<DateTime<Utc>>,
+    #[diesel(embed)]
     pub fields: IncidentForm,
 }
 
 /// Locks the incident (`FOR UPDATE`); 404 when it does not exist, 412 `version_conflict`
 /// when `expected` (the caller's `If-Match`) is not its version.
 pub async fn lock(conn: &mut AsyncPgConnection, id: i64, expected: Option<i32>) -> Result<Locked> {
-    let row: Option<(State, i32, IncidentForm)> = incidents::table
+    let locked: Locked = incidents::table
         .filter(incidents::id.eq(id))
-        .select((
-            incidents::state,
-            incidents::version,
-            IncidentForm::as_select(),
-        ))
+        .select(Locked::as_select())
         .for_update()
         .first(conn)
         .await
-        .optional()?;
-    let (state, version, fields) = row.ok_or_else(|| Refusal::not_found("incident", id))?;
+        .optional()?
+        .ok_or_else(|| Refusal::not_found("incident", id))?;
     if let Some(expected) = expected
-        && expected != version
+        && expected != locked.version
     {
-        return Err(Refusal::VersionConflict { current: version }.into());
+        return Err(Refusal::VersionConflict {
+            current: locked.version,
+        }
+        .into());
     }
-    Ok(Locked {
-        id,
-        state,
-        version,
-        fields,
-    })
+    Ok(locked)
 }
 
 /// One history row's `changes`: `{"field": {"from": .., "to": ..}, ...}` plus extras.

@@ -328,12 +328,7 @@ async fn a_whole_attendance_with_its_history() {
     let emp = w.api.get("frota", "/employee/search").await;
     let emp = emp.array()[0]["id"].as_i64().unwrap();
     let r = w
-        .post(
-            &uri("transfer"),
-            "frota",
-            Some(v),
-            json!({"employee_id": emp}),
-        )
+        .post(&uri("transfer"), "frota", Some(v), json!({"user_id": emp}))
         .await;
     v = r.ok()["version"].as_i64().unwrap() as i32;
     let r = w.post(&st, "frota", None, status("released")).await;

@@ -36,7 +36,10 @@ fn assert_detail_shape(d: &Value) {
         ])
     );
     assert_eq!(keys(&d["occurrence"]), set(&["type", "priority", "notes"]));
-    assert_eq!(keys(&d["patient"]), set(&["name", "age", "sex"]));
+    assert_eq!(
+        keys(&d["patient"]),
+        set(&["name", "age", "sex", "destination"])
+    );
     assert_eq!(
         keys(&d["regulation"]),
         set(&["regulator", "regulated_at", "assigned_to"])
@@ -397,7 +400,10 @@ async fn fleet_screens_in_one_response() {
         ])
     );
     assert_eq!(&occ["incident"], summary);
-    assert_eq!(keys(&occ["patient"]), set(&["name", "age", "sex"]));
+    assert_eq!(
+        keys(&occ["patient"]),
+        set(&["name", "age", "sex", "destination"])
+    );
     assert_eq!(
         occ["technical_decision"]["vehicle_type"],
         summary["requested_vehicle_type"]

@@ -3,23 +3,29 @@
 //!
 //! - reads: `access`, `users`, `incidents`, `fleet`, `reference`, `seed`, `migrations`,
 //!   `openapi`;
-//! - writes (`client` drives them): `flows`, `transitions`, `concurrency`, `idempotency`;
+//! - writes (`client` drives them): `flows`, `transitions`, `concurrency`, `idempotency`,
+//!   `pickers` (ids that round-trip), `destination`, `availability`, `history`, `phones`;
 //! - identity: `auth`, `tokens` (bound to this service), `idp` (an identity provider's);
 //!   real-time updates over sockets: `realtime`;
 //! - browser clients (CORS, `ETag`/304, query parameters): `browser`.
 
 mod access;
 mod auth;
+mod availability;
 mod browser;
 mod client;
 mod concurrency;
+mod destination;
 mod fleet;
 mod flows;
+mod history;
 mod idempotency;
 mod idp;
 mod incidents;
 mod migrations;
 mod openapi;
+mod phones;
+mod pickers;
 mod realtime;
 mod reference;
 mod seed;

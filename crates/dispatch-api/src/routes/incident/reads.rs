@@ -77,7 +77,8 @@ pub async fn detail(
     cached.versioned(incident.version, &incident)
 }
 
-/// Prank calls recorded for a phone (URL-encoded, any formatting), newest first.
+/// Prank calls recorded for a phone (URL-encoded, any spelling: `+55 12 99100-4321`,
+/// `(12) 99100-4321` and `12991004321` are one caller), newest first.
 #[utoipa::path(get, path = "/incident/prank-calls/{phone_number}", tag = "incidents",
     params(("phone_number" = String, Path, description = "the caller's phone, URL-encoded")),
     responses((status = 200, body = PrankCalls)))]
@@ -89,5 +90,5 @@ pub async fn prank_calls(
     let phone = Phone::parse(&phone.0)
         .map_err(|e| Problem::invalid_parameter("phone_number", e.to_string()))?;
     let conn = state.pool.get().await?;
-    ok(&incidents::prank_calls(&conn, &phone.digits()).await?)
+    ok(&incidents::prank_calls(&conn, &phone.key()).await?)
 }

@@ -8,7 +8,7 @@ use tokio::try_join;
 use super::with_etag;
 use crate::domain::Refusal;
 use crate::domain::dispatch::Status;
-use crate::domain::phone::digits_of;
+use crate::domain::phone;
 use crate::routes::extract::{Caller, Fleet, FleetOrRegulator, Regulator, RegulatorOrTarm};
 use crate::routes::{Reply, Routes, ok};
 use crate::state::AppState;
@@ -112,7 +112,7 @@ pub async fn regulation(
     )?;
     let incident = incident.ok_or_else(|| Refusal::not_found("incident", id))?;
     let prank_calls = PrankCalls {
-        phone: digits_of(&incident.basic_data.caller_phone),
+        phone: phone::key_of(&incident.basic_data.caller_phone),
         ..pranks
     };
     Ok(with_etag(incident.version).json(RegulationDetail {

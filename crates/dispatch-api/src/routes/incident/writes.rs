@@ -13,12 +13,14 @@ use super::form::{CreateIncident, PatchIncident};
 use crate::domain::Refusal;
 use crate::domain::form::{Check, NOTES_MAX};
 use crate::domain::incident::State;
+use crate::domain::refusal::FieldFault;
 use crate::routes::commit::Judge;
 use crate::routes::extract::{Body, Fleet, Post, Regulator, Tarm, TarmOrRegulator, Versioned};
 use crate::routes::{Reply, Routes};
 use crate::state::AppState;
-use crate::store::incident_writes::{self as store, DispatchCreated};
+use crate::store::incident_writes::{self as store, DispatchCreated, NewDispatch};
 use crate::store::writes::Written;
+use crate::views::RefOption;
 
 pub fn routes(r: &mut Routes<'_>) {
     r.add(__path_create, create)
@@ -45,7 +47,7 @@ macro_rules! judged_by_shape {
         }
     )+};
 }
-judged_by_shape!(Empty, SendToBody, DispatchBody, TransferBody);
+judged_by_shape!(Empty, SendToBody);
 
 /// A body that must be `{}`.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -186,7 +188,8 @@ pub async fn technical_decision(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SendToBody {
-    /// An active `MEDICO_REGULADOR` (see `GET /user/search`).
+    /// The `id` the "Send to" picker got from `GET /user/search`: an active
+    /// `MEDICO_REGULADOR`.
     pub user_id: i64,
 }
 
@@ -209,23 +212,74 @@ pub async fn send_to(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DispatchBody {
-    /// An active unit with no dispatch that is not released.
+    /// An active unit with no dispatch that is not released (see `GET /mobile-unit/options`
+    /// and its `available`).
     pub mobile_unit_id: i64,
+    /// Why a unit of another vehicle type than the latest technical decision asks for is
+    /// sent anyway (4,000 characters at most, not blank). Without it such a unit is 409
+    /// `vehicle_type_mismatch`; with it the history records the reason.
+    pub override_reason: Option<String>,
+    /// Where this unit takes its patient, when not where the incident's patient goes: the
+    /// `id` of an active unit of `GET /health-unit`.
+    pub destination_health_unit_id: Option<i64>,
 }
 
-/// Assign a mobile unit: `regulated` -> `dispatched` (or one more unit). 409 `unit_busy`.
+impl Judge for DispatchBody {
+    type Judged = NewDispatch;
+    fn judge(self) -> Result<NewDispatch, Refusal> {
+        let mut check = Check::default();
+        if let Some(reason) = &self.override_reason {
+            check.text("override_reason", reason, true, NOTES_MAX);
+        }
+        check.done()?;
+        Ok(NewDispatch {
+            mobile_unit_id: self.mobile_unit_id,
+            override_reason: self.override_reason,
+            destination_health_unit_id: self.destination_health_unit_id,
+        })
+    }
+}
+
+/// The 409 of `POST /incident/{id}/dispatch`: a problem document (`invalid_transition`,
+/// `unit_busy`, `unit_inactive` or `vehicle_type_mismatch`); a `vehicle_type_mismatch` also
+/// names the vehicle type the latest technical decision asks for and the unit's.
+#[derive(ToSchema)]
+#[allow(dead_code)] // the document's shape only: `error::Error` writes this body
+pub struct DispatchConflict {
+    #[schema(rename = "type", example = "urn:problem-type:vehicle_type_mismatch")]
+    type_: String,
+    title: String,
+    status: u16,
+    detail: String,
+    #[schema(example = "vehicle_type_mismatch")]
+    code: String,
+    errors: Option<Vec<common::FieldError>>,
+    /// With `vehicle_type_mismatch`: the type the latest technical decision asks for.
+    expected_type: Option<RefOption>,
+    /// With `vehicle_type_mismatch`: the unit's type.
+    offered_type: Option<RefOption>,
+}
+
+/// Assign a mobile unit: `regulated` -> `dispatched` (or one more unit). 409 `unit_busy`,
+/// `unit_inactive`, or `vehicle_type_mismatch` (a unit of another type than the latest
+/// decision asks for, without `override_reason`).
 #[utoipa::path(post, path = "/incident/{id}/dispatch", tag = "writes", request_body = DispatchBody,
     params(("id" = i64, Path), ("If-Match" = String, Header),
         ("Idempotency-Key" = Option<String>, Header, description = "makes a retry safe")),
-    responses((status = 201, body = DispatchCreated, headers(("ETag" = String)))))]
+    responses((status = 201, body = DispatchCreated, headers(("ETag" = String))),
+        (status = 409, description = "`invalid_transition`, `unit_busy`, `unit_inactive`, \
+            `vehicle_type_mismatch` (with `expected_type` and `offered_type`)",
+            body = DispatchConflict, content_type = "application/problem+json")))]
 pub async fn dispatch(
     state: web::Data<AppState>,
     w: Versioned<Post<Fleet, DispatchBody>>,
     id: Path<i64>,
 ) -> Reply {
-    w.commit(&state, StatusCode::CREATED, async |c, user, b, expected| {
-        store::dispatch_unit(c, user, id.0, expected, b.mobile_unit_id).await
-    })
+    w.commit(
+        &state,
+        StatusCode::CREATED,
+        async |c, user, order, expected| store::dispatch_unit(c, user, id.0, expected, order).await,
+    )
     .await
 }
 
@@ -267,11 +321,38 @@ pub async fn intercurrence(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TransferBody {
-    /// An active employee whose user is active.
-    pub employee_id: i64,
+    /// The `id` the "Transfer to" picker got from `GET /employee/search` (the employee's
+    /// user id): an active employee whose user is active.
+    #[schema(required = true, value_type = i64)]
+    pub user_id: Option<i64>,
+    /// The old name, read as the employees table's key: refused (400 naming it) so that no
+    /// client hands an incident to the wrong person.
+    #[serde(default)]
+    #[schema(ignore)]
+    employee_id: Option<serde::de::IgnoredAny>,
 }
 
-/// "Transfer to" another employee.
+impl Judge for TransferBody {
+    type Judged = i64;
+    fn judge(self) -> Result<i64, Refusal> {
+        let fault = |field: &str, message: &str| {
+            Refusal::InvalidFields(vec![FieldFault {
+                field: field.to_owned(),
+                message: message.to_owned(),
+            }])
+        };
+        if self.employee_id.is_some() {
+            return Err(fault(
+                "employee_id",
+                "is no longer read: send `user_id`, the `id` that GET /employee/search answers",
+            ));
+        }
+        self.user_id
+            .ok_or_else(|| fault("user_id", "is required: the `id` of GET /employee/search"))
+    }
+}
+
+/// "Transfer to" another employee: `user_id` is the `id` of `GET /employee/search`.
 #[utoipa::path(post, path = "/incident/{id}/transfer", tag = "writes", request_body = TransferBody,
     params(("id" = i64, Path), ("If-Match" = String, Header),
         ("Idempotency-Key" = Option<String>, Header, description = "makes a retry safe")),
@@ -281,9 +362,11 @@ pub async fn transfer(
     w: Versioned<Post<Fleet, TransferBody>>,
     id: Path<i64>,
 ) -> Reply {
-    w.commit(&state, StatusCode::OK, async |c, user, b, expected| {
-        store::transfer(c, user, id.0, expected, b.employee_id).await
-    })
+    w.commit(
+        &state,
+        StatusCode::OK,
+        async |c, user, to_user, expected| store::transfer(c, user, id.0, expected, to_user).await,
+    )
     .await
 }
 

@@ -1,0 +1,1 @@
+ALTER TABLE incidents DROP COLUMN destination_health_unit_id;

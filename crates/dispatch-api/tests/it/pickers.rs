@@ -1,0 +1,144 @@
+//! The id a picker answers is the id its write takes: "Transfer to" writes the `id` of
+//! `/employee/search`, "Send to" the `id` of `/user/search`, and every read afterwards names
+//! the person chosen.
+
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use dispatch_api::schema::dispatch::{employees, profiles, users};
+use serde_json::{Value, json};
+
+use crate::client::W;
+
+/// The newest history entry of an incident.
+pub async fn last_entry(w: &W, id: i64) -> Value {
+    let d = w
+        .api
+        .get("tarm", &format!("/incident/{id}?include_history=true"))
+        .await;
+    d.ok()["history"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone()
+}
+
+/// The option of `items` named `name` (a search may find namesakes; the picker shows names).
+fn chosen<'a>(items: &'a [Value], name: &str) -> &'a Value {
+    items
+        .iter()
+        .find(|o| o["descriptive_name"] == name)
+        .unwrap_or_else(|| panic!("{name} is not among {items:?}"))
+}
+
+#[actix_web::test]
+async fn transfer_to_lands_on_the_person_chosen_in_the_employee_picker() {
+    let w = W::new().await;
+    let (id, v) = w.incident_in("regulated").await;
+    // A person whose employee record's key is not their user id: reading the picker's id as
+    // the employees table's key handed the incident to somebody else.
+    let (user_id, employee_id, name): (i64, i64, String) = employees::table
+        .inner_join(users::table)
+        .filter(employees::active)
+        .filter(users::status.eq("ativo"))
+        .filter(employees::id.ne(users::id))
+        .order_by(users::id.desc())
+        .select((users::id, employees::id, users::descriptive_name))
+        .first(&mut w.api.conn().await)
+        .await
+        .unwrap();
+    let found = w
+        .api
+        .get("frota", &format!("/employee/search?query={name}"))
+        .await;
+    let option = chosen(found.array(), &name);
+    assert_eq!(option["id"], user_id, "the picker answers the user id");
+
+    // The old body field is refused, named, and changes nothing.
+    let uri = format!("/incident/{id}/transfer");
+    let r = w
+        .post(&uri, "frota", Some(v), json!({"employee_id": employee_id}))
+        .await;
+    assert_eq!(
+        r.problem(400, "invalid_payload").as_deref(),
+        Some("employee_id")
+    );
+    let r = w.post(&uri, "frota", Some(v), json!({})).await;
+    assert_eq!(
+        r.problem(400, "invalid_payload").as_deref(),
+        Some("user_id")
+    );
+    // An id that names no active employee is 422 naming `user_id`.
+    let r = w
+        .post(&uri, "frota", Some(v), json!({"user_id": 999_999_999}))
+        .await;
+    assert_eq!(
+        r.problem(422, "invalid_reference").as_deref(),
+        Some("user_id")
+    );
+    assert_eq!(w.version(id).await, v);
+
+    let r = w
+        .post(&uri, "frota", Some(v), json!({"user_id": option["id"]}))
+        .await;
+    assert_eq!(r.ok()["version"], v + 1);
+    let person = json!({"id": user_id, "descriptive_name": name});
+    let detail = w.api.get("frota", &format!("/incident/{id}")).await;
+    assert_eq!(detail.ok()["regulation"]["assigned_to"], person);
+    let view = w
+        .api
+        .get("regulador", &format!("/incident/{id}/occurrence-view"))
+        .await;
+    assert_eq!(view.ok()["incident"]["regulation"]["assigned_to"], person);
+    let entry = last_entry(&w, id).await;
+    assert_eq!(entry["action"], "transferred");
+    assert_eq!(entry["version"], v + 1);
+    assert_eq!(
+        entry["changes"],
+        json!({"assigned_to": {"from": null, "to": person}})
+    );
+}
+
+#[actix_web::test]
+async fn send_to_lands_on_the_regulator_chosen_in_the_user_picker() {
+    let w = W::new().await;
+    let (id, v) = w.incident_in("awaiting_regulation").await;
+    let (user_id, name): (i64, String) = users::table
+        .inner_join(profiles::table)
+        .filter(profiles::title.eq("MEDICO_REGULADOR"))
+        .filter(users::status.eq("ativo"))
+        .filter(users::login.ne("regulador"))
+        .order_by(users::id.desc())
+        .select((users::id, users::descriptive_name))
+        .first(&mut w.api.conn().await)
+        .await
+        .unwrap();
+    let found = w
+        .api
+        .get("regulador", &format!("/user/search?q={name}"))
+        .await;
+    let option = chosen(found.array(), &name);
+    assert_eq!(option["id"], user_id);
+
+    let r = w
+        .post(
+            &format!("/incident/{id}/send-to"),
+            "regulador",
+            Some(v),
+            json!({"user_id": option["id"]}),
+        )
+        .await;
+    assert_eq!(r.ok()["version"], v + 1);
+    let person = json!({"id": user_id, "descriptive_name": name});
+    let reg = w
+        .api
+        .get("regulador", &format!("/incident/{id}/regulation"))
+        .await;
+    assert_eq!(reg.ok()["incident"]["regulation"]["regulator"], person);
+    let entry = last_entry(&w, id).await;
+    assert_eq!(entry["action"], "sent_to");
+    assert_eq!(
+        entry["changes"],
+        json!({"regulator": {"from": null, "to": person}})
+    );
+}
