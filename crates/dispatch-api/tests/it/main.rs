@@ -19,6 +19,7 @@ mod openapi;
 mod realtime;
 mod reference;
 mod seed;
+mod shift;
 mod support;
 mod transitions;
 mod users;
