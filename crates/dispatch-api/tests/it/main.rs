@@ -29,6 +29,7 @@ mod pickers;
 mod realtime;
 mod reference;
 mod seed;
+mod shift;
 mod support;
 mod tokens;
 mod transitions;
