@@ -301,6 +301,20 @@ impl Socket {
     /// incident that no longer changes): the server handles a socket's frames in order, so
     /// from then on nothing about `id` may arrive.
     async fn unfollow(&mut self, id: i64, version: i64, barrier: i64) {
+        // First see the event of one's own last write (a client stops following once its
+        // screen shows what it did): it may still be on its way when the write's answer came.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            let shown = {
+                let seen = self.seen.lock().unwrap();
+                seen.subscribed.get(&id).is_some_and(|v| *v >= version)
+                    || seen.versions.get(&id).is_some_and(|v| v.contains(&version))
+            };
+            if shown {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
         self.send(json!({"type": "unsubscribe", "incident_id": id}))
             .await;
         self.send(json!({"type": "subscribe", "incident_id": barrier}))

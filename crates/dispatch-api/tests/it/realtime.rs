@@ -73,7 +73,7 @@ impl Replica {
 }
 
 /// Waits until `n` listening connections of this database are up.
-async fn listeners_up(api: &Api, n: i64) {
+pub(crate) async fn listeners_up(api: &Api, n: i64) {
     #[derive(diesel::QueryableByName)]
     struct Count {
         #[diesel(sql_type = diesel::sql_types::BigInt)]

@@ -17,13 +17,13 @@ async fn people(api: &Api, profile: &str, n: usize) -> Vec<Person> {
         .array()
         .iter()
         .filter(|u| u["profile"]["title"] == profile && u["status"] == "ativo")
-        .filter_map(|u| {
-            let login = u["name"].as_str()?;
-            api.ids.contains_key(login).then(|| Person {
-                id: u["id"].as_i64().unwrap(),
+        .map(|u| {
+            let id = u["id"].as_i64().unwrap();
+            Person {
+                id,
                 name: u["descriptive_name"].as_str().unwrap().to_owned(),
-                token: api.token(login),
-            })
+                token: api.token_of(id, Duration::from_secs(3600)),
+            }
         })
         .take(n)
         .collect();
@@ -38,6 +38,13 @@ async fn people(api: &Api, profile: &str, n: usize) -> Vec<Person> {
 #[actix_web::test]
 async fn a_shift_ends_with_every_incident_final_and_every_invariant_kept() {
     let api = Api::new().await;
+    // The replica's one listening connection, as `serve` starts it: socket events need it.
+    let listener = dispatch_api::realtime::listener::spawn(
+        api.db.url().to_owned(),
+        api.state(),
+        dispatch_api::realtime::listener::settings(),
+    );
+    crate::realtime::listeners_up(&api, 1).await;
     let cfg = Config {
         base: format!("http://{}", api.addr),
         call_takers: people(&api, "TARM", 3).await,
@@ -47,6 +54,7 @@ async fn a_shift_ends_with_every_incident_final_and_every_invariant_kept() {
         deadline: Duration::from_secs(120),
     };
     let outcome = driver::run(cfg).await;
+    listener.abort();
     eprintln!(
         "shift: {} incidents, {} writes, {} socket messages checked, {} send-tos, {} transfers, {} overrides in {:?}",
         outcome.incidents,

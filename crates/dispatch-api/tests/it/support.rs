@@ -187,7 +187,12 @@ impl Api {
 
     /// A token of `login` that expires after `ttl`.
     pub fn token_for(&self, login: &str, ttl: Duration) -> String {
-        auth::issue_token(&self.keys, self.id(login), ttl).unwrap()
+        self.token_of(self.id(login), ttl)
+    }
+
+    /// A token of the user `id` (any user of the data, not only the demo logins).
+    pub fn token_of(&self, id: i64, ttl: Duration) -> String {
+        auth::issue_token(&self.keys, id, ttl).unwrap()
     }
 
     pub async fn conn(&self) -> Conn {
