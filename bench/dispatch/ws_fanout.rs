@@ -76,7 +76,7 @@ async fn main() -> anyhow::Result<()> {
         addrs.push(tcp.local_addr()?);
         let metrics = startup::metrics(&db.pool());
         let s = state.clone();
-        let server = HttpServer::new(move || startup::app(s.clone(), metrics.clone()))
+        let server = HttpServer::new(move || startup::app(s.clone(), metrics.clone(), None))
             .workers(1)
             .disable_signals()
             .listen(tcp)?

@@ -169,6 +169,48 @@ pub fn healthcheck(bind: &str) -> std::process::ExitCode {
     }
 }
 
+/// What a service's `App` is built from: its shared state, which holds the pool (for
+/// `/readyz`) and the rendered OpenAPI document, and knows the service's routes.
+pub trait Service: Clone + 'static {
+    fn pool(&self) -> &Pool;
+    fn openapi(&self) -> &OpenApiJson;
+    /// Registers every route of the service (the state is already `web::Data<Self>`).
+    fn routes(cfg: &mut web::ServiceConfig);
+}
+
+/// A service's `App`: [`app`] with `state` as `web::Data` and the service's routes, and the
+/// browsers' CORS rules (`cors`; none, no CORS header) outermost, so that every answer,
+/// refusals included, carries them. `metrics` is built once per process (or per test) and
+/// shared by every worker.
+pub fn service_app<S: Service>(
+    state: S,
+    metrics: PrometheusMetrics,
+    cors: Option<actix_cors::Cors>,
+) -> actix_web::App<
+    impl actix_web::dev::ServiceFactory<
+        actix_web::dev::ServiceRequest,
+        Config = (),
+        Response = actix_web::dev::ServiceResponse<impl actix_web::body::MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    let enabled = cors.is_some();
+    app(
+        state.pool().clone(),
+        state.openapi().clone(),
+        metrics,
+        move |cfg| {
+            cfg.app_data(web::Data::new(state));
+            S::routes(cfg);
+        },
+    )
+    .wrap(actix_web::middleware::Condition::new(
+        enabled,
+        cors.unwrap_or_default(),
+    ))
+}
+
 /// The App both services run: their routes (added by `configure`, which also registers the
 /// service's own app data), the operational routes, a problem+json 404, metrics, and the
 /// request id outermost so every response and log line carries it.

@@ -72,6 +72,11 @@ impl CorsSettings {
         !self.allowed_origins.is_empty()
     }
 
+    /// The middleware when origins are listed, for `startup::app`; `None` otherwise.
+    pub fn layer(&self) -> Option<Cors> {
+        self.is_enabled().then(|| self.middleware())
+    }
+
     /// The middleware. A request from an origin not listed is served as usual, without CORS
     /// headers, so that its browser withholds the answer; same-origin pages (`/docs`) and
     /// clients that are not browsers are not affected.

@@ -1,9 +1,6 @@
 //! Builds the one `App` that `serve` runs and the tests drive.
 
-use actix_web::body::MessageBody;
-use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
-use actix_web::middleware::Condition;
-use actix_web::{App, web};
+use actix_web::web;
 use common::auth::JwtKeys;
 use common::auth::idp::IdpVerifier;
 use common::config::Env;
@@ -25,50 +22,24 @@ pub fn pool_settings(size: usize) -> PoolSettings {
     crate::SKELETON.pool_settings(size)
 }
 
-/// The application: routes, shared state, middleware, no CORS. `metrics` is built once per
-/// process (or per test) and shared by every worker.
-pub fn app(
-    state: AppState,
-    metrics: actix_web_prom::PrometheusMetrics,
-) -> App<
-    impl ServiceFactory<
-        ServiceRequest,
-        Config = (),
-        Response = ServiceResponse<impl MessageBody>,
-        Error = actix_web::Error,
-        InitError = (),
-    >,
-> {
-    app_with_cors(state, metrics, CorsSettings::default())
-}
+/// The application: routes, shared state, middleware, and the CORS rules of
+/// `CorsSettings::layer` (docs/architecture.md).
+pub use common::http::service_app as app;
 
-/// [`app`] answering the browsers of the origins `cors` allows. CORS is the outermost layer
-/// but the request id's, so that refusals (401, 404, 503) carry its headers too.
-pub fn app_with_cors(
-    state: AppState,
-    metrics: actix_web_prom::PrometheusMetrics,
-    cors: CorsSettings,
-) -> App<
-    impl ServiceFactory<
-        ServiceRequest,
-        Config = (),
-        Response = ServiceResponse<impl MessageBody>,
-        Error = actix_web::Error,
-        InitError = (),
-    >,
-> {
-    http::app(
-        state.pool.clone(),
-        state.openapi.clone(),
-        metrics,
-        move |cfg| {
-            cfg.app_data(web::Data::new(state))
-                .configure(crate::routes::configure);
-            #[cfg(feature = "bench")]
-            cfg.configure(crate::bench::configure);
-        },
-    )
-    .wrap(Condition::new(cors.is_enabled(), cors.middleware()))
+impl common::http::Service for AppState {
+    fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
+    fn openapi(&self) -> &OpenApiJson {
+        &self.openapi
+    }
+
+    fn routes(cfg: &mut web::ServiceConfig) {
+        crate::routes::configure(cfg);
+        #[cfg(feature = "bench")]
+        cfg.configure(crate::bench::configure);
+    }
 }
 
 pub fn metrics(pool: &Pool) -> actix_web_prom::PrometheusMetrics {
@@ -122,7 +93,7 @@ pub async fn serve(ctx: Context) -> anyhow::Result<()> {
     // drain does not wait for them.
     let served = ctx
         .serve_http_with(
-            move || app_with_cors(state.clone(), metrics.clone(), cors.clone()),
+            move || app(state.clone(), metrics.clone(), cors.layer()),
             move || hub.shutdown(),
         )
         .await;

@@ -1,8 +1,6 @@
 //! Builds the one `App` that `serve` runs and the tests drive, and runs it.
 
-use actix_web::body::MessageBody;
-use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
-use actix_web::{App, web};
+use actix_web::web;
 use common::auth::JwtKeys;
 use common::db::{Pool, PoolSettings};
 use common::http::{self, OpenApiJson};
@@ -28,27 +26,22 @@ pub fn pool_settings(size: usize) -> PoolSettings {
     crate::SKELETON.pool_settings(size)
 }
 
-pub fn app(
-    state: AppState,
-    metrics: actix_web_prom::PrometheusMetrics,
-) -> App<
-    impl ServiceFactory<
-        ServiceRequest,
-        Config = (),
-        Response = ServiceResponse<impl MessageBody>,
-        Error = actix_web::Error,
-        InitError = (),
-    >,
-> {
-    http::app(
-        state.pool.clone(),
-        state.openapi.clone(),
-        metrics,
-        move |cfg| {
-            cfg.app_data(web::Data::new(state))
-                .configure(crate::routes::configure);
-        },
-    )
+/// The application: routes, shared state, middleware (no CORS: the insurers and operators
+/// call it from servers and from its own pages).
+pub use common::http::service_app as app;
+
+impl common::http::Service for AppState {
+    fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
+    fn openapi(&self) -> &OpenApiJson {
+        &self.openapi
+    }
+
+    fn routes(cfg: &mut web::ServiceConfig) {
+        crate::routes::configure(cfg);
+    }
 }
 
 pub fn metrics(pool: &Pool) -> actix_web_prom::PrometheusMetrics {
@@ -90,6 +83,6 @@ pub async fn serve(
     let state = state(pool.clone(), keys, registration)?.with_trusted_proxies(trusted_proxies);
     let metrics = metrics(&pool);
     outbox_metrics.register(&metrics.registry);
-    ctx.serve_http_with(move || app(state.clone(), metrics.clone()), || {})
+    ctx.serve_http_with(move || app(state.clone(), metrics.clone(), None), || {})
         .await
 }

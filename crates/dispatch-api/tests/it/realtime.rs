@@ -44,12 +44,13 @@ impl Replica {
         let addr = tcp.local_addr().unwrap();
         let metrics = startup::metrics(&api.db.pool());
         let app_state = state.clone();
-        let server = HttpServer::new(move || startup::app(app_state.clone(), metrics.clone()))
-            .workers(1)
-            .disable_signals()
-            .listen(tcp)
-            .unwrap()
-            .run();
+        let server =
+            HttpServer::new(move || startup::app(app_state.clone(), metrics.clone(), None))
+                .workers(1)
+                .disable_signals()
+                .listen(tcp)
+                .unwrap()
+                .run();
         let handle = server.handle();
         tokio::spawn(server);
         let listener = listener::spawn(api.db.url().to_owned(), &state, listener::settings());

@@ -141,14 +141,13 @@ impl Api {
         let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = tcp.local_addr().unwrap();
         let app_state = state.clone();
-        let server = HttpServer::new(move || {
-            startup::app_with_cors(app_state.clone(), metrics.clone(), cors.clone())
-        })
-        .workers(1)
-        .disable_signals()
-        .listen(tcp)
-        .unwrap()
-        .run();
+        let server =
+            HttpServer::new(move || startup::app(app_state.clone(), metrics.clone(), cors.layer()))
+                .workers(1)
+                .disable_signals()
+                .listen(tcp)
+                .unwrap()
+                .run();
         let handle = server.handle();
         tokio::spawn(server);
         let ids = report

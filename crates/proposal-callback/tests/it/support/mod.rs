@@ -62,7 +62,7 @@ pub fn serve(state: AppState) -> (String, ServerHandle) {
 fn serve_on(listener: TcpListener, state: AppState) -> (String, ServerHandle) {
     let base = format!("http://{}", listener.local_addr().unwrap());
     let metrics = startup::metrics(&state.pool);
-    let server = HttpServer::new(move || startup::app(state.clone(), metrics.clone()))
+    let server = HttpServer::new(move || startup::app(state.clone(), metrics.clone(), None))
         .workers(2)
         .disable_signals()
         .listen(listener)
