@@ -40,6 +40,27 @@ struct IntercurrenceRow {
     deleted: bool,
 }
 
+/// The name of a catalogue entry (`(name, active, deleted)`) a write may refer to: it exists,
+/// is active and is not deleted; otherwise 422 `invalid_reference` naming `field`.
+fn usable(
+    found: Option<(String, bool, bool)>,
+    field: &str,
+    what: &str,
+    id: i32,
+) -> std::result::Result<String, Refusal> {
+    match found {
+        Some((name, true, false)) => Ok(name),
+        Some(_) => Err(Refusal::unusable(
+            field,
+            format!("{what} {id} is inactive or deleted"),
+        )),
+        None => Err(Refusal::unusable(
+            field,
+            format!("{what} {id} does not exist"),
+        )),
+    }
+}
+
 /// A mobile unit as a dispatch checks it, with its vehicle type.
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = mobile_units, check_for_backend(diesel::pg::Pg))]
@@ -309,27 +330,12 @@ pub async fn technical_decision(
             .first(c)
             .await
             .optional()?;
-        let name = match action {
-            Some(ActionRow {
-                name,
-                active: true,
-                deleted: false,
-            }) => name,
-            Some(_) => {
-                return Err(Refusal::unusable(
-                    "action_id",
-                    format!("action {action_id} is inactive or deleted"),
-                )
-                .into());
-            }
-            None => {
-                return Err(Refusal::unusable(
-                    "action_id",
-                    format!("action {action_id} does not exist"),
-                )
-                .into());
-            }
-        };
+        let name = usable(
+            action.map(|r| (r.name, r.active, r.deleted)),
+            "action_id",
+            "action",
+            action_id,
+        )?;
         let vehicle_type = match mobile_unit_type_id {
             None => None,
             Some(t) => Some(
@@ -667,27 +673,12 @@ pub async fn intercurrence(
             .first(c)
             .await
             .optional()?;
-        let name = match found {
-            Some(IntercurrenceRow {
-                name,
-                active: true,
-                deleted: false,
-            }) => name,
-            Some(_) => {
-                return Err(Refusal::unusable(
-                    "intercurrence_id",
-                    format!("intercurrence {intercurrence_id} is inactive or deleted"),
-                )
-                .into());
-            }
-            None => {
-                return Err(Refusal::unusable(
-                    "intercurrence_id",
-                    format!("intercurrence {intercurrence_id} does not exist"),
-                )
-                .into());
-            }
-        };
+        let name = usable(
+            found.map(|r| (r.name, r.active, r.deleted)),
+            "intercurrence_id",
+            "intercurrence",
+            intercurrence_id,
+        )?;
         diesel::insert_into(incident_intercurrences::table)
             .values((
                 incident_intercurrences::incident_id.eq(id),
