@@ -1,8 +1,8 @@
 //! dispatch-api's integration tests: one binary, each test on its own freshly seeded
 //! database, against a real server on port 0 (`support::Api`), as the client calls it.
 //!
-//! - reads: `access`, `users`, `incidents`, `fleet`, `reference`, `seed`, `migrations`,
-//!   `openapi`;
+//! - reads: `access`, `users`, `incidents`, `search`, `fleet`, `reference`, `seed`,
+//!   `migrations`, `openapi`;
 //! - writes (`client` drives them): `flows`, `transitions`, `concurrency`, `idempotency`;
 //! - identity: `auth`; real-time updates over sockets: `realtime`.
 
@@ -18,6 +18,7 @@ mod migrations;
 mod openapi;
 mod realtime;
 mod reference;
+mod search;
 mod seed;
 mod support;
 mod transitions;
