@@ -1,11 +1,17 @@
 //! Search terms: how a typed term is checked, folded and matched, the same way in memory and
-//! in SQL (`search_key()` in the migration), so "sao jose" finds "São José" everywhere.
+//! in SQL (`search_key()` in the migrations), so "sao jose" finds "São José" everywhere, and
+//! how the incident search (`/incident/mask`) reads its term and bounds its scope.
 
 use std::collections::HashMap;
 
+use chrono::{DateTime, Duration, Utc};
 use common::Problem;
+use common::problem::FieldError;
 use serde::Deserialize;
+use unicode_normalization::UnicodeNormalization;
 use utoipa::IntoParams;
+
+use crate::domain::incident::State;
 
 /// Longest accepted search term, in characters. Longer is 400: no name is that long, and
 /// the cap bounds the work of one request.
@@ -15,24 +21,55 @@ pub const MAX_LIMIT: i64 = 20;
 /// Deepest `offset` accepted; lazy-loading lists never scroll that far.
 pub const MAX_OFFSET: i64 = 10_000;
 
-/// Folds to the comparison key: lower case, Portuguese (Latin-1) accents removed.
+/// The combining marks folding removes (after NFKD they carry every accent): Combining
+/// Diacritical Marks, their Extended and Supplement blocks, those for Symbols, and Half
+/// Marks. The SQL fold (`search_key()`) removes the same ranges.
+pub const COMBINING_MARKS: [(char, char); 5] = [
+    ('\u{0300}', '\u{036F}'),
+    ('\u{1AB0}', '\u{1AFF}'),
+    ('\u{1DC0}', '\u{1DFF}'),
+    ('\u{20D0}', '\u{20FF}'),
+    ('\u{FE20}', '\u{FE2F}'),
+];
+
+/// Folds to the comparison key, exactly as `search_key()` does in SQL: compatibility
+/// decomposition (NFKD: "ﬁ" -> "fi", fullwidth "Ｓ" -> "S", "ã" -> "a" + U+0303), the combining
+/// marks above removed, lower case, then the letters that have no decomposition spelt out
+/// ("ß" -> "ss", "æ" -> "ae", "ø" -> "o"...; docs/dispatch-routes.md, "Search").
 pub fn fold(s: &str) -> String {
-    s.chars()
-        .flat_map(char::to_lowercase)
-        .map(strip_accent)
-        .collect()
+    let mut out = String::with_capacity(s.len());
+    for c in s.nfkd().filter(|c| !is_combining_mark(*c)) {
+        for lower in c.to_lowercase() {
+            match lower {
+                'ß' => out.push_str("ss"),
+                'æ' => out.push_str("ae"),
+                'œ' => out.push_str("oe"),
+                'þ' => out.push_str("th"),
+                other => out.push(spelt_out(other)),
+            }
+        }
+    }
+    out
 }
 
-fn strip_accent(c: char) -> char {
+fn is_combining_mark(c: char) -> bool {
+    COMBINING_MARKS
+        .iter()
+        .any(|(first, last)| (*first..=*last).contains(&c))
+}
+
+/// One letter for another, as the SQL fold's `translate()`: letters with a stroke or other
+/// mark that Unicode does not decompose, and the final sigma (PostgreSQL's lower case of
+/// "Σ" at the end of a word is "ς", Rust's is "σ").
+fn spelt_out(c: char) -> char {
     match c {
-        'á' | 'à' | 'â' | 'ã' | 'ä' | 'å' => 'a',
-        'é' | 'è' | 'ê' | 'ë' => 'e',
-        'í' | 'ì' | 'î' | 'ï' => 'i',
-        'ó' | 'ò' | 'ô' | 'õ' | 'ö' => 'o',
-        'ú' | 'ù' | 'û' | 'ü' => 'u',
-        'ç' => 'c',
-        'ñ' => 'n',
-        'ý' | 'ÿ' => 'y',
+        'ø' => 'o',
+        'ł' => 'l',
+        'đ' | 'ð' => 'd',
+        'ħ' => 'h',
+        'ı' => 'i',
+        'ŧ' => 't',
+        'ς' => 'σ',
         other => other,
     }
 }
@@ -118,6 +155,216 @@ impl Search {
                 .replace('_', "\\_");
             (format!("%{escaped}%"), format!("{escaped}%"))
         })
+    }
+}
+
+/// How far back `/incident/mask` looks by default: open incidents of any age, and the others
+/// created in the last 7 days (docs/dispatch-routes.md, "Incident search").
+pub const RECENT_DAYS: i64 = 7;
+/// The longest `since`..`until` window one request may ask for.
+pub const MAX_WINDOW_DAYS: i64 = 31;
+
+/// `GET /incident/mask`'s parameters.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct MaskParams {
+    /// Part of the number, caller's or patient's name, phone or address, any case, accents
+    /// optional; at most 100 characters. A complete incident number (`2026-000123`) or phone
+    /// (10 or 11 digits, `+55` optional) finds its incidents of any age.
+    pub q: Option<String>,
+    /// 1..20, default 20.
+    pub limit: Option<i64>,
+    /// >= 0, default 0.
+    pub offset: Option<i64>,
+    /// Only incidents in these states: repeated (`state=a&state=b`) or comma-separated.
+    #[param(value_type = Option<Vec<State>>, style = Form, explode = true)]
+    pub state: Option<String>,
+    /// `true`: only incidents assigned to the caller (its regulator or the person it was
+    /// transferred to). The caller is the token's user.
+    pub mine: Option<bool>,
+    /// Created at or after this moment (RFC 3339). With `since` or `until` the search covers
+    /// exactly that window, any state, instead of the default scope. Default: `until` minus
+    /// 7 days.
+    pub since: Option<DateTime<Utc>>,
+    /// Created before this moment (RFC 3339). Default: now. `until - since` is at most 31
+    /// days (400 naming both beyond).
+    pub until: Option<DateTime<Utc>>,
+}
+
+/// Which incidents a mask search looks at (identifiers excepted: they reach any age).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// The default: open incidents of any age, and every incident created since `since`.
+    Recent { since: DateTime<Utc> },
+    /// Incidents created in `[since, until)`, whatever their state.
+    Between {
+        since: DateTime<Utc>,
+        until: DateTime<Utc>,
+    },
+}
+
+/// What a mask term asks for, decided by its shape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MaskTerm {
+    /// A complete incident number (`<year>-<six digits or more>`): that incident, any age.
+    Number(String),
+    /// A complete phone (10 digits or more, a leading 55 country code dropped): every
+    /// incident called from it, any age.
+    Phone(String),
+    /// Fewer digits: incidents in the scope whose phone starts with them.
+    PhonePrefix(String),
+    /// Anything else: words of the number, names, phone and address, in the scope; the
+    /// LIKE patterns of the folded term.
+    Text(TextPatterns),
+}
+
+/// LIKE patterns of a folded term, wildcards escaped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextPatterns {
+    /// The term anywhere.
+    pub infix: String,
+    /// The text starts with the term.
+    pub prefix: String,
+    /// A word (after a space) starts with the term.
+    pub word_prefix: String,
+}
+
+/// A checked mask search.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mask {
+    pub term: Option<MaskTerm>,
+    /// `None`: every state.
+    pub states: Option<Vec<State>>,
+    pub mine: bool,
+    pub scope: Scope,
+    pub limit: i64,
+    pub offset: i64,
+}
+
+impl MaskParams {
+    /// Checks every parameter (400 naming it); `now` anchors the default scope.
+    pub fn check(self, now: DateTime<Utc>) -> Result<Mask, Problem> {
+        let page = Search::new("q", self.q, self.limit, self.offset)?;
+        let states = self.state.as_deref().map(parse_states).transpose()?;
+        let scope = match (self.since, self.until) {
+            (None, None) => Scope::Recent {
+                since: now - Duration::days(RECENT_DAYS),
+            },
+            (since, until) => {
+                let until = until.unwrap_or(now);
+                let since = since.unwrap_or(until - Duration::days(RECENT_DAYS));
+                if since >= until {
+                    return Err(window_problem("`since` must be before `until`"));
+                }
+                if until - since > Duration::days(MAX_WINDOW_DAYS) {
+                    return Err(window_problem(&format!(
+                        "the window from `since` to `until` (default: now) must be at most \
+                         {MAX_WINDOW_DAYS} days"
+                    )));
+                }
+                Scope::Between { since, until }
+            }
+        };
+        Ok(Mask {
+            term: page.term.as_deref().map(MaskTerm::of),
+            states,
+            mine: self.mine.unwrap_or(false),
+            scope,
+            limit: page.limit,
+            offset: page.offset,
+        })
+    }
+}
+
+/// 400 naming both ends of the window.
+fn window_problem(message: &str) -> Problem {
+    Problem::new(
+        actix_web::http::StatusCode::BAD_REQUEST,
+        "invalid_parameter",
+        format!("parameters `since`, `until`: {message}"),
+    )
+    .with_errors(
+        ["since", "until"]
+            .into_iter()
+            .map(|field| FieldError {
+                field: field.into(),
+                message: message.into(),
+            })
+            .collect(),
+    )
+}
+
+/// `registering,awaiting_regulation`: each a known state (400 naming the unknown one).
+fn parse_states(list: &str) -> Result<Vec<State>, Problem> {
+    let mut states = Vec::new();
+    for name in list.split(',').map(str::trim) {
+        let state = State::parse(name).ok_or_else(|| {
+            let known: Vec<&str> = State::ALL.iter().map(|s| s.as_str()).collect();
+            Problem::invalid_parameter(
+                "state",
+                format!("`{name}` is not a state (one of: {})", known.join(", ")),
+            )
+        })?;
+        if !states.contains(&state) {
+            states.push(state);
+        }
+    }
+    Ok(states)
+}
+
+impl MaskTerm {
+    /// The shape of a folded, trimmed, non-empty term.
+    pub fn of(term: &str) -> MaskTerm {
+        match number_digits(term) {
+            // Incident numbers are `<year>-<sequence>`, the sequence at least six digits.
+            Some(n) if n >= 6 => return MaskTerm::Number(term.to_owned()),
+            // The start of a number (`2026-`, `2026-0001`): the number is a word of the text.
+            Some(_) => return MaskTerm::Text(TextPatterns::of(term)),
+            None => {}
+        }
+        let phone_like = term
+            .chars()
+            .all(|c| c.is_ascii_digit() || " +-().".contains(c));
+        let mut digits: String = term.chars().filter(char::is_ascii_digit).collect();
+        if !phone_like || digits.is_empty() {
+            return MaskTerm::Text(TextPatterns::of(term));
+        }
+        if term.starts_with("+55")
+            || ((12..=13).contains(&digits.len()) && digits.starts_with("55"))
+        {
+            digits.drain(..2);
+        }
+        match digits.len() {
+            0 => MaskTerm::Text(TextPatterns::of(term)),
+            1..10 => MaskTerm::PhonePrefix(digits),
+            _ => MaskTerm::Phone(digits),
+        }
+    }
+}
+
+/// `Some(digits after the dash)` when the term is shaped as an incident number or its
+/// start: a year (19xx or 20xx), a dash, digits.
+fn number_digits(term: &str) -> Option<usize> {
+    let (year, sequence) = term.split_once('-')?;
+    let digits = |s: &str| s.chars().all(|c| c.is_ascii_digit());
+    (year.len() == 4 && (year.starts_with("19") || year.starts_with("20")))
+        .then_some(())
+        .filter(|()| digits(year) && digits(sequence))
+        .map(|()| sequence.len())
+}
+
+impl TextPatterns {
+    pub fn of(folded: &str) -> TextPatterns {
+        let escaped = folded
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_");
+        TextPatterns {
+            infix: format!("%{escaped}%"),
+            prefix: format!("{escaped}%"),
+            word_prefix: format!("% {escaped}%"),
+        }
     }
 }
 
@@ -222,6 +469,110 @@ mod tests {
     fn folding_drops_case_and_accents() {
         assert_eq!(fold("São José dos Campos"), "sao jose dos campos");
         assert_eq!(fold("AÇÚCAR Ômega"), "acucar omega");
+        // Decomposed accents, compatibility forms, letters without a decomposition.
+        assert_eq!(fold("Sa\u{0303}o JOSE\u{0301}"), "sao jose");
+        assert_eq!(fold("Ｓãｏ ﬁm"), "sao fim");
+        assert_eq!(fold("Straße Œuvre Łódź ΟΔΟΣ"), "strasse oeuvre lodz οδοσ");
+    }
+
+    #[test]
+    fn mask_terms_by_shape() {
+        use MaskTerm::*;
+        let phone = |d: &str| Phone(d.to_owned());
+        for (term, expected) in [
+            ("2026-000123", Number("2026-000123".into())),
+            ("2026-1193375", Number("2026-1193375".into())),
+            ("(12) 99100-4321", phone("12991004321")),
+            ("+55 12 99100-4321", phone("12991004321")),
+            ("5512991004321", phone("12991004321")),
+            ("551299100432", phone("1299100432")),
+            ("1299100432", phone("1299100432")),
+            ("4897419", PhonePrefix("4897419".into())),
+            ("+55 (12", PhonePrefix("12".into())),
+            ("55", PhonePrefix("55".into())),
+        ] {
+            assert_eq!(MaskTerm::of(term), expected, "{term}");
+        }
+        for text in [
+            "2026-0001",
+            "2026-",
+            "rua 10",
+            "+",
+            "+55",
+            "silva",
+            "9910-4321a",
+        ] {
+            assert!(matches!(MaskTerm::of(text), Text(_)), "{text}");
+        }
+    }
+
+    #[test]
+    fn the_mask_window_is_bounded() {
+        let now = DateTime::parse_from_rfc3339("2026-11-24T12:00:00Z")
+            .unwrap()
+            .to_utc();
+        let check = |since: Option<i64>, until: Option<i64>| {
+            MaskParams {
+                since: since.map(|d| now - Duration::days(d)),
+                until: until.map(|d| now - Duration::days(d)),
+                ..MaskParams::default()
+            }
+            .check(now)
+            .map(|m| m.scope)
+            .map_err(|p| p.errors.into_iter().map(|e| e.field).collect::<Vec<_>>())
+        };
+        let days = |d: i64| now - Duration::days(d);
+        assert_eq!(check(None, None), Ok(Scope::Recent { since: days(7) }));
+        assert_eq!(
+            check(Some(40), Some(9)),
+            Ok(Scope::Between {
+                since: days(40),
+                until: days(9)
+            })
+        );
+        assert_eq!(
+            check(None, Some(100)),
+            Ok(Scope::Between {
+                since: days(107),
+                until: days(100)
+            })
+        );
+        assert_eq!(
+            check(Some(3), None),
+            Ok(Scope::Between {
+                since: days(3),
+                until: now
+            })
+        );
+        for (since, until) in [
+            (Some(40), Some(8)),
+            (Some(32), None),
+            (Some(1), Some(2)),
+            (Some(1), Some(1)),
+        ] {
+            assert_eq!(
+                check(since, until),
+                Err(vec!["since".into(), "until".into()])
+            );
+        }
+    }
+
+    #[test]
+    fn states_are_named_when_unknown() {
+        let check = |state: &str| {
+            MaskParams {
+                state: Some(state.into()),
+                ..MaskParams::default()
+            }
+            .check(Utc::now())
+        };
+        assert_eq!(
+            check("closed, awaiting_regulation,closed").unwrap().states,
+            Some(vec![State::Closed, State::AwaitingRegulation])
+        );
+        let refused = check("closed,open").unwrap_err();
+        assert_eq!(refused.errors[0].field, "state");
+        assert!(refused.detail.contains("`open`"), "{}", refused.detail);
     }
 
     #[test]

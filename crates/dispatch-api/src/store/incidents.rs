@@ -1,14 +1,16 @@
 //! Incidents: their forms, history, decisions, prank calls and recorded intercurrences.
 
 use chrono::{DateTime, Utc};
+use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::result::Error;
+use diesel::sql_types::Bool;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use crate::domain::incident::{Priority, Sex, State};
 use crate::schema::dispatch::*;
-use crate::search::Search;
-use crate::store::{HealthUnitRow, opt_user, ref_option, user_option};
+use crate::search::{Mask, MaskTerm, Scope};
+use crate::store::{HealthUnitRow, digits_of, opt_user, ref_option, user_option};
 use crate::views::*;
 
 diesel::alias!(users as regulator_user: RegulatorAlias, users as assignee_user: AssigneeAlias);
@@ -150,34 +152,173 @@ pub async fn history(mut conn: &AsyncPgConnection, id: i64) -> Result<Vec<Histor
         .collect())
 }
 
-/// `GET /incident/mask`: matches on number, caller, patient, phone or address; word-prefix
-/// matches first, then newest first. Without a term, newest first.
+/// One statement of the mask search: its rows, the newest first.
+type MaskQuery<'a> = diesel::dsl::IntoBoxed<
+    'a,
+    diesel::dsl::Select<incidents::table, diesel::dsl::AsSelect<MaskRow, Pg>>,
+    Pg,
+>;
+
+/// The states an incident is open in (the default scope keeps them whatever their age).
+const OPEN: [State; 4] = [
+    State::Registering,
+    State::AwaitingRegulation,
+    State::Regulated,
+    State::Dispatched,
+];
+
+/// `GET /incident/mask` (docs/dispatch-routes.md, "Incident search"). Identifiers (a
+/// complete number or phone) are looked up by index whatever the incident's age. Any other
+/// search reads only its scope, newest first along an index, and stops at the page: by
+/// default the incidents created since `since`, then the older ones still open; a text term
+/// takes the word-prefix matches of both, then the other matches. Each part is one
+/// statement, run only while the page is not full: one statement when the first part fills
+/// it, at most four.
 pub async fn mask(
     mut conn: &AsyncPgConnection,
-    search: &Search,
+    mask: &Mask,
+    caller: i64,
 ) -> Result<Vec<IncidentMaskItem>, Error> {
-    let mut query = incidents::table.select(MaskRow::as_select()).into_boxed();
-    if let Some((infix, prefix)) = search.like_patterns() {
-        // `search_text` is the folded fields joined by spaces: a word starts at its
-        // beginning or after a space.
-        let word_prefix = format!("% {prefix}");
-        query = query.filter(incidents::search_text.like(infix)).order_by(
-            incidents::search_text
-                .like(prefix)
-                .or(incidents::search_text.like(word_prefix))
-                .desc(),
+    let page = |q: MaskQuery<'static>| q.limit(mask.limit).offset(mask.offset);
+    let rows: Vec<MaskRow> = match &mask.term {
+        Some(MaskTerm::Number(number)) => {
+            page(filtered(mask, caller).filter(incidents::number.eq(number.clone())))
+                .load(&mut conn)
+                .await?
+        }
+        Some(MaskTerm::Phone(digits)) => {
+            page(filtered(mask, caller).filter(phone_is(digits)))
+                .load(&mut conn)
+                .await?
+        }
+        Some(MaskTerm::PhonePrefix(digits)) => {
+            let digits = digits.clone();
+            scoped(
+                conn,
+                mask,
+                caller,
+                &[&move |q| q.filter(phone_starts_with(&digits))],
+            )
+            .await?
+        }
+        Some(MaskTerm::Text(p)) => {
+            let word = move || {
+                incidents::search_text
+                    .like(p.prefix.clone())
+                    .or(incidents::search_text.like(p.word_prefix.clone()))
+            };
+            scoped(
+                conn,
+                mask,
+                caller,
+                &[&|q| q.filter(word()), &|q| {
+                    q.filter(incidents::search_text.like(p.infix.clone()))
+                        .filter(diesel::dsl::not(word()))
+                }],
+            )
+            .await?
+        }
+        None => scoped(conn, mask, caller, &[&|q| q]).await?,
+    };
+    Ok(rows.into_iter().map(IncidentMaskItem::from).collect())
+}
+
+/// The mask's rows: the state and `mine` filters, newest first.
+fn filtered(mask: &Mask, caller: i64) -> MaskQuery<'static> {
+    let mut q = incidents::table
+        .select(MaskRow::as_select())
+        .order_by((incidents::created_at.desc(), incidents::id.desc()))
+        .into_boxed();
+    if let Some(states) = &mask.states {
+        q = q.filter(incidents::state.eq_any(states.clone()));
+    }
+    if mask.mine {
+        q = q.filter(
+            incidents::regulator_id
+                .eq(caller)
+                .or(incidents::assigned_to_id.eq(caller)),
         );
     }
-    let rows: Vec<MaskRow> = query
-        .then_order_by(incidents::created_at.desc())
-        .then_order_by(incidents::id.desc())
-        .limit(search.limit)
-        .offset(search.offset)
-        .load(&mut conn)
-        .await?;
-    Ok(rows
-        .into_iter()
-        .map(|r| IncidentMaskItem {
+    q
+}
+
+type Matching<'m> = &'m dyn Fn(MaskQuery<'static>) -> MaskQuery<'static>;
+
+/// For each kind of match in order, the scope's parts in order (see [`mask`]), each limited
+/// to what the page still needs; the rows before `offset` are skipped at the end.
+async fn scoped(
+    mut conn: &AsyncPgConnection,
+    mask: &Mask,
+    caller: i64,
+    matching: &[Matching<'_>],
+) -> Result<Vec<MaskRow>, Error> {
+    let wanted = (mask.offset + mask.limit) as usize;
+    let parts: Vec<Box<dyn Fn() -> MaskQuery<'static>>> = match mask.scope {
+        Scope::Between { since, until } => vec![Box::new(move || {
+            filtered(mask, caller)
+                .filter(incidents::created_at.ge(since))
+                .filter(incidents::created_at.lt(until))
+        })],
+        Scope::Recent { since } => {
+            let open: Vec<State> = OPEN
+                .into_iter()
+                .filter(|s| mask.states.as_ref().is_none_or(|wanted| wanted.contains(s)))
+                .collect();
+            let mut parts: Vec<Box<dyn Fn() -> MaskQuery<'static>>> = vec![Box::new(move || {
+                filtered(mask, caller).filter(incidents::created_at.ge(since))
+            })];
+            if !open.is_empty() {
+                parts.push(Box::new(move || {
+                    filtered(mask, caller)
+                        .filter(incidents::created_at.lt(since))
+                        .filter(incidents::state.eq_any(open.clone()))
+                }));
+            }
+            parts
+        }
+    };
+    let mut rows: Vec<MaskRow> = Vec::new();
+    for kind in matching {
+        for part in &parts {
+            if rows.len() >= wanted {
+                break;
+            }
+            let more: Vec<MaskRow> = kind(part())
+                .limit((wanted - rows.len()) as i64)
+                .load(&mut conn)
+                .await?;
+            rows.extend(more);
+        }
+    }
+    Ok(rows.into_iter().skip(mask.offset as usize).collect())
+}
+
+/// The caller's phone is this one: the same key as the writes store (`domain::phone`, one
+/// rule for every spelling of a number), on the `incidents_caller_phone_key` index.
+fn phone_is(digits: &str) -> Box<dyn BoxableExpression<incidents::table, Pg, SqlType = Bool>> {
+    Box::new(incidents::caller_phone_key.eq(crate::domain::phone::key_of(digits)))
+}
+
+/// The caller's phone starts with these digits (with or without the 55 country code).
+fn phone_starts_with(
+    digits: &str,
+) -> Box<dyn BoxableExpression<incidents::table, Pg, SqlType = Bool>> {
+    Box::new(
+        phone_digits()
+            .like(format!("{digits}%"))
+            .or(phone_digits().like(format!("55{digits}%"))),
+    )
+}
+
+/// What phone terms are matched on: the digits of the caller's phone, as the
+/// `incidents_phone_digits` index holds them.
+fn phone_digits() -> digits_of<incidents::caller_phone> {
+    digits_of(incidents::caller_phone)
+}
+
+impl From<MaskRow> for IncidentMaskItem {
+    fn from(r: MaskRow) -> Self {
+        IncidentMaskItem {
             id: r.id,
             number: r.number,
             state: r.state,
@@ -185,8 +326,8 @@ pub async fn mask(
             patient_name: r.patient_name,
             address: r.address,
             created_at: r.created_at,
-        })
-        .collect())
+        }
+    }
 }
 
 #[derive(Queryable, Selectable)]

@@ -14,8 +14,14 @@ pub const QUEUE_CHANNEL: &str = "dispatch_queue";
 pub const REFERENCE_CHANNEL: &str = "dispatch_reference";
 
 diesel::define_sql_function! {
-    /// The folded comparison key of every search (see the migration): lower case, no accents.
+    /// The folded comparison key of every search (`search::fold`, the same in SQL): lower case,
+    /// no accents, compatibility forms decomposed (see migration 2026-11-24-000601).
     fn search_key(x: diesel::sql_types::Text) -> diesel::sql_types::Text;
+}
+
+diesel::define_sql_function! {
+    /// A phone's digits alone (see migration 2026-11-24-000601): what phone terms match.
+    fn digits_of(x: diesel::sql_types::Text) -> diesel::sql_types::Text;
 }
 
 diesel::define_sql_function! {

@@ -8,7 +8,7 @@ use crate::domain::dispatch::Status;
 use crate::schema::dispatch::*;
 use crate::search::{NameIndex, Search, fold};
 use crate::store::search_order;
-use crate::store::{opt_ref, ref_option, user_option};
+use crate::store::{opt_ref, ref_option};
 use crate::views::*;
 
 /// One consistent copy of the reference data.
@@ -55,82 +55,116 @@ fn active<'a>(items: impl Iterator<Item = (i32, &'a String, bool)>) -> Vec<RefOp
         .collect()
 }
 
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = health_units, check_for_backend(diesel::pg::Pg))]
+struct HealthUnitRow {
+    id: i64,
+    name: String,
+    city: String,
+    uf: String,
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = mobile_unit_types, check_for_backend(diesel::pg::Pg))]
+struct MobileUnitTypeRow {
+    id: i32,
+    name: String,
+    description: String,
+    active: bool,
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = professional_types, check_for_backend(diesel::pg::Pg))]
+struct ProfessionalTypeRow {
+    id: i32,
+    name: String,
+    active: bool,
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = technical_decision_actions, check_for_backend(diesel::pg::Pg))]
+struct ActionRow {
+    id: i32,
+    name: String,
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = intercurrences, check_for_backend(diesel::pg::Pg))]
+struct IntercurrenceRow {
+    id: i32,
+    name: String,
+}
+
 /// Five small statements; runs at start and on `Catalog::refresh`, never per request.
 pub async fn load_snapshot(mut conn: &AsyncPgConnection) -> Result<Snapshot, Error> {
-    let units: Vec<(i64, String, String, String)> = health_units::table
+    let units: Vec<HealthUnitRow> = health_units::table
         .filter(health_units::active)
-        .select((
-            health_units::id,
-            health_units::name,
-            health_units::city,
-            health_units::uf,
-        ))
+        .select(HealthUnitRow::as_select())
         .load(&mut conn)
         .await?;
     let health_units = NameIndex::new(
         units
             .into_iter()
-            .map(|(id, name, city, uf)| HealthUnitOption { id, name, city, uf })
+            .map(|u| HealthUnitOption {
+                id: u.id,
+                name: u.name,
+                city: u.city,
+                uf: u.uf,
+            })
             .collect(),
         |h| h.name.as_str(),
     );
-    let mobile_unit_types = mobile_unit_types::table
-        .select((
-            mobile_unit_types::id,
-            mobile_unit_types::name,
-            mobile_unit_types::description,
-            mobile_unit_types::active,
-        ))
-        .load::<(i32, String, String, bool)>(&mut conn)
+    let mut mobile_unit_types: Vec<MobileUnitTypeView> = mobile_unit_types::table
+        .select(MobileUnitTypeRow::as_select())
+        .load(&mut conn)
         .await?
         .into_iter()
-        .map(|(id, name, description, active)| MobileUnitTypeView {
-            id,
-            name,
-            description,
-            active,
+        .map(|t| MobileUnitTypeView {
+            id: t.id,
+            name: t.name,
+            description: t.description,
+            active: t.active,
         })
         .collect();
-    let professional_types = professional_types::table
-        .select((
-            professional_types::id,
-            professional_types::name,
-            professional_types::active,
-        ))
-        .load::<(i32, String, bool)>(&mut conn)
+    let mut professional_types: Vec<ProfessionalTypeView> = professional_types::table
+        .select(ProfessionalTypeRow::as_select())
+        .load(&mut conn)
         .await?
         .into_iter()
-        .map(|(id, name, active)| ProfessionalTypeView { id, name, active })
+        .map(|t| ProfessionalTypeView {
+            id: t.id,
+            name: t.name,
+            active: t.active,
+        })
         .collect();
-    let technical_decision_actions = technical_decision_actions::table
+    let mut technical_decision_actions: Vec<RefOption> = technical_decision_actions::table
         .filter(
             technical_decision_actions::active.and(technical_decision_actions::deleted.eq(false)),
         )
-        .select((
-            technical_decision_actions::id,
-            technical_decision_actions::name,
-        ))
+        .select(ActionRow::as_select())
         .load(&mut conn)
         .await?
         .into_iter()
-        .map(ref_option)
+        .map(|a| RefOption {
+            id: a.id,
+            name: a.name,
+        })
         .collect();
-    let intercurrences = intercurrences::table
+    let mut intercurrences: Vec<RefOption> = intercurrences::table
         .filter(intercurrences::active.and(intercurrences::deleted.eq(false)))
-        .select((intercurrences::id, intercurrences::name))
+        .select(IntercurrenceRow::as_select())
         .load(&mut conn)
         .await?
         .into_iter()
-        .map(ref_option)
+        .map(|i| RefOption {
+            id: i.id,
+            name: i.name,
+        })
         .collect();
     // Name order by folded name, like every list: independent of the database's locale.
-    let mut mobile_unit_types: Vec<MobileUnitTypeView> = mobile_unit_types;
     mobile_unit_types.sort_by_cached_key(|t| (fold(&t.name), t.id));
-    let mut professional_types: Vec<ProfessionalTypeView> = professional_types;
     professional_types.sort_by_cached_key(|t| (fold(&t.name), t.id));
-    let mut technical_decision_actions: Vec<RefOption> = technical_decision_actions;
     technical_decision_actions.sort_by_cached_key(|t| (fold(&t.name), t.id));
-    let mut intercurrences: Vec<RefOption> = intercurrences;
     intercurrences.sort_by_cached_key(|t| (fold(&t.name), t.id));
     Ok(Snapshot {
         health_units,
@@ -141,6 +175,21 @@ pub async fn load_snapshot(mut conn: &AsyncPgConnection) -> Result<Snapshot, Err
     })
 }
 
+/// A unit with the name of its type.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = mobile_units, check_for_backend(diesel::pg::Pg))]
+struct MobileUnitRow {
+    id: i64,
+    name: String,
+    plate: String,
+    base: String,
+    active: bool,
+    #[diesel(select_expression = mobile_unit_types::id)]
+    type_id: i32,
+    #[diesel(select_expression = mobile_unit_types::name)]
+    type_name: String,
+}
+
 /// `GET /mobile-unit`: all units, or only the active ones.
 pub async fn mobile_units(
     mut conn: &AsyncPgConnection,
@@ -148,37 +197,27 @@ pub async fn mobile_units(
 ) -> Result<Vec<MobileUnitView>, Error> {
     let mut query = mobile_units::table
         .inner_join(mobile_unit_types::table)
-        .select((
-            mobile_units::id,
-            mobile_units::name,
-            mobile_units::plate,
-            mobile_units::base,
-            mobile_units::active,
-            mobile_unit_types::id,
-            mobile_unit_types::name,
-        ))
+        .select(MobileUnitRow::as_select())
         .order_by((search_order(mobile_units::name), mobile_units::id))
         .into_boxed();
     if active_only {
         query = query.filter(mobile_units::active);
     }
     Ok(query
-        .load::<(i64, String, String, String, bool, i32, String)>(&mut conn)
+        .load::<MobileUnitRow>(&mut conn)
         .await?
         .into_iter()
-        .map(
-            |(id, name, plate, base, active, type_id, type_name)| MobileUnitView {
-                id,
-                name,
-                plate,
-                base,
-                active,
-                unit_type: RefOption {
-                    id: type_id,
-                    name: type_name,
-                },
+        .map(|u| MobileUnitView {
+            id: u.id,
+            name: u.name,
+            plate: u.plate,
+            base: u.base,
+            active: u.active,
+            unit_type: RefOption {
+                id: u.type_id,
+                name: u.type_name,
             },
-        )
+        })
         .collect())
 }
 
@@ -224,15 +263,24 @@ pub async fn mobile_unit_options(
         query = query.filter(mobile_units::type_id.eq(t));
     }
     Ok(query
-        .load::<(i64, String, bool)>(&mut conn)
+        .load::<UnitOptionRow>(&mut conn)
         .await?
         .into_iter()
-        .map(|(id, name, available)| MobileUnitOption {
-            id,
-            name,
-            available,
+        .map(|r| MobileUnitOption {
+            id: r.id,
+            name: r.name,
+            available: r.available,
         })
         .collect())
+}
+
+/// One unit of `GET /mobile-unit/options`, in the order of the query's `select`.
+#[derive(Queryable)]
+struct UnitOptionRow {
+    id: i64,
+    name: String,
+    /// No unreleased dispatch joined.
+    available: bool,
 }
 
 /// One row of the fleet board.
@@ -290,6 +338,28 @@ pub async fn fleet_board(mut conn: &AsyncPgConnection) -> Result<Vec<FleetBoardU
         .collect())
 }
 
+/// An unallocated person with the page's total (a window over the same rows).
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = unallocated, check_for_backend(diesel::pg::Pg))]
+struct UnallocatedRow {
+    id: i64,
+    #[diesel(select_expression = users::id)]
+    user_id: i64,
+    #[diesel(select_expression = users::descriptive_name)]
+    user_name: String,
+    #[diesel(select_expression = professional_types::id.nullable())]
+    #[diesel(select_expression_type = diesel::dsl::Nullable<professional_types::id>)]
+    professional_type_id: Option<i32>,
+    #[diesel(select_expression = professional_types::name.nullable())]
+    #[diesel(select_expression_type = diesel::dsl::Nullable<professional_types::name>)]
+    professional_type_name: Option<String>,
+    reason: String,
+    since: chrono::DateTime<chrono::Utc>,
+    #[diesel(select_expression = diesel::dsl::sql::<diesel::sql_types::BigInt>("count(*) over ()"))]
+    #[diesel(select_expression_type = diesel::expression::SqlLiteral<diesel::sql_types::BigInt>)]
+    total: i64,
+}
+
 /// `GET /unallocated`: one page of active staff without a post, in name order, and the total.
 /// One statement (the total is a window over the same rows); a page past the end costs a
 /// second one to count.
@@ -309,47 +379,29 @@ pub async fn unallocated_page(
         }
         q
     };
-    type Row = (
-        i64,
-        i64,
-        String,
-        Option<i32>,
-        Option<String>,
-        String,
-        chrono::DateTime<chrono::Utc>,
-        i64,
-    );
-    let rows: Vec<Row> = base()
-        .select((
-            unallocated::id,
-            users::id,
-            users::descriptive_name,
-            professional_types::id.nullable(),
-            professional_types::name.nullable(),
-            unallocated::reason,
-            unallocated::since,
-            diesel::dsl::sql::<diesel::sql_types::BigInt>("count(*) over ()"),
-        ))
+    let rows: Vec<UnallocatedRow> = base()
+        .select(UnallocatedRow::as_select())
         .order_by((search_order(users::descriptive_name), users::id))
         .limit(page_size)
         .offset((page - 1) * page_size)
         .load(&mut conn)
         .await?;
     let total = match <[_]>::first(&rows) {
-        Some(r) => r.7,
+        Some(r) => r.total,
         None => base().count().get_result(&mut conn).await?,
     };
     let items = rows
         .into_iter()
-        .map(
-            |(id, user_id, name, pt_id, pt_name, reason, since, _)| UnallocatedEntry {
-                id,
-                user: user_option((user_id, name)),
-                professional_type: opt_ref(pt_id, pt_name),
-                reason,
-                since,
+        .map(|r| UnallocatedEntry {
+            id: r.id,
+            user: UserOption {
+                id: r.user_id,
+                descriptive_name: r.user_name,
             },
-        )
+            professional_type: opt_ref(r.professional_type_id, r.professional_type_name),
+            reason: r.reason,
+            since: r.since,
+        })
         .collect();
     Ok((items, total))
 }

@@ -1,13 +1,14 @@
 //! dispatch-api's integration tests: one binary, each test on its own freshly seeded
 //! database, against a real server on port 0 (`support::Api`), as the client calls it.
 //!
-//! - reads: `access`, `users`, `incidents`, `fleet`, `reference`, `seed`, `migrations`,
-//!   `openapi`;
+//! - reads: `access`, `users`, `incidents`, `search`, `fleet`, `reference`, `seed`,
+//!   `migrations`, `openapi`;
 //! - writes (`client` drives them): `flows`, `transitions`, `concurrency`, `idempotency`,
 //!   `pickers` (ids that round-trip), `destination`, `availability`, `history`, `phones`;
 //! - identity: `auth`, `tokens` (bound to this service), `idp` (an identity provider's);
 //!   real-time updates over sockets: `realtime`;
-//! - browser clients (CORS, `ETag`/304, query parameters): `browser`.
+//! - browser clients (CORS, `ETag`/304, query parameters): `browser`;
+//! - a whole shift of call takers, regulators and fleet operators: `shift`.
 
 mod access;
 mod auth;
@@ -28,6 +29,7 @@ mod phones;
 mod pickers;
 mod realtime;
 mod reference;
+mod search;
 mod seed;
 mod shift;
 mod support;

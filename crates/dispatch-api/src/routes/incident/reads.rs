@@ -1,6 +1,7 @@
 //! `GET /incident/mask`, `GET /incident/prank-calls/{phone_number}`, `GET /incident/{id}`.
 
-use actix_web::web;
+use actix_web::{HttpRequest, web};
+use chrono::Utc;
 use common::Problem;
 use common::extract::{Path, Query};
 use serde::Deserialize;
@@ -11,8 +12,8 @@ use crate::domain::Refusal;
 use crate::domain::phone::Phone;
 use crate::domain::user::CurrentUser;
 use crate::routes::cache::{IfNoneMatch, IfNoneMatchHeader};
-use crate::routes::{Reply, Routes, ok, searched};
-use crate::search::SearchParams;
+use crate::routes::{Reply, Routes, ok};
+use crate::search::MaskParams;
 use crate::state::AppState;
 use crate::store::incidents;
 use crate::views::*;
@@ -23,17 +24,44 @@ pub fn routes(r: &mut Routes<'_>) {
         .add(__path_detail, detail);
 }
 
-/// Incidents to relate to: `q` matches the number, caller's or patient's name, phone or
-/// address; word-prefix matches first, newest first among equals; at most 20.
+/// Incidents to relate to, and the work queues: `q` matches the number, caller's or
+/// patient's name, phone or address (word-prefix matches first), `state` and `mine` filter;
+/// newest first, at most 20. Without `since`/`until` it looks at open incidents and those of
+/// the last 7 days; a complete number or phone finds incidents of any age
+/// (docs/dispatch-routes.md, "Incident search").
 #[utoipa::path(get, path = "/incident/mask", tag = "incidents",
-    params(SearchParams),
-    responses((status = 200, body = Vec<IncidentMaskItem>)))]
-pub async fn mask(
-    state: web::Data<AppState>,
-    _user: CurrentUser,
-    params: Query<SearchParams>,
-) -> Reply {
-    searched(&state, params.0, async |c, s| incidents::mask(c, s).await).await
+    params(MaskParams),
+    responses((status = 200, body = Vec<IncidentMaskItem>),
+        (status = 400, description = "A bad parameter (named in `errors`): an unknown state, a \
+            `since`..`until` window longer than 31 days or reversed (both named), a bad `limit`...",
+            body = common::problem::ProblemDocument, content_type = "application/problem+json")))]
+pub async fn mask(state: web::Data<AppState>, user: CurrentUser, req: HttpRequest) -> Reply {
+    let mask = mask_params(req.query_string())?.check(Utc::now())?;
+    let conn = state.pool.get().await?;
+    ok(&incidents::mask(&conn, &mask, user.id).await?)
+}
+
+/// The mask's query string; a repeated `state` (`state=a&state=b`) counts as one
+/// comma-separated list (`state=a,b`).
+fn mask_params(query: &str) -> Result<MaskParams, Problem> {
+    let pairs = Query::<Vec<(String, String)>>::parse(query)?;
+    if pairs.iter().filter(|(name, _)| name == "state").count() < 2 {
+        return Query::<MaskParams>::parse(query);
+    }
+    let states: Vec<&str> = pairs
+        .iter()
+        .filter(|(name, _)| name == "state")
+        .map(|(_, value)| value.as_str())
+        .collect();
+    let mut merged: Vec<(&str, String)> = pairs
+        .iter()
+        .filter(|(name, _)| name != "state")
+        .map(|(name, value)| (name.as_str(), value.clone()))
+        .collect();
+    merged.push(("state", states.join(",")));
+    let query = serde_urlencoded::to_string(&merged)
+        .map_err(|e| Problem::invalid_parameter("state", e.to_string()))?;
+    Query::<MaskParams>::parse(&query)
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
