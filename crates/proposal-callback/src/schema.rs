@@ -57,6 +57,7 @@ pub mod proposal {
             last_error -> Nullable<Text>,
             created_at -> Timestamptz,
             sent_at -> Nullable<Timestamptz>,
+            html_body -> Nullable<Text>,
         }
     }
 

@@ -94,6 +94,17 @@ pub trait Parser: Sync {
 /// The supported insurers, by the identifier in the callback URL. The one place to add one.
 pub const INSURERS: [&str; 3] = ["porto", "tokio", "too"];
 
+/// The insurer's name as its customers know it (emails); the identifier itself for an unknown
+/// one.
+pub fn display_name(insurer: &str) -> &str {
+    match insurer {
+        "porto" => "Porto Seguro",
+        "tokio" => "Tokio Marine",
+        "too" => "Too Seguros",
+        other => other,
+    }
+}
+
 pub fn parser_for(insurer: &str) -> Option<&'static dyn Parser> {
     match insurer {
         "porto" => Some(&porto::Porto),

@@ -5,15 +5,15 @@
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 use serde_json::json;
 
-use crate::email::compose::compose;
+use crate::email::compose::{About, compose};
 use crate::error::Error;
 use crate::hex::hex;
 use crate::insurer::{self, Callback, Notification};
 use crate::proposal::machine::{Transition, transition};
 use crate::proposal::status::{Outcome, Status};
-use crate::store::outbox;
 use crate::store::proposals::{self as p, Event, ProposalRow};
 use crate::store::receipts::{self, Answered, Failure, Receipt};
+use crate::store::{outbox, tenants};
 
 /// What applying one callback did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -187,7 +187,14 @@ async fn apply_transition(
     let to = callback.status;
     p::set_status(conn, proposal.id, to, callback.occurred_at).await?;
     let history_id = p::insert_history(conn, proposal.id, receipt, from, callback).await?;
-    let email = compose(&proposal.proposal_id, to, callback);
+    let tenant_name = tenants::name(conn, &proposal.tenant_id).await?;
+    let about = About {
+        proposal_id: &proposal.proposal_id,
+        tenant_name: tenant_name.as_deref().unwrap_or(&proposal.tenant_id),
+        insurer: &receipt.insurer,
+    };
+    let email = compose(about, to, callback)
+        .map_err(|e| Error::Internal(format!("rendering the email: {e}")))?;
     let email_id = outbox::enqueue(
         conn,
         proposal.id,

@@ -23,7 +23,10 @@ pub struct OutboxRow {
     pub id: i64,
     pub recipient: String,
     pub subject: String,
+    /// The text part.
     pub body: String,
+    /// The HTML part; none for emails queued before there was one.
+    pub html_body: Option<String>,
     pub attempts: i32,
 }
 
@@ -40,7 +43,8 @@ pub async fn enqueue(
             o::history_id.eq(history_id),
             o::recipient.eq(recipient),
             o::subject.eq(&email.subject),
-            o::body.eq(&email.body),
+            o::body.eq(&email.text),
+            o::html_body.eq(Some(&email.html)),
         ))
         .returning(o::id)
         .get_result(conn)
@@ -57,6 +61,8 @@ struct Claimed {
     subject: String,
     #[diesel(sql_type = diesel::sql_types::Text)]
     body: String,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+    html_body: Option<String>,
     #[diesel(sql_type = diesel::sql_types::Integer)]
     attempts: i32,
 }
@@ -79,7 +85,7 @@ pub async fn claim_next(
                        AND id <> ALL($2) \
                      ORDER BY next_attempt_at, id LIMIT 1 \
                      FOR UPDATE SKIP LOCKED) \
-         RETURNING id, recipient, subject, body, attempts",
+         RETURNING id, recipient, subject, body, html_body, attempts",
     )
     .bind::<diesel::sql_types::Double, _>(lease.as_secs_f64())
     .bind::<diesel::sql_types::Array<diesel::sql_types::BigInt>, _>(skip)
@@ -92,6 +98,7 @@ pub async fn claim_next(
             recipient: c.recipient,
             subject: c.subject,
             body: c.body,
+            html_body: c.html_body,
             attempts: c.attempts,
         })
     })

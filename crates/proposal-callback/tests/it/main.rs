@@ -8,6 +8,7 @@ mod callback;
 mod email;
 mod exactly_once;
 mod hostile;
+mod mail;
 mod migrations;
 mod order;
 mod register;

@@ -284,6 +284,57 @@ pub async fn proposal_state(
     }
 }
 
+/// The subject of the email a transition of demo-a's proposal `id` to `status` sends.
+pub fn subject(id: &str, status: &str) -> String {
+    let what = match status {
+        "approved" => "aprovada",
+        "pending" => "pendente: faltam informações",
+        "refused" => "recusada",
+        "under_analysis" => "em análise",
+        other => panic!("no status {other}"),
+    };
+    format!("Proposta {id} {what} | Imobiliária Demo A")
+}
+
+/// An email as the relay received it, read as a mail client reads it: headers decoded
+/// (RFC 2047), parts decoded (quoted-printable, base64), line ends `\n`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mail {
+    pub to: Vec<String>,
+    pub from: String,
+    pub subject: String,
+    pub text: String,
+    pub html: Option<String>,
+    pub message_id: Option<String>,
+    /// Every byte of the message as sent is 7-bit ASCII: the UTF-8 text travelled encoded.
+    pub ascii_only: bool,
+    pub tls: bool,
+}
+
+pub fn read_mail(received: &common::test_support::Received) -> Mail {
+    let m = mail_parser::MessageParser::default()
+        .parse(received.data.as_bytes())
+        .unwrap_or_else(|| panic!("not a message: {}", received.data));
+    let unix = |s: std::borrow::Cow<'_, str>| s.replace("\r\n", "\n");
+    let from = m.from().and_then(|a| a.first()).unwrap();
+    Mail {
+        to: received.rcpt.clone(),
+        from: format!(
+            "{} <{}>",
+            from.name().unwrap_or_default(),
+            from.address().unwrap_or_default()
+        ),
+        subject: m.subject().unwrap_or_default().to_owned(),
+        text: m.body_text(0).map(unix).unwrap_or_default(),
+        html: (m.html_body_count() > 0)
+            .then(|| m.body_html(0).map(unix))
+            .flatten(),
+        message_id: m.message_id().map(str::to_owned),
+        ascii_only: received.data.is_ascii(),
+        tls: received.tls,
+    }
+}
+
 pub fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| (*s).to_owned()).collect()
 }
