@@ -85,6 +85,7 @@ pub mod proposal {
             is_callback_active -> Bool,
             created_at -> Timestamptz,
             callback_registered_at -> Nullable<Timestamptz>,
+            paused_at -> Nullable<Timestamptz>,
         }
     }
 

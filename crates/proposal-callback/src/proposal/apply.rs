@@ -27,6 +27,19 @@ pub struct Processed {
     pub email_id: Option<i64>,
 }
 
+impl Processed {
+    /// A receipt of a paused integration, stored for later (docs/proposal-callback.md,
+    /// "Pause and resume").
+    pub fn deferred() -> Self {
+        Self {
+            outcome: Outcome::Deferred,
+            proposal_id: None,
+            status: None,
+            email_id: None,
+        }
+    }
+}
+
 /// The redelivery key of a callback: the insurer's event id, or the body's SHA-256 for an
 /// insurer that sends none (too). Prefixed so the two kinds can never collide.
 pub fn dedup_key(callback: &Callback, body_sha256: &[u8]) -> String {
@@ -48,15 +61,16 @@ pub async fn handle_receipt(
     {
         // Best effort: the callback's answer does not depend on this note being written,
         // and an outage here is reported by the answer itself.
-        if let Err(db) = receipts::record_failure(conn, receipt.id, &failure(e)).await {
+        if let Err(db) = receipts::record_failure(conn, receipt.id, &failure(receipt, e)).await {
             tracing::warn!(receipt = receipt.id, error = %db, "could not record a receipt's failure");
         }
     }
     result
 }
 
-/// What a receipt keeps of the answer to a failed callback.
-fn failure(e: &Error) -> Failure {
+/// What a receipt keeps of the answer to a failed callback, with the proposal it concerned
+/// when the body names one (even a body that could not be applied or parsed).
+fn failure(receipt: &Receipt, e: &Error) -> Failure {
     let problem = e.problem();
     Failure {
         http_status: problem.status as i16,
@@ -64,7 +78,7 @@ fn failure(e: &Error) -> Failure {
         detail: problem.detail,
         proposal_id: match e {
             Error::ProposalNotFound { proposal_id } => Some(proposal_id.clone()),
-            _ => None,
+            _ => insurer::proposal_hint(&receipt.insurer, &receipt.body),
         },
     }
 }

@@ -6,7 +6,7 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use crate::email::compose::Email;
-use crate::schema::proposal::email_outbox as o;
+use crate::schema::proposal::{email_outbox as o, proposals};
 use common::text_enum;
 
 text_enum! {
@@ -15,6 +15,87 @@ text_enum! {
         Queued = "queued",
         Sent = "sent",
     }
+}
+
+text_enum! {
+    /// Where an email stands, as an operator sees it (docs/proposal-callback.md, "Email").
+    pub enum Delivery {
+        /// Waiting for its first attempt (or for the worker: no `SMTP_URL`).
+        Queued = "queued",
+        /// Its last attempt failed (`last_error`); tried again at `next_attempt_at`. The
+        /// worker never gives up.
+        Failed = "failed",
+        /// The relay accepted it.
+        Sent = "sent",
+    }
+}
+
+/// An email as an operator sees it, with the proposal it is about.
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = o)]
+pub struct EmailRow {
+    pub id: i64,
+    #[diesel(select_expression = proposals::proposal_id)]
+    pub proposal: String,
+    pub history_id: i64,
+    pub recipient: String,
+    pub subject: String,
+    pub status: OutboxStatus,
+    pub attempts: i32,
+    pub next_attempt_at: DateTime<Utc>,
+    pub last_error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub sent_at: Option<DateTime<Utc>>,
+}
+
+impl EmailRow {
+    pub fn delivery(&self) -> Delivery {
+        match (self.status, &self.last_error) {
+            (OutboxStatus::Sent, _) => Delivery::Sent,
+            (OutboxStatus::Queued, Some(_)) => Delivery::Failed,
+            (OutboxStatus::Queued, None) => Delivery::Queued,
+        }
+    }
+}
+
+/// The tenant's emails (of one proposal, in one delivery state), newest first, below
+/// `before_id`.
+pub async fn list(
+    conn: &mut AsyncPgConnection,
+    tenant: &str,
+    proposal_id: Option<&str>,
+    delivery: Option<Delivery>,
+    before_id: Option<i64>,
+    limit: i64,
+) -> QueryResult<Vec<EmailRow>> {
+    let mut q = o::table
+        .inner_join(proposals::table)
+        .filter(proposals::tenant_id.eq(tenant))
+        .select(EmailRow::as_select())
+        .order(o::id.desc())
+        .limit(limit)
+        .into_boxed();
+    if let Some(p) = proposal_id {
+        q = q.filter(proposals::proposal_id.eq(p));
+    }
+    match delivery {
+        None => {}
+        Some(Delivery::Sent) => q = q.filter(o::status.eq(OutboxStatus::Sent)),
+        Some(Delivery::Failed) => {
+            q = q
+                .filter(o::status.eq(OutboxStatus::Queued))
+                .filter(o::last_error.is_not_null())
+        }
+        Some(Delivery::Queued) => {
+            q = q
+                .filter(o::status.eq(OutboxStatus::Queued))
+                .filter(o::last_error.is_null())
+        }
+    }
+    if let Some(b) = before_id {
+        q = q.filter(o::id.lt(b));
+    }
+    q.load(conn).await
 }
 
 #[derive(Debug, Clone, Queryable, Selectable)]
