@@ -3,6 +3,7 @@
 mod support;
 
 mod admin;
+mod admin_token;
 mod auth;
 mod callback;
 mod email;
