@@ -1,8 +1,10 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+use common::auth::idp::IdpConfig;
 use common::config::Env;
 use common::service::{Context, ServiceCommand};
+use proposal_callback::auth::admin::StaffClaims;
 use proposal_callback::auth::jwt;
 use proposal_callback::email::config::EmailConfig;
 use proposal_callback::ratelimit::TrustedProxies;
@@ -63,7 +65,11 @@ async fn serve(ctx: Context) -> anyhow::Result<()> {
     let email = EmailConfig::from_source(&Env)?;
     let registration = RegistrationConfig::from_source(&Env)?;
     let proxies = TrustedProxies::from_source(&Env)?;
-    startup::serve(ctx, email, registration, proxies).await
+    let staff_idp = match IdpConfig::from_source(&Env)? {
+        Some(idp) => Some((idp, StaffClaims::from_source(&Env)?)),
+        None => None,
+    };
+    startup::serve(ctx, email, registration, proxies, staff_idp).await
 }
 
 async fn run(command: Command, ctx: Context) -> anyhow::Result<()> {

@@ -16,6 +16,7 @@ mod pause;
 mod register;
 mod restart;
 mod serve;
+mod staff_tokens;
 mod story;
 mod sweeper;
 mod token_binding;

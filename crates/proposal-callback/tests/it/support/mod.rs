@@ -85,13 +85,25 @@ impl TestApp {
 
     /// With RegisterCallback configured by `registration`, given the service's own base URL.
     pub async fn start_with(registration: impl FnOnce(&str) -> RegistrationConfig) -> TestApp {
+        Self::start_custom(registration, |state| state).await
+    }
+
+    /// With the state `serve` would build changed by `state` (an identity provider, ...).
+    pub async fn start_with_state(state: impl FnOnce(AppState) -> AppState) -> TestApp {
+        Self::start_custom(|_| RegistrationConfig::default(), state).await
+    }
+
+    async fn start_custom(
+        registration: impl FnOnce(&str) -> RegistrationConfig,
+        change: impl FnOnce(AppState) -> AppState,
+    ) -> TestApp {
         let db = TestDb::new(SCHEMA, MIGRATIONS, MIGRATIONS_DIR).await;
         let seed = seeded(&db.pool()).await;
         // The server gets a pool of its own, so its connections live on its workers.
         let pool = db::pool(db.url(), &startup::pool_settings(8)).unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let own_base = format!("http://{}", listener.local_addr().unwrap());
-        let state = startup::state(pool, keys(), registration(&own_base)).unwrap();
+        let state = change(startup::state(pool, keys(), registration(&own_base)).unwrap());
         let (base, handle) = serve_on(listener, state);
         TestApp {
             db,
