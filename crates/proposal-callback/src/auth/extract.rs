@@ -7,7 +7,10 @@ use actix_web::{FromRequest, HttpRequest, web};
 use common::auth::{JwtKeys, authorization};
 use serde::de::DeserializeOwned;
 
-use futures_util::future::LocalBoxFuture;
+use std::future::Ready;
+
+use futures_util::FutureExt;
+use futures_util::future::{Either, LocalBoxFuture};
 
 use crate::auth::admin::Admin;
 use crate::auth::jwt::CallbackClaims;
@@ -89,19 +92,26 @@ pub type TenantAdmin = Admin;
 
 impl FromRequest for Admin {
     type Error = Error;
-    type Future = LocalBoxFuture<'static, Result<Self, Error>>;
+    type Future = Either<Ready<Result<Self, Error>>, LocalBoxFuture<'static, Result<Self, Error>>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let token = authorization(req, "Bearer").map(str::to_owned);
         let tokens = req
             .app_data::<web::Data<AppState>>()
             .map(|state| state.admin_tokens.clone());
-        Box::pin(async move {
+        let mut verify = Box::pin(async move {
             let tokens =
                 tokens.ok_or_else(|| Error::Internal("AppState is not registered".into()))?;
             let token = token.ok_or(Error::Unauthorized("an admin Bearer token is required"))?;
             tokens.admin(&token).await
-        })
+        });
+        // This service's own tokens (and every refusal) are decided at once, before the
+        // handler runs, as a synchronous extractor would; only a provider's token whose keys
+        // must be fetched waits.
+        match (&mut verify).now_or_never() {
+            Some(decided) => Either::Left(std::future::ready(decided)),
+            None => Either::Right(verify),
+        }
     }
 }
 
