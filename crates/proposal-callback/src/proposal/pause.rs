@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 
 use crate::error::Error;
+use crate::insurer;
 use crate::proposal::apply::{Processed, handle_receipt};
 use crate::store::integrations::{self, IntegrationRow};
 use crate::store::receipts::{self, Receipt};
@@ -33,7 +34,9 @@ pub async fn process(conn: &mut AsyncPgConnection, receipt: &Receipt) -> Result<
     conn.transaction::<_, Error, _>(async |conn| {
         integrations::hold_shared(conn, integration_id).await?;
         if integrations::is_paused(conn, integration_id).await? {
-            receipts::record_deferred(conn, receipt.id).await?;
+            // Not parsed until the resume, but an operator can already find it by proposal.
+            let proposal = insurer::proposal_hint(&receipt.insurer, &receipt.body);
+            receipts::record_deferred(conn, receipt.id, proposal.as_deref()).await?;
             return Ok(Ok(Processed::deferred()));
         }
         match handle_receipt(conn, receipt).await {

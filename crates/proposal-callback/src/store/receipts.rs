@@ -168,14 +168,20 @@ pub async fn count_deferred(conn: &mut AsyncPgConnection, integration_id: i64) -
         .await
 }
 
-/// Stored while its integration is paused: answered 202, applied on resume.
-pub async fn record_deferred(conn: &mut AsyncPgConnection, id: i64) -> QueryResult<()> {
+/// Stored while its integration is paused: answered 202, applied on resume. `proposal_id` is
+/// the proposal its body names, read leniently (it is parsed only when applied).
+pub async fn record_deferred(
+    conn: &mut AsyncPgConnection,
+    id: i64,
+    proposal_id: Option<&str>,
+) -> QueryResult<()> {
     diesel::update(r::table.find(id))
         .set((
             r::status.eq(ReceiptStatus::Deferred),
             r::http_status.eq(Some(202i16)),
             r::error_code.eq(None::<String>),
             r::error_detail.eq(None::<String>),
+            r::proposal_id.eq(proposal_id.map(|p| p.replace('\0', "\\u0000"))),
             r::attempts.eq(r::attempts + 1),
             r::processed_at.eq(diesel::dsl::now),
         ))

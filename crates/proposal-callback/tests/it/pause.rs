@@ -89,6 +89,22 @@ async fn a_paused_integration_applies_fifty_callbacks_once_in_order_after_resume
             .iter()
             .all(|r| r["http_status"] == 202 && r["outcome"] == "deferred")
     );
+    // Not applied, but already found by proposal (the story lists them too).
+    let (_, t1) = t
+        .get(
+            "/admin/receipts?status=deferred&proposal_id=T-1",
+            Some(&admin),
+        )
+        .await;
+    assert_eq!(t1["items"].as_array().unwrap().len(), 10);
+    let (_, story) = t.get("/admin/proposals/T-1", Some(&admin)).await;
+    assert_eq!(
+        (
+            story["status"].as_str(),
+            story["receipts"].as_array().unwrap().len()
+        ),
+        (Some("under_analysis"), 10)
+    );
 
     // Two resumes at once (one through HTTP, one as another replica would), and ten more
     // callbacks arriving meanwhile, in order per proposal.
