@@ -11,7 +11,7 @@ mod private_pg;
 mod smtp_sink;
 
 pub use private_pg::PrivatePg;
-pub use smtp_sink::{Received, SmtpSink};
+pub use smtp_sink::{Received, SinkTls, SmtpSink};
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

@@ -1,8 +1,11 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+use common::auth::idp::IdpConfig;
 use common::config::Env;
 use common::service::{Context, ServiceCommand};
+use proposal_callback::auth::admin::StaffClaims;
+use proposal_callback::auth::jwt;
 use proposal_callback::email::config::EmailConfig;
 use proposal_callback::ratelimit::TrustedProxies;
 use proposal_callback::registration::config::RegistrationConfig;
@@ -19,6 +22,25 @@ enum Command {
         #[arg(long)]
         rotate_tokens: bool,
     },
+    /// Print a tenant admin token for the admin routes (`/admin/...`), signed with JWT_SECRET.
+    Token {
+        /// The tenant (dsTenantId) the token's holder administers; it must exist.
+        #[arg(long)]
+        tenant: String,
+        /// An admin token (the only kind this command issues: insurers get theirs from
+        /// /callback/auth).
+        #[arg(long, required = true)]
+        admin: bool,
+        /// Lifetime, such as 30m or 8h; at most 24h.
+        #[arg(long, default_value = "8h", value_parser = common::config::parse_duration)]
+        ttl: Duration,
+        /// Who holds it (the token's `sub`), for the logs.
+        #[arg(long, default_value = "operator")]
+        sub: String,
+        /// Use the development key when JWT_SECRET is unset (matches `serve --dev`).
+        #[arg(long)]
+        dev: bool,
+    },
     /// Delete callback receipts older than a retention period (e.g. `90d`).
     Prune {
         /// `90d`, `12h`, ...: receipts received before now minus this are deleted.
@@ -30,8 +52,12 @@ enum Command {
     },
 }
 
-/// Neither needs JWT_SECRET; both use the database.
-impl ServiceCommand for Command {}
+/// `token` signs with JWT_SECRET (unless `--dev`); every command uses the database.
+impl ServiceCommand for Command {
+    fn needs_jwt_secret(&self) -> bool {
+        matches!(self, Command::Token { dev: false, .. })
+    }
+}
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -42,7 +68,11 @@ async fn serve(ctx: Context) -> anyhow::Result<()> {
     let email = EmailConfig::from_source(&Env)?;
     let registration = RegistrationConfig::from_source(&Env)?;
     let proxies = TrustedProxies::from_source(&Env)?;
-    startup::serve(ctx, email, registration, proxies).await
+    let staff_idp = match IdpConfig::from_source(&Env)? {
+        Some(idp) => Some((idp, StaffClaims::from_source(&Env)?)),
+        None => None,
+    };
+    startup::serve(ctx, email, registration, proxies, staff_idp).await
 }
 
 async fn run(command: Command, ctx: Context) -> anyhow::Result<()> {
@@ -52,6 +82,25 @@ async fn run(command: Command, ctx: Context) -> anyhow::Result<()> {
             let mut conn = ctx.connection().await?;
             let report = seed::run(&mut conn, rotate_tokens).await?;
             println!("{}", serde_json::to_string_pretty(&report)?);
+        }
+        Command::Token {
+            tenant, ttl, sub, ..
+        } => {
+            let ttl_secs = i64::try_from(ttl.as_secs()).unwrap_or(i64::MAX);
+            if !(60..=jwt::ADMIN_TOKEN_MAX_TTL_SECS).contains(&ttl_secs) {
+                anyhow::bail!(
+                    "--ttl must be between 1m and 24h (the service refuses longer-lived admin tokens)"
+                );
+            }
+            let mut conn = ctx.connection().await?;
+            if !store::tenants::exists(&mut conn, &tenant).await? {
+                anyhow::bail!("no tenant {tenant:?} (see `proposal-callback seed`)");
+            }
+            let keys = jwt::service_keys(&ctx.config.jwt_secret);
+            println!(
+                "{}",
+                jwt::issue_admin_token(&keys, &sub, &tenant, ttl_secs)?
+            );
         }
         Command::Prune { older_than, batch } => {
             let mut conn = ctx.connection().await?;

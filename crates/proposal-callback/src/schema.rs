@@ -57,6 +57,7 @@ pub mod proposal {
             last_error -> Nullable<Text>,
             created_at -> Timestamptz,
             sent_at -> Nullable<Timestamptz>,
+            html_body -> Nullable<Text>,
         }
     }
 
@@ -84,6 +85,7 @@ pub mod proposal {
             is_callback_active -> Bool,
             created_at -> Timestamptz,
             callback_registered_at -> Nullable<Timestamptz>,
+            paused_at -> Nullable<Timestamptz>,
         }
     }
 

@@ -2,10 +2,12 @@
 
 use actix_web::web;
 use common::auth::JwtKeys;
+use common::auth::idp::{IdpConfig, IdpVerifier};
 use common::db::{Pool, PoolSettings};
 use common::http::{self, OpenApiJson};
 use common::service::Context;
 
+use crate::auth::admin::StaffClaims;
 use crate::email::config::EmailConfig;
 use crate::metrics::OutboxMetrics;
 use crate::ratelimit::TrustedProxies;
@@ -57,6 +59,7 @@ pub async fn serve(
     email: EmailConfig,
     registration: RegistrationConfig,
     trusted_proxies: TrustedProxies,
+    staff_idp: Option<(IdpConfig, StaffClaims)>,
 ) -> anyhow::Result<()> {
     if !ctx.config.dev {
         common::auth::check_secret(&ctx.config.jwt_secret, "JWT_SECRET")?;
@@ -80,7 +83,23 @@ pub async fn serve(
         );
     }
     let keys = crate::auth::jwt::service_keys(&ctx.config.jwt_secret);
-    let state = state(pool.clone(), keys, registration)?.with_trusted_proxies(trusted_proxies);
+    let mut state = state(pool.clone(), keys, registration)?.with_trusted_proxies(trusted_proxies);
+    if let Some((idp, staff)) = staff_idp {
+        tracing::info!(
+            issuer = %idp.issuer,
+            audience = %idp.audience,
+            tenant_claim = %staff.tenant_claim,
+            roles_claim = %staff.roles_claim,
+            admin_role = %staff.admin_role,
+            "admin routes accept the identity provider's staff tokens"
+        );
+        let verifier = IdpVerifier::new(idp)?;
+        // Not fatal: the keys are fetched again on the first token if the provider is down.
+        if let Err(e) = verifier.warm_up().await {
+            tracing::warn!(error = %e, "identity provider's keys not fetched at start");
+        }
+        state = state.with_admin_idp(verifier, staff);
+    }
     let metrics = metrics(&pool);
     outbox_metrics.register(&metrics.registry);
     ctx.serve_http_with(move || app(state.clone(), metrics.clone(), None), || {})

@@ -4,9 +4,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::auth::JwtKeys;
+use common::auth::idp::IdpVerifier;
 use common::db::Pool;
 use common::http::OpenApiJson;
 
+use crate::auth::admin::{AdminTokens, StaffClaims};
+use crate::auth::jwt::admin_keys;
 use crate::ratelimit::{FailureLimiter, TrustedProxies};
 use crate::registration::client::Registrar;
 use crate::registration::config::RegistrationConfig;
@@ -19,7 +22,11 @@ pub const AUTH_FAILURE_WINDOW: Duration = Duration::from_secs(60);
 #[derive(Clone)]
 pub struct AppState {
     pub pool: Pool,
+    /// Callback tokens (issued by `/callback/auth`, verified on callbacks).
     pub keys: JwtKeys,
+    /// What opens the admin routes: admin tokens of `keys`' secret, and the identity
+    /// provider's staff tokens when configured.
+    pub admin_tokens: AdminTokens,
     /// The OpenAPI document `/openapi.json` serves, rendered once.
     pub openapi: OpenApiJson,
     /// Failed `/callback/auth` attempts per client address; the counts are in the
@@ -38,6 +45,7 @@ impl AppState {
     ) -> anyhow::Result<Self> {
         Ok(Self {
             pool,
+            admin_tokens: AdminTokens::new(admin_keys(&keys)),
             keys,
             openapi,
             auth_limiter: FailureLimiter::new(
@@ -47,6 +55,12 @@ impl AppState {
             ),
             registrar: Arc::new(Registrar::new(registration)?),
         })
+    }
+
+    /// The same state, accepting the identity provider's staff tokens on the admin routes too.
+    pub fn with_admin_idp(mut self, idp: IdpVerifier, staff: StaffClaims) -> Self {
+        self.admin_tokens = self.admin_tokens.with_idp(idp, staff);
+        self
     }
 
     /// The same state, reading `X-Forwarded-For` from `proxies` (`TRUSTED_PROXIES`).

@@ -2,18 +2,30 @@
 //! every connection `421` (service not available), as a relay in trouble does. While `hung`,
 //! it accepts connections and never says a word, as a relay stuck behind a firewall or
 //! overloaded does. `data_delay_ms` makes it take that long to accept each message.
+//!
+//! It may also speak TLS ([`SmtpSink::start_tls`]), with a certificate the test made: from
+//! the first byte (implicit TLS, as on port 465) or after `STARTTLS` (as on port 587). Each
+//! message remembers whether it came over TLS and the `AUTH PLAIN` credentials it came with.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpListener;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::rustls;
 
 #[derive(Debug, Clone)]
 pub struct Received {
     pub rcpt: Vec<String>,
+    /// The message as sent after `DATA`, dot-stuffing undone, lines ending in `\n`.
     pub data: String,
+    /// Whether the message came over TLS.
+    pub tls: bool,
+    /// The `AUTH PLAIN` initial response (base64 of `\0user\0password`), if the client
+    /// authenticated.
+    pub auth_plain: Option<String>,
 }
 
 impl Received {
@@ -27,6 +39,15 @@ impl Received {
     }
 }
 
+/// How a sink started with [`SmtpSink::start_tls`] speaks TLS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SinkTls {
+    /// TLS from the first byte (`smtps://`).
+    Implicit,
+    /// Plain until the client sends `STARTTLS`, which the greeting offers.
+    StartTls,
+}
+
 #[derive(Clone)]
 pub struct SmtpSink {
     pub port: u16,
@@ -34,6 +55,13 @@ pub struct SmtpSink {
     pub hung: Arc<AtomicBool>,
     pub data_delay_ms: Arc<AtomicU64>,
     pub received: Arc<Mutex<Vec<Received>>>,
+    tls: Option<(SinkTls, TlsAcceptor)>,
+}
+
+/// Where a conversation stands when the client asks for `STARTTLS`.
+enum Ended<S> {
+    Done,
+    StartTls(S),
 }
 
 impl SmtpSink {
@@ -45,6 +73,27 @@ impl SmtpSink {
     /// On `port` (0: a free one), e.g. a port a service was told about before anything
     /// listened on it.
     pub async fn start_on(port: u16) -> SmtpSink {
+        Self::listen(port, None).await
+    }
+
+    /// On a free port, speaking TLS as `mode` says with the certificate chain `chain_der`
+    /// (leaf first, DER) and its PKCS#8 private key `key_der`.
+    pub async fn start_tls(mode: SinkTls, chain_der: Vec<Vec<u8>>, key_der: Vec<u8>) -> SmtpSink {
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+        let chain = chain_der.into_iter().map(CertificateDer::from).collect();
+        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key_der));
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .expect("the sink's certificate and key");
+        Self::listen(0, Some((mode, TlsAcceptor::from(Arc::new(config))))).await
+    }
+
+    async fn listen(port: u16, tls: Option<(SinkTls, TlsAcceptor)>) -> SmtpSink {
         let listener = TcpListener::bind(("127.0.0.1", port))
             .await
             .unwrap_or_else(|e| panic!("SMTP sink on port {port}: {e}"));
@@ -54,6 +103,7 @@ impl SmtpSink {
             hung: Arc::new(AtomicBool::new(false)),
             data_delay_ms: Arc::new(AtomicU64::new(0)),
             received: Arc::new(Mutex::new(Vec::new())),
+            tls,
         };
         let s = sink.clone();
         tokio::spawn(async move {
@@ -67,6 +117,8 @@ impl SmtpSink {
         sink
     }
 
+    /// `smtp://127.0.0.1:<port>`; a TLS sink's URL is the test's to write (`smtps://` or
+    /// `smtp://...?tls=required`).
     pub fn url(&self) -> String {
         format!("smtp://127.0.0.1:{}", self.port)
     }
@@ -83,35 +135,91 @@ impl SmtpSink {
         self.received.lock().unwrap().clone()
     }
 
-    async fn session(&self, stream: tokio::net::TcpStream) -> std::io::Result<()> {
-        let (r, mut w) = stream.into_split();
-        let mut lines = BufReader::new(r).lines();
+    async fn session(&self, mut stream: TcpStream) -> std::io::Result<()> {
         if self.hung.load(Ordering::SeqCst) {
             // Holds the connection open, reads whatever comes, answers nothing.
+            let mut lines = BufReader::new(stream).lines();
             while lines.next_line().await?.is_some() {}
             return Ok(());
         }
         if self.down.load(Ordering::SeqCst) {
-            w.write_all(b"421 sink is down\r\n").await?;
+            stream.write_all(b"421 sink is down\r\n").await?;
             return Ok(());
         }
-        w.write_all(b"220 sink ready\r\n").await?;
+        match &self.tls {
+            None => self.converse(stream, false, false, true).await.map(drop),
+            Some((SinkTls::Implicit, acceptor)) => {
+                let stream = acceptor.accept(stream).await?;
+                self.converse(stream, true, false, true).await.map(drop)
+            }
+            Some((SinkTls::StartTls, acceptor)) => {
+                if let Ended::StartTls(plain) = self.converse(stream, false, true, true).await? {
+                    let stream = acceptor.accept(plain).await?;
+                    // After STARTTLS the client starts over with EHLO, without a greeting.
+                    self.converse(stream, true, false, false).await?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// One conversation on `stream`: `tls` says whether it is encrypted, `offer_starttls`
+    /// whether EHLO offers STARTTLS (which then hands the stream back), `greet` whether to
+    /// send the greeting first.
+    async fn converse<S: AsyncRead + AsyncWrite + Unpin>(
+        &self,
+        stream: S,
+        tls: bool,
+        offer_starttls: bool,
+        greet: bool,
+    ) -> std::io::Result<Ended<S>> {
+        let mut io = BufReader::new(stream);
+        if greet {
+            io.get_mut().write_all(b"220 sink ready\r\n").await?;
+        }
         let mut rcpt = Vec::new();
-        while let Some(line) = lines.next_line().await? {
-            let upper = line.to_ascii_uppercase();
+        let mut auth_plain = None;
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if io.read_line(&mut line).await? == 0 {
+                return Ok(Ended::Done);
+            }
+            let command = line.trim_end_matches(['\r', '\n']).to_owned();
+            let upper = command.to_ascii_uppercase();
+            let w = io.get_mut();
             if upper.starts_with("EHLO") || upper.starts_with("HELO") {
-                w.write_all(b"250 sink\r\n").await?;
+                let starttls = if offer_starttls {
+                    "250-STARTTLS\r\n"
+                } else {
+                    ""
+                };
+                w.write_all(format!("250-sink\r\n{starttls}250 AUTH PLAIN\r\n").as_bytes())
+                    .await?;
+            } else if upper == "STARTTLS" && offer_starttls {
+                w.write_all(b"220 go ahead\r\n").await?;
+                w.flush().await?;
+                return Ok(Ended::StartTls(io.into_inner()));
+            } else if upper.starts_with("AUTH PLAIN ") {
+                auth_plain = Some(command[11..].trim().to_owned());
+                w.write_all(b"235 authenticated\r\n").await?;
             } else if upper.starts_with("RCPT TO:") {
-                rcpt.push(line[8..].trim().trim_matches(['<', '>']).to_owned());
+                rcpt.push(command[8..].trim().trim_matches(['<', '>']).to_owned());
                 w.write_all(b"250 ok\r\n").await?;
             } else if upper == "DATA" {
                 w.write_all(b"354 go ahead\r\n").await?;
                 let mut data = String::new();
-                while let Some(l) = lines.next_line().await? {
+                loop {
+                    line.clear();
+                    if io.read_line(&mut line).await? == 0 {
+                        return Ok(Ended::Done);
+                    }
+                    let l = line.trim_end_matches(['\r', '\n']);
                     if l == "." {
                         break;
                     }
-                    data.push_str(&l);
+                    // Dot-stuffing (RFC 5321 4.5.2): a leading dot was doubled.
+                    data.push_str(l.strip_prefix('.').unwrap_or(l));
                     data.push('\n');
                 }
                 let delay = self.data_delay_ms.load(Ordering::SeqCst);
@@ -121,16 +229,17 @@ impl SmtpSink {
                 self.received.lock().unwrap().push(Received {
                     rcpt: std::mem::take(&mut rcpt),
                     data,
+                    tls,
+                    auth_plain: auth_plain.clone(),
                 });
-                w.write_all(b"250 queued\r\n").await?;
+                io.get_mut().write_all(b"250 queued\r\n").await?;
             } else if upper == "QUIT" {
                 w.write_all(b"221 bye\r\n").await?;
-                return Ok(());
+                return Ok(Ended::Done);
             } else {
                 // MAIL FROM, RSET, NOOP and anything else.
                 w.write_all(b"250 ok\r\n").await?;
             }
         }
-        Ok(())
     }
 }

@@ -1,13 +1,19 @@
 //! Who is calling, as extractors, so a handler cannot forget the check: an insurer's
 //! integration ([`InsurerIntegration`], callback JWT) or a tenant's admin ([`TenantAdmin`],
-//! admin JWT).
+//! admin JWT or the identity provider's staff token, see [`crate::auth::admin`]).
 
 use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpRequest, web};
 use common::auth::{JwtKeys, authorization};
 use serde::de::DeserializeOwned;
 
-use crate::auth::jwt::{AdminClaims, CallbackClaims, admin_keys};
+use std::future::Ready;
+
+use futures_util::FutureExt;
+use futures_util::future::{Either, LocalBoxFuture};
+
+use crate::auth::admin::Admin;
+use crate::auth::jwt::CallbackClaims;
 use crate::error::Error;
 use crate::state::AppState;
 use crate::store::integrations;
@@ -80,33 +86,32 @@ impl FromRequest for InsurerIntegration {
     }
 }
 
-/// A tenant's administrator; every admin route is scoped to `tenant`.
-#[derive(Debug, Clone)]
-pub struct TenantAdmin {
-    pub sub: String,
-    pub tenant: String,
-}
+/// A tenant's administrator (this service's admin token, or the tenant's identity provider's
+/// token of a staff member with the admin role); every admin route is scoped to `tenant`.
+pub type TenantAdmin = Admin;
 
-impl TenantAdmin {
-    fn from_admin_token(req: &HttpRequest) -> Result<Self, Error> {
-        let keys = admin_keys(keys(req)?);
-        let claims: AdminClaims = verified(req, &keys, "an admin Bearer token is required")?;
-        if claims.role != "admin" {
-            return Err(Error::Forbidden("this route needs role admin"));
-        }
-        Ok(TenantAdmin {
-            sub: claims.sub,
-            tenant: claims.tenant,
-        })
-    }
-}
-
-impl FromRequest for TenantAdmin {
+impl FromRequest for Admin {
     type Error = Error;
-    type Future = std::future::Ready<Result<Self, Error>>;
+    type Future = Either<Ready<Result<Self, Error>>, LocalBoxFuture<'static, Result<Self, Error>>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        std::future::ready(Self::from_admin_token(req))
+        let token = authorization(req, "Bearer").map(str::to_owned);
+        let tokens = req
+            .app_data::<web::Data<AppState>>()
+            .map(|state| state.admin_tokens.clone());
+        let mut verify = Box::pin(async move {
+            let tokens =
+                tokens.ok_or_else(|| Error::Internal("AppState is not registered".into()))?;
+            let token = token.ok_or(Error::Unauthorized("an admin Bearer token is required"))?;
+            tokens.admin(&token).await
+        });
+        // This service's own tokens (and every refusal) are decided at once, before the
+        // handler runs, as a synchronous extractor would; only a provider's token whose keys
+        // must be fetched waits.
+        match (&mut verify).now_or_never() {
+            Some(decided) => Either::Left(std::future::ready(decided)),
+            None => Either::Right(verify),
+        }
     }
 }
 

@@ -57,8 +57,9 @@ pub fn issue_callback_token(
     .map_err(|e| Error::Internal(format!("signing a token: {e}")))
 }
 
-/// Claims of an operator's token: `sub`, `tenant`, `role = "admin"`. This service only
-/// verifies them; another system issues them (tests issue their own).
+/// Claims of an operator's token: `sub`, `tenant`, `role = "admin"`. Issued by
+/// `proposal-callback token --tenant T --admin` ([`issue_admin_token`]); a tenant whose staff
+/// log in through an identity provider may use its tokens instead (see `auth::extract`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AdminClaims {
     pub sub: String,
@@ -69,9 +70,13 @@ pub struct AdminClaims {
     pub iat: i64,
 }
 
+/// The longest an admin token may live: what the admin keys accept
+/// ([`common::auth::DEFAULT_MAX_LIFETIME`], 24 h).
+pub const ADMIN_TOKEN_MAX_TTL_SECS: i64 = common::auth::DEFAULT_MAX_LIFETIME.as_secs() as i64;
+
 /// An admin token signed with `keys`' secret, for [`ADMIN_AUDIENCE`] whatever audience
-/// `keys` were built for.
-#[cfg(any(test, feature = "test-support"))]
+/// `keys` were built for. A lifetime over [`ADMIN_TOKEN_MAX_TTL_SECS`] is refused (the
+/// service would refuse the token).
 pub fn issue_admin_token(
     keys: &JwtKeys,
     sub: &str,

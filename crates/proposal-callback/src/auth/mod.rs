@@ -4,8 +4,10 @@
 //!
 //! - [`basic`]: the Basic tokens (made, hashed, compared; only hashes are stored);
 //! - [`jwt`]: the claims of both JWTs and how they are issued;
+//! - [`admin`]: which tokens open the admin routes (this service's, an identity provider's);
 //! - [`extract`]: the extractors that make a handler state who may call it.
 
+pub mod admin;
 pub mod basic;
 pub mod extract;
 pub mod jwt;

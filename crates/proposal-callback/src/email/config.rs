@@ -7,46 +7,148 @@ use common::config::{ConfigError, Source, duration, positive_duration, secret};
 use lettre::message::Mailbox;
 use secrecy::{ExposeSecret, SecretString};
 
-/// `smtp://[user:password@]host[:port]` (port 25 by default). Only plain SMTP: lettre's
-/// TLS would pull in a TLS stack this service does not otherwise need.
+common::text_enum! {
+    /// How the connection to the relay is secured (docs/proposal-callback.md, "Email").
+    pub enum Security {
+        /// Plain SMTP (`smtp://`): only for a relay on this machine or a private network
+        /// that needs no credentials (credentials are refused unless the relay is loopback).
+        Plain = "plain",
+        /// `smtp://...?tls=required`: plain connection upgraded with STARTTLS before anything
+        /// else is said; a relay that does not offer it gets nothing.
+        StartTls = "starttls",
+        /// `smtps://`: TLS from the first byte (implicit TLS, RFC 8314).
+        Implicit = "implicit_tls",
+    }
+}
+
+/// Where `SMTP_URL` points: `smtp://[user:password@]host[:port]` (port 25),
+/// `smtp://...?tls=required` (STARTTLS, port 587) or `smtps://...` (implicit TLS, port 465).
+/// User and password are percent-decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SmtpTarget {
+    /// The host as the certificate must name it (an IPv6 address without brackets).
     pub host: String,
     pub port: u16,
+    pub security: Security,
     pub credentials: Option<(String, String)>,
 }
 
+const SCHEMES: &str = "must be smtp://host[:port] (plain), smtp://host[:port]?tls=required (STARTTLS) or smtps://host[:port] (implicit TLS)";
+
 impl SmtpTarget {
-    pub fn parse(url: &str) -> Result<Self, String> {
-        let rest = url
-            .strip_prefix("smtp://")
-            .ok_or("must start with smtp:// (TLS is not supported)")?;
-        let rest = rest.trim_end_matches('/');
-        let (userinfo, hostport) = match rest.rsplit_once('@') {
-            Some((u, h)) => (Some(u), h),
-            None => (None, rest),
+    pub fn parse(raw: &str) -> Result<Self, String> {
+        let url = reqwest::Url::parse(raw.trim()).map_err(|e| format!("{e}; {SCHEMES}"))?;
+        let mut security = match url.scheme() {
+            "smtp" => Security::Plain,
+            "smtps" => Security::Implicit,
+            _ => return Err(SCHEMES.into()),
         };
-        let (host, port) = match hostport.rsplit_once(':') {
-            Some((h, p)) => (
-                h,
-                p.parse::<u16>()
-                    .map_err(|_| "the port is not a number".to_owned())?,
-            ),
-            None => (hostport, 25),
-        };
-        if host.is_empty() || host.contains(['/', '?', '#']) {
-            return Err("no valid host".into());
+        for (key, value) in url.query_pairs() {
+            match (key.as_ref(), value.as_ref(), security) {
+                ("tls", "required", Security::Plain | Security::StartTls) => {
+                    security = Security::StartTls
+                }
+                ("tls", _, Security::Implicit) => {
+                    return Err("smtps:// is TLS already; drop the tls parameter".into());
+                }
+                ("tls", other, _) => {
+                    return Err(format!(
+                        "tls={other:?} is not supported: tls=required (STARTTLS) or smtps://"
+                    ));
+                }
+                (other, _, _) => return Err(format!("unknown parameter {other:?}; {SCHEMES}")),
+            }
         }
-        let credentials = userinfo.map(|u| match u.split_once(':') {
-            Some((user, pass)) => (user.to_owned(), pass.to_owned()),
-            None => (u.to_owned(), String::new()),
+        let host = match url.host_str() {
+            Some(h) if !h.is_empty() => h.trim_start_matches('[').trim_end_matches(']'),
+            _ => return Err(format!("no host; {SCHEMES}")),
+        }
+        .to_owned();
+        if !matches!(url.path(), "" | "/") || url.fragment().is_some() {
+            return Err(format!("no path or fragment expected; {SCHEMES}"));
+        }
+        let port = url.port().unwrap_or(match security {
+            Security::Plain => 25,
+            Security::StartTls => 587,
+            Security::Implicit => 465,
         });
-        Ok(Self {
-            host: host.to_owned(),
+        let decode = |s: &str| {
+            percent_encoding::percent_decode_str(s)
+                .decode_utf8()
+                .map(|s| s.into_owned())
+                .map_err(|_| "the user or password is not UTF-8 once percent-decoded".to_owned())
+        };
+        let credentials = match (url.username(), url.password()) {
+            ("", None) => None,
+            (user, password) => Some((decode(user)?, decode(password.unwrap_or(""))?)),
+        };
+        let target = Self {
+            host,
             port,
+            security,
             credentials,
-        })
+        };
+        if target.credentials.is_some() && security == Security::Plain && !target.is_loopback() {
+            return Err(format!(
+                "credentials would cross the network in clear to {}: use smtps:// or \
+                 smtp://...?tls=required (plain SMTP with credentials only to a loopback relay)",
+                target.host
+            ));
+        }
+        Ok(target)
     }
+
+    /// The relay is this machine (`localhost`, 127.0.0.0/8, `::1`).
+    pub fn is_loopback(&self) -> bool {
+        self.host.eq_ignore_ascii_case("localhost")
+            || self
+                .host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    }
+}
+
+/// What the logs say of the relay: never the credentials.
+impl std::fmt::Display for SmtpTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        write!(
+            f,
+            "{host}:{} ({}{})",
+            self.port,
+            self.security,
+            if self.credentials.is_some() {
+                ", with credentials"
+            } else {
+                ""
+            }
+        )
+    }
+}
+
+/// `SMTP_TLS_CA_FILE`: PEM certificates of a private CA the relay's certificate may chain to,
+/// trusted besides the public roots (Mozilla's, built in).
+pub fn read_ca_file(src: &dyn Source) -> Result<Option<Vec<u8>>, ConfigError> {
+    const NAME: &str = "SMTP_TLS_CA_FILE";
+    let Some(path) = src.get(NAME).filter(|p| !p.trim().is_empty()) else {
+        return Ok(None);
+    };
+    let invalid = |reason: String| ConfigError::Invalid {
+        name: NAME.into(),
+        reason,
+    };
+    let pem = std::fs::read(path.trim()).map_err(|e| invalid(format!("{path}: {e}")))?;
+    let has_certificate = String::from_utf8_lossy(&pem).contains("-----BEGIN CERTIFICATE-----");
+    if !has_certificate || lettre::transport::smtp::client::Certificate::from_pem(&pem).is_err() {
+        return Err(invalid(format!(
+            "{path}: not PEM certificates (-----BEGIN CERTIFICATE-----)"
+        )));
+    }
+    Ok(Some(pem))
 }
 
 /// `SMTP_URL`, `EMAIL_FROM` and the retry pacing, read once at start.
@@ -54,6 +156,8 @@ impl SmtpTarget {
 pub struct EmailConfig {
     /// `smtp://host:port` (may carry credentials, hence secret). None: mail stays queued.
     pub smtp_url: Option<SecretString>,
+    /// `SMTP_TLS_CA_FILE`'s certificates (PEM), trusted besides the public roots.
+    pub tls_ca_pem: Option<Vec<u8>>,
     pub from: Mailbox,
     /// First retry delay; doubles per attempt up to `retry_max`.
     pub retry_base: Duration,
@@ -66,7 +170,7 @@ pub struct EmailConfig {
     pub smtp_timeout: Duration,
 }
 
-pub const DEFAULT_FROM: &str = "Proposals <proposals@localhost>";
+pub const DEFAULT_FROM: &str = "Propostas <propostas@localhost>";
 
 /// `SMTP_TIMEOUT` when unset.
 pub const DEFAULT_SMTP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -90,6 +194,7 @@ impl EmailConfig {
         }
         Ok(Self {
             smtp_url,
+            tls_ca_pem: read_ca_file(src)?,
             from,
             retry_base: duration(src, "EMAIL_RETRY_BASE", Duration::from_secs(2))?,
             retry_max: duration(src, "EMAIL_RETRY_MAX", Duration::from_secs(600))?,
@@ -108,13 +213,49 @@ mod tests {
     fn smtp_urls() {
         let t = SmtpTarget::parse("smtp://127.0.0.1:2525").unwrap();
         assert_eq!(
-            (t.host.as_str(), t.port, t.credentials),
-            ("127.0.0.1", 2525, None)
+            t,
+            SmtpTarget {
+                host: "127.0.0.1".into(),
+                port: 2525,
+                security: Security::Plain,
+                credentials: None
+            }
         );
-        let t = SmtpTarget::parse("smtp://u:p@mail.local").unwrap();
-        assert_eq!(t.port, 25);
-        assert_eq!(t.credentials, Some(("u".into(), "p".into())));
-        for bad in ["http://x", "smtp://", "smtp://h:port", "smtps://h:465"] {
+        // Credentials in clear only to a loopback relay.
+        let t = SmtpTarget::parse("smtp://u:p@localhost").unwrap();
+        assert_eq!(
+            (t.port, t.credentials),
+            (25, Some(("u".into(), "p".into())))
+        );
+        let t = SmtpTarget::parse("smtp://u:p@[::1]:2525").unwrap();
+        assert_eq!((t.host.as_str(), t.is_loopback()), ("::1", true));
+        let err = SmtpTarget::parse("smtp://u:p@mail.example.com").unwrap_err();
+        assert!(err.contains("in clear"), "{err}");
+        let t =
+            SmtpTarget::parse("smtp://apikey:s%40cr%3At@mail.example.com?tls=required").unwrap();
+        assert_eq!(
+            (t.port, t.security, t.credentials),
+            (
+                587,
+                Security::StartTls,
+                Some(("apikey".into(), "s@cr:t".into()))
+            )
+        );
+        let t = SmtpTarget::parse("smtps://u:p@mail.example.com").unwrap();
+        assert_eq!((t.port, t.security), (465, Security::Implicit));
+        assert_eq!(
+            t.to_string(),
+            "mail.example.com:465 (implicit_tls, with credentials)"
+        );
+        for bad in [
+            "http://x",
+            "smtp://",
+            "smtp://h:port",
+            "smtp://h?tls=opportunistic",
+            "smtps://h?tls=required",
+            "smtp://h?ssl=1",
+            "smtp://h/path",
+        ] {
             assert!(SmtpTarget::parse(bad).is_err(), "{bad}");
         }
     }
@@ -134,7 +275,7 @@ mod tests {
             .err()
             .unwrap();
         assert!(err.to_string().contains("SMTP_TIMEOUT"));
-        assert_eq!(c.from.email.to_string(), "proposals@localhost");
+        assert_eq!(c.from.email.to_string(), "propostas@localhost");
         let err = EmailConfig::from_source(&env(&[("EMAIL_FROM", "not an address")]))
             .err()
             .unwrap();
@@ -145,5 +286,13 @@ mod tests {
         assert!(err.to_string().contains("SMTP_URL"));
         let ok = EmailConfig::from_source(&env(&[("SMTP_URL", "smtp://127.0.0.1:2525")])).unwrap();
         assert!(ok.smtp_url.is_some());
+        let err = EmailConfig::from_source(&env(&[("SMTP_URL", "smtp://u:p@relay.example.com")]))
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("SMTP_URL"), "{err}");
+        let err = EmailConfig::from_source(&env(&[("SMTP_TLS_CA_FILE", "/nonexistent/ca.pem")]))
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("SMTP_TLS_CA_FILE"), "{err}");
     }
 }

@@ -10,19 +10,23 @@
 //!
 //! Every step of the SMTP conversation has a time limit (`SMTP_TIMEOUT`): a relay that
 //! accepts the connection and never answers fails the attempt like a refusal does.
+//!
+//! The connection is secured as `SMTP_URL` says ([`Security`]): implicit TLS, or STARTTLS
+//! before anything else is said (a relay that does not offer it gets nothing), with the
+//! relay's certificate checked against the public roots and `SMTP_TLS_CA_FILE`.
 
 use std::time::Duration;
 
 use common::db::Pool;
 use lettre::Message;
-use lettre::message::Mailbox;
 use lettre::message::header::ContentType;
+use lettre::message::{Mailbox, MultiPart};
 use lettre::transport::smtp::authentication::{Credentials, Mechanism};
-use lettre::transport::smtp::client::AsyncSmtpConnection;
+use lettre::transport::smtp::client::{AsyncSmtpConnection, Certificate, TlsParameters};
 use lettre::transport::smtp::extension::ClientId;
 use secrecy::ExposeSecret;
 
-use crate::email::config::{EmailConfig, SmtpTarget};
+use crate::email::config::{EmailConfig, Security, SmtpTarget};
 use crate::error::Error;
 use crate::metrics::OutboxMetrics;
 use crate::store::outbox::{self, OutboxRow};
@@ -31,6 +35,9 @@ use crate::store::outbox::{self, OutboxRow};
 #[derive(Clone)]
 pub struct Mailer {
     target: SmtpTarget,
+    /// The relay's name to check its certificate against, and the roots to trust; none for
+    /// plain SMTP.
+    tls: Option<TlsParameters>,
     hello: ClientId,
     config: EmailConfig,
     metrics: OutboxMetrics,
@@ -39,9 +46,9 @@ pub struct Mailer {
 /// How many emails one round handles at most before it looks again.
 const BATCH: usize = 10;
 
-/// The timed steps of one conversation: connect (TCP, greeting, EHLO), AUTH, the message
-/// (MAIL, RCPT, DATA), QUIT.
-const STEPS: u32 = 4;
+/// The timed steps of one conversation: connect (TCP, TLS for `smtps://`, greeting, EHLO),
+/// STARTTLS (and EHLO again), AUTH, the message (MAIL, RCPT, DATA), QUIT.
+const STEPS: u32 = 5;
 
 /// How often [`watch_queue`] reads the outbox for `/metrics`.
 pub const QUEUE_METRICS_EVERY: Duration = Duration::from_secs(5);
@@ -54,8 +61,24 @@ impl Mailer {
         };
         let target = SmtpTarget::parse(url.expose_secret())
             .map_err(|e| Error::Internal(format!("SMTP_URL: {e}")))?;
+        let tls = match target.security {
+            Security::Plain => None,
+            Security::StartTls | Security::Implicit => {
+                let mut tls = TlsParameters::builder(target.host.clone());
+                if let Some(pem) = &config.tls_ca_pem {
+                    let ca = Certificate::from_pem(pem)
+                        .map_err(|e| Error::Internal(format!("SMTP_TLS_CA_FILE: {e}")))?;
+                    tls = tls.add_root_certificate(ca);
+                }
+                Some(
+                    tls.build_rustls()
+                        .map_err(|e| Error::Internal(format!("SMTP TLS settings: {e}")))?,
+                )
+            }
+        };
         Ok(Some(Self {
             target,
+            tls,
             hello: ClientId::default(),
             config: config.clone(),
             metrics: OutboxMetrics::new(),
@@ -87,19 +110,34 @@ impl Mailer {
         self.config.smtp_timeout.saturating_mul(STEPS + 1)
     }
 
+    /// The relay this mailer sends to (for the logs: no credentials).
+    pub fn target(&self) -> &SmtpTarget {
+        &self.target
+    }
+
+    /// The message of an outbox row: text and HTML alternatives (text only for rows queued
+    /// before emails had an HTML part). lettre encodes the subject (RFC 2047) and the bodies
+    /// (quoted-printable or base64) so that any UTF-8 text travels intact.
     fn message(&self, row: &OutboxRow) -> Result<Message, String> {
         let to: Mailbox = row
             .recipient
             .parse()
             .map_err(|e| format!("bad recipient address: {e}"))?;
-        Message::builder()
+        let builder = Message::builder()
             .from(self.config.from.clone())
             .to(to)
             .subject(&row.subject)
-            .message_id(Some(format!("<outbox-{}@proposal-callback>", row.id)))
-            .header(ContentType::TEXT_PLAIN)
-            .body(row.body.clone())
-            .map_err(|e| format!("cannot build the message: {e}"))
+            .message_id(Some(format!("<outbox-{}@proposal-callback>", row.id)));
+        match &row.html_body {
+            Some(html) => builder.multipart(MultiPart::alternative_plain_html(
+                row.body.clone(),
+                html.clone(),
+            )),
+            None => builder
+                .header(ContentType::TEXT_PLAIN)
+                .body(row.body.clone()),
+        }
+        .map_err(|e| format!("cannot build the message: {e}"))
     }
 
     /// One SMTP conversation, each step bounded by `SMTP_TIMEOUT`. Ok once the relay has
@@ -117,6 +155,10 @@ impl Mailer {
                 Err(_) => Err(format!("SMTP {what}: no answer within {limit:?}")),
             }
         }
+        let implicit_tls = match self.target.security {
+            Security::Implicit => self.tls.clone(),
+            Security::Plain | Security::StartTls => None,
+        };
         let mut conn = step(
             "connect (greeting, EHLO)",
             limit,
@@ -124,11 +166,21 @@ impl Mailer {
                 (self.target.host.as_str(), self.target.port),
                 Some(limit),
                 &self.hello,
-                None,
+                implicit_tls,
                 None,
             ),
         )
         .await?;
+        if let (Security::StartTls, Some(tls)) = (self.target.security, &self.tls) {
+            // Required, not opportunistic: without it nothing (credentials, message) is sent.
+            if !conn.can_starttls() {
+                conn.abort().await;
+                return Err(
+                    "SMTP STARTTLS: the relay does not offer STARTTLS; nothing was sent".into(),
+                );
+            }
+            step("STARTTLS", limit, conn.starttls(tls.clone(), &self.hello)).await?;
+        }
         if let Some((user, password)) = &self.target.credentials {
             let credentials = Credentials::new(user.clone(), password.clone());
             step(
@@ -246,7 +298,7 @@ pub async fn start(
     tokio::spawn(watch_queue(pool.clone(), metrics.clone()));
     match Mailer::new(config)? {
         Some(mailer) => {
-            tracing::info!(from = %config.from, smtp_timeout = ?config.smtp_timeout, "email worker started");
+            tracing::info!(from = %config.from, relay = %mailer.target(), smtp_timeout = ?config.smtp_timeout, "email worker started");
             tokio::spawn(mailer.with_metrics(metrics.clone()).run(pool.clone()));
         }
         None => {

@@ -94,6 +94,17 @@ pub trait Parser: Sync {
 /// The supported insurers, by the identifier in the callback URL. The one place to add one.
 pub const INSURERS: [&str; 3] = ["porto", "tokio", "too"];
 
+/// The insurer's name as its customers know it (emails); the identifier itself for an unknown
+/// one.
+pub fn display_name(insurer: &str) -> &str {
+    match insurer {
+        "porto" => "Porto Seguro",
+        "tokio" => "Tokio Marine",
+        "too" => "Too Seguros",
+        other => other,
+    }
+}
+
 pub fn parser_for(insurer: &str) -> Option<&'static dyn Parser> {
     match insurer {
         "porto" => Some(&porto::Porto),
@@ -101,6 +112,29 @@ pub fn parser_for(insurer: &str) -> Option<&'static dyn Parser> {
         "too" => Some(&too::Too),
         _ => None,
     }
+}
+
+/// Where each insurer's payload names the proposal (a JSON pointer).
+fn proposal_pointer(insurer: &str) -> Option<&'static str> {
+    match insurer {
+        "porto" => Some("/idProposta"),
+        "tokio" => Some("/data/proposal/id"),
+        "too" => Some("/numeroProposta"),
+        _ => None,
+    }
+}
+
+/// The proposal a body names, read leniently, for an operator looking at a callback that
+/// failed (docs/proposal-callback.md, "What is stored"): the id when the body is JSON and the
+/// insurer's proposal field holds a string or a number, whatever else is wrong with it.
+pub fn proposal_hint(insurer: &str, body: &[u8]) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let id = match value.pointer(proposal_pointer(insurer)?)? {
+        serde_json::Value::String(s) => s.trim().to_owned(),
+        serde_json::Value::Number(n) => n.to_string(),
+        _ => return None,
+    };
+    (!id.is_empty() && id.chars().count() <= 200).then_some(id)
 }
 
 /// Parses `body` as `T`: not JSON is [`ParseError::NotJson`], another shape names the path.
@@ -162,6 +196,31 @@ pub(crate) mod test_support {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_proposal_a_broken_body_names() {
+        assert_eq!(
+            proposal_hint("porto", br#"{"idProposta": " P-1 ", "situacao": "TALVEZ"}"#),
+            Some("P-1".into())
+        );
+        assert_eq!(
+            proposal_hint("tokio", br#"{"data": {"proposal": {"id": 548812}}}"#),
+            Some("548812".into())
+        );
+        assert_eq!(
+            proposal_hint("too", br#"{"numeroProposta": "99121"}"#),
+            Some("99121".into())
+        );
+        for (insurer, body) in [
+            ("too", &b"not json"[..]),
+            ("too", br#"{"numeroProposta": ""}"#),
+            ("too", br#"{"numeroProposta": {"a": 1}}"#),
+            ("porto", br#"{"numeroProposta": "1"}"#),
+            ("allianz", br#"{"idProposta": "1"}"#),
+        ] {
+            assert_eq!(proposal_hint(insurer, body), None, "{insurer}");
+        }
+    }
 
     #[test]
     fn every_listed_insurer_has_a_parser_and_no_other() {

@@ -5,15 +5,15 @@
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 use serde_json::json;
 
-use crate::email::compose::compose;
+use crate::email::compose::{About, compose};
 use crate::error::Error;
 use crate::hex::hex;
 use crate::insurer::{self, Callback, Notification};
 use crate::proposal::machine::{Transition, transition};
 use crate::proposal::status::{Outcome, Status};
-use crate::store::outbox;
 use crate::store::proposals::{self as p, Event, ProposalRow};
 use crate::store::receipts::{self, Answered, Failure, Receipt};
+use crate::store::{outbox, tenants};
 
 /// What applying one callback did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +25,19 @@ pub struct Processed {
     pub status: Option<Status>,
     /// The outbox row queued by this callback, if it queued one.
     pub email_id: Option<i64>,
+}
+
+impl Processed {
+    /// A receipt of a paused integration, stored for later (docs/proposal-callback.md,
+    /// "Pause and resume").
+    pub fn deferred() -> Self {
+        Self {
+            outcome: Outcome::Deferred,
+            proposal_id: None,
+            status: None,
+            email_id: None,
+        }
+    }
 }
 
 /// The redelivery key of a callback: the insurer's event id, or the body's SHA-256 for an
@@ -48,15 +61,16 @@ pub async fn handle_receipt(
     {
         // Best effort: the callback's answer does not depend on this note being written,
         // and an outage here is reported by the answer itself.
-        if let Err(db) = receipts::record_failure(conn, receipt.id, &failure(e)).await {
+        if let Err(db) = receipts::record_failure(conn, receipt.id, &failure(receipt, e)).await {
             tracing::warn!(receipt = receipt.id, error = %db, "could not record a receipt's failure");
         }
     }
     result
 }
 
-/// What a receipt keeps of the answer to a failed callback.
-fn failure(e: &Error) -> Failure {
+/// What a receipt keeps of the answer to a failed callback, with the proposal it concerned
+/// when the body names one (even a body that could not be applied or parsed).
+fn failure(receipt: &Receipt, e: &Error) -> Failure {
     let problem = e.problem();
     Failure {
         http_status: problem.status as i16,
@@ -64,7 +78,7 @@ fn failure(e: &Error) -> Failure {
         detail: problem.detail,
         proposal_id: match e {
             Error::ProposalNotFound { proposal_id } => Some(proposal_id.clone()),
-            _ => None,
+            _ => insurer::proposal_hint(&receipt.insurer, &receipt.body),
         },
     }
 }
@@ -187,7 +201,14 @@ async fn apply_transition(
     let to = callback.status;
     p::set_status(conn, proposal.id, to, callback.occurred_at).await?;
     let history_id = p::insert_history(conn, proposal.id, receipt, from, callback).await?;
-    let email = compose(&proposal.proposal_id, to, callback);
+    let tenant_name = tenants::name(conn, &proposal.tenant_id).await?;
+    let about = About {
+        proposal_id: &proposal.proposal_id,
+        tenant_name: tenant_name.as_deref().unwrap_or(&proposal.tenant_id),
+        insurer: &receipt.insurer,
+    };
+    let email = compose(about, to, callback)
+        .map_err(|e| Error::Internal(format!("rendering the email: {e}")))?;
     let email_id = outbox::enqueue(
         conn,
         proposal.id,

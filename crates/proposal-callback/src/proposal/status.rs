@@ -21,7 +21,7 @@ impl Status {
 }
 
 text_enum! {
-    /// How a callback ended, as the 200 body's `result` says.
+    /// How a callback ended, as the body's `result` says (200; 202 for `deferred`).
     pub enum Outcome {
         /// The transition was applied (and its email queued).
         Processed = "processed",
@@ -34,6 +34,9 @@ text_enum! {
         Stale = "stale",
         /// An event that carries no analysis result; stored, nothing applied.
         Ignored = "ignored",
+        /// Its integration is paused: stored, applied in arrival order when it is resumed
+        /// (answered 202).
+        Deferred = "deferred",
     }
 }
 
@@ -43,6 +46,8 @@ text_enum! {
     pub enum ReceiptStatus {
         /// Stored; no outcome recorded yet (the process or the database went away).
         Received = "received",
+        /// Stored while its integration was paused; applied when it is resumed.
+        Deferred = "deferred",
         Processed = "processed",
         Duplicate = "duplicate",
         Unchanged = "unchanged",
@@ -61,6 +66,7 @@ impl From<Outcome> for ReceiptStatus {
             Outcome::Unchanged => ReceiptStatus::Unchanged,
             Outcome::Stale => ReceiptStatus::Stale,
             Outcome::Ignored => ReceiptStatus::Ignored,
+            Outcome::Deferred => ReceiptStatus::Deferred,
         }
     }
 }

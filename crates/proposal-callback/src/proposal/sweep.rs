@@ -5,7 +5,8 @@
 //! It runs at start and then every `SWEEP_INTERVAL`. Only receipts older than `SWEEP_GRACE`
 //! are taken, so it does not race a request still being answered. Each receipt is processed
 //! in its own transaction that holds its row lock (`FOR UPDATE SKIP LOCKED`), so several
-//! replicas sweep side by side without taking the same receipt.
+//! replicas sweep side by side without taking the same receipt. A receipt of a paused
+//! integration is deferred, as a live callback is.
 
 use std::time::Duration;
 
@@ -13,7 +14,7 @@ use common::db::Pool;
 use diesel_async::AsyncConnection;
 
 use crate::error::Error;
-use crate::proposal::apply::handle_receipt;
+use crate::proposal::pause::process;
 use crate::store::receipts;
 
 /// `SWEEP_INTERVAL` and `SWEEP_GRACE`.
@@ -70,7 +71,7 @@ pub async fn sweep_once(pool: &Pool, grace: Duration) -> Result<Swept, Error> {
                 let Some(receipt) = receipts::lock_if_received(conn, id).await? else {
                     return Ok(false);
                 };
-                match handle_receipt(conn, &receipt).await {
+                match process(conn, &receipt).await {
                     Ok(done) => {
                         tracing::info!(receipt = id, outcome = %done.outcome, "sweeper: receipt processed");
                         Ok(true)

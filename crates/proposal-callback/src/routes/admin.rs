@@ -1,34 +1,84 @@
 //! Operators' routes, scoped to the admin token's tenant.
 
+use std::collections::BTreeMap;
+
 use actix_web::{HttpResponse, web};
 use chrono::{DateTime, Utc};
 use common::Problem;
-use common::extract::{Path, Query};
+use common::extract::{Json, Path, Query};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::extract::TenantAdmin;
 use crate::error::Error;
-use crate::proposal::apply::handle_receipt;
+use crate::proposal::pause::{self, RESUME_MAX, process};
+use crate::proposal::replay::{REPLAY_DEFAULT, REPLAY_MAX, replay_matching};
 use crate::proposal::status::ReceiptStatus;
 use crate::registration::config::Environment;
 use crate::registration::flow::{self, Admin};
 use crate::routes::{CallbackResult, callback_answer};
 use crate::state::AppState;
 use crate::store::integrations::{self, IntegrationRow};
-use crate::store::receipts::{self, ReceiptRow};
+use crate::store::receipts::{self, ReceiptFilter, ReceiptRow};
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 pub struct ReceiptQuery {
-    /// `received`, `processed`, `duplicate`, `unchanged`, `stale`, `ignored` or `failed`; all
-    /// when absent.
+    /// The receipt's outcome: `received`, `deferred`, `processed`, `duplicate`, `unchanged`,
+    /// `stale`, `ignored` or `failed`; all when absent.
     #[param(value_type = Option<ReceiptStatus>)]
     pub status: Option<String>,
+    /// The error code of a failed receipt, e.g. `proposal_not_found`, `invalid_transition`,
+    /// `missing_field`.
+    #[param(example = "proposal_not_found")]
+    pub code: Option<String>,
+    /// `porto`, `tokio` or `too`.
+    pub insurer: Option<String>,
+    /// The proposal the receipt concerned (as the tenant knows it).
+    #[param(example = "99121")]
+    pub proposal_id: Option<String>,
+    /// Only receipts received at or after this time (RFC 3339, e.g. `2026-11-20T00:00:00Z`).
+    pub since: Option<DateTime<Utc>>,
     /// 1..=200, default 50.
     pub limit: Option<i64>,
     /// Paging: only receipts with a smaller id (pass the last page's `next_before_id`).
     pub before_id: Option<i64>,
+}
+
+/// The receipt status a query names, or 400 listing the ones there are.
+fn receipt_status(raw: Option<&str>) -> Result<Option<ReceiptStatus>, Error> {
+    raw.map(|s| {
+        ReceiptStatus::parse(s).ok_or_else(|| {
+            let all: Vec<_> = ReceiptStatus::ALL.iter().map(|s| s.as_str()).collect();
+            Problem::invalid_parameter("status", format!("must be one of {}", all.join(", ")))
+                .into()
+        })
+    })
+    .transpose()
+}
+
+/// An insurer a filter names, or 400 listing the ones there are.
+fn known_insurer(field: &str, raw: Option<String>) -> Result<Option<String>, Error> {
+    match raw {
+        Some(i) if !crate::insurer::INSURERS.contains(&i.as_str()) => {
+            Err(Problem::invalid_parameter(
+                field,
+                format!("must be one of {}", crate::insurer::INSURERS.join(", ")),
+            )
+            .into())
+        }
+        other => Ok(other),
+    }
+}
+
+/// `limit` within `1..=max`, `default` when absent, or 400 naming it.
+pub(crate) fn limit(raw: Option<i64>, default: i64, max: i64) -> Result<i64, Error> {
+    let limit = raw.unwrap_or(default);
+    if (1..=max).contains(&limit) {
+        Ok(limit)
+    } else {
+        Err(Problem::invalid_parameter("limit", format!("must be between 1 and {max}")).into())
+    }
 }
 
 /// A stored callback as an operator sees it.
@@ -38,11 +88,22 @@ pub struct ReceiptView {
     pub insurer: String,
     pub received_at: DateTime<Utc>,
     pub status: ReceiptStatus,
+    /// What to show in one column: the error code of a failed receipt (`proposal_not_found`,
+    /// `invalid_transition`, ...), its status otherwise.
+    #[schema(example = "proposal_not_found")]
+    pub outcome: String,
+    /// The answer's HTTP status (202 for `deferred`); null while `received`.
     pub http_status: Option<i16>,
     pub error_code: Option<String>,
+    /// Why it failed, as the insurer was told.
     pub error_detail: Option<String>,
+    /// The proposal it concerned, when the body names one (also for a body that failed).
     pub proposal_id: Option<String>,
+    /// The insurer's event time, once the body was read.
+    pub event_at: Option<DateTime<Utc>>,
+    /// How many times it was processed (live, swept, replayed).
     pub attempts: i32,
+    /// When its last outcome was recorded.
     pub processed_at: Option<DateTime<Utc>>,
     /// The headers kept (never `Authorization`).
     pub headers: serde_json::Value,
@@ -57,10 +118,15 @@ impl From<ReceiptRow> for ReceiptView {
             insurer: r.insurer,
             received_at: r.received_at,
             status: r.status,
+            outcome: match (&r.error_code, r.status) {
+                (Some(code), ReceiptStatus::Failed) => code.clone(),
+                _ => r.status.as_str().to_owned(),
+            },
             http_status: r.http_status,
             error_code: r.error_code,
             error_detail: r.error_detail,
             proposal_id: r.proposal_id,
+            event_at: r.event_at,
             attempts: r.attempts,
             processed_at: r.processed_at,
             headers: r.headers,
@@ -76,7 +142,8 @@ pub struct ReceiptPage {
     pub next_before_id: Option<i64>,
 }
 
-/// The tenant's stored callbacks, newest first.
+/// The tenant's stored callbacks, newest first, filtered by outcome, error code, insurer,
+/// proposal and time.
 #[utoipa::path(
     get,
     path = "/admin/receipts",
@@ -95,19 +162,16 @@ pub async fn list_receipts(
     Query(q): Query<ReceiptQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Error> {
-    let status = match q.status.as_deref() {
-        None => None,
-        Some(s) => Some(ReceiptStatus::parse(s).ok_or_else(|| {
-            let all: Vec<_> = ReceiptStatus::ALL.iter().map(|s| s.as_str()).collect();
-            Problem::invalid_parameter("status", format!("must be one of {}", all.join(", ")))
-        })?),
+    let filter = ReceiptFilter {
+        status: receipt_status(q.status.as_deref())?,
+        code: q.code,
+        insurer: known_insurer("insurer", q.insurer)?,
+        proposal_id: q.proposal_id,
+        since: q.since,
     };
-    let limit = q.limit.unwrap_or(50);
-    if !(1..=200).contains(&limit) {
-        return Err(Problem::invalid_parameter("limit", "must be between 1 and 200").into());
-    }
+    let limit = limit(q.limit, 50, 200)?;
     let mut conn = state.pool.get().await?;
-    let rows = receipts::list(&mut conn, &admin.tenant, status, q.before_id, limit).await?;
+    let rows = receipts::list(&mut conn, &admin.tenant, &filter, q.before_id, limit).await?;
     let next_before_id = (rows.len() as i64 == limit)
         .then(|| rows.last().map(|r| r.id))
         .flatten();
@@ -117,7 +181,8 @@ pub async fn list_receipts(
     }))
 }
 
-/// Process a stored receipt again, with the same rules as a live callback.
+/// Process a stored receipt again, with the same rules as a live callback (deferred again
+/// while its integration is paused).
 #[utoipa::path(
     post,
     path = "/admin/receipts/{id}/replay",
@@ -126,6 +191,7 @@ pub async fn list_receipts(
     params(("id" = i64, Path, description = "receipt id")),
     responses(
         (status = 200, body = CallbackResult),
+        (status = 202, body = CallbackResult, description = "`deferred`: its integration is paused"),
         (status = 400, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`invalid_parameter`: the receipt id is not a positive integer"),
         (status = 401, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
         (status = 403, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
@@ -144,7 +210,7 @@ pub async fn replay(
     let receipt = receipts::find(&mut conn, &admin.tenant, id)
         .await?
         .ok_or(Error::ReceiptNotFound(id))?;
-    let result = handle_receipt(&mut conn, &receipt).await;
+    let result = process(&mut conn, &receipt).await;
     callback_answer(&receipt.tenant_id, &receipt.insurer, result)
 }
 
@@ -162,6 +228,9 @@ pub struct IntegrationView {
     pub is_callback_active: bool,
     /// When the insurer last accepted it.
     pub callback_registered_at: Option<DateTime<Utc>>,
+    /// Since when it is paused (its callbacks are stored and answered 202 `deferred`); null
+    /// when it is not.
+    pub paused_at: Option<DateTime<Utc>>,
 }
 
 impl From<IntegrationRow> for IntegrationView {
@@ -172,6 +241,7 @@ impl From<IntegrationRow> for IntegrationView {
             environment: r.environment,
             is_callback_active: r.is_callback_active,
             callback_registered_at: r.callback_registered_at,
+            paused_at: r.paused_at,
         }
     }
 }
@@ -243,4 +313,170 @@ pub async fn register_callback(
         .await
         .map_err(|e| Error::Internal(format!("the registration task failed: {e}")))??;
     Ok(HttpResponse::Ok().json(IntegrationView::from(integration)))
+}
+
+/// Which receipts a bulk replay processes again. Every field narrows the set; with none, every
+/// receipt of the tenant, oldest first, `limit` at a time.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReplayRequest {
+    /// The receipts' outcome, e.g. `failed`.
+    pub status: Option<ReceiptStatus>,
+    /// The error code of failed receipts, e.g. `proposal_not_found`.
+    #[schema(example = "proposal_not_found")]
+    pub code: Option<String>,
+    /// `porto`, `tokio` or `too`.
+    #[schema(example = "porto")]
+    pub insurer: Option<String>,
+    /// Receipts of one proposal.
+    pub proposal_id: Option<String>,
+    /// Receipts received at or after this time.
+    pub since: Option<DateTime<Utc>>,
+    /// Paging: only receipts with a larger id (the last answer's `next_after_id`).
+    pub after_id: Option<i64>,
+    /// 1..=500, default 100.
+    pub limit: Option<i64>,
+}
+
+/// What a bulk replay did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReplayReport {
+    /// Receipts processed again.
+    pub replayed: usize,
+    /// How many ended with each outcome: `processed`, `duplicate`, `unchanged`, `stale`,
+    /// `ignored`, `deferred`, or the error code of one that failed again.
+    #[schema(example = json!({"processed": 3, "duplicate": 1, "proposal_not_found": 2}))]
+    pub outcomes: BTreeMap<String, usize>,
+    /// More receipts match: send the same filter with this as `after_id`. Null when done.
+    pub next_after_id: Option<i64>,
+}
+
+/// Replay every stored receipt of the tenant that matches a filter, oldest first, with the
+/// live rules: each is applied at most once (one that was applied answers `duplicate`
+/// again), in the order it arrived; a paused integration's are deferred. At most 500 per call.
+#[utoipa::path(
+    post,
+    path = "/admin/receipts/replay",
+    tag = "admin",
+    security(("bearer" = [])),
+    request_body(content = ReplayRequest, content_type = "application/json"),
+    responses(
+        (status = 200, body = ReplayReport),
+        (status = 400, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`invalid_payload` or `invalid_parameter` naming the field"),
+        (status = 401, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+        (status = 415, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "database unavailable: the receipts replayed until then keep their new outcome; send it again"),
+    )
+)]
+pub async fn replay_many(
+    admin: TenantAdmin,
+    Json(body): Json<ReplayRequest>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Error> {
+    let filter = ReceiptFilter {
+        status: body.status,
+        code: body.code,
+        insurer: known_insurer("insurer", body.insurer)?,
+        proposal_id: body.proposal_id,
+        since: body.since,
+    };
+    let limit = limit(body.limit, REPLAY_DEFAULT, REPLAY_MAX)?;
+    // On a task of its own: an operator who hangs up does not stop it half way.
+    let report = actix_web::rt::spawn(async move {
+        let mut conn = state.pool.get().await?;
+        replay_matching(&mut conn, &admin.tenant, &filter, body.after_id, limit).await
+    })
+    .await
+    .map_err(|e| Error::Internal(format!("the replay task failed: {e}")))??;
+    Ok(HttpResponse::Ok().json(ReplayReport {
+        replayed: report.replayed,
+        outcomes: report.outcomes,
+        next_after_id: report.next_after_id,
+    }))
+}
+
+/// Pause an integration: from now on its callbacks are stored and answered 202
+/// `{"result": "deferred"}`, and applied in arrival order when it is resumed. Answers once no
+/// callback of it is being applied. Pausing a paused integration changes nothing.
+#[utoipa::path(
+    post,
+    path = "/admin/integrations/{id}/pause",
+    tag = "admin",
+    security(("bearer" = [])),
+    params(("id" = i64, Path, description = "integration id")),
+    responses(
+        (status = 200, body = IntegrationView, description = "the integration, paused (`paused_at` set)"),
+        (status = 400, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "not an admin, or another tenant's integration"),
+        (status = 404, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`not_found`: no such integration"),
+        (status = 503, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+    )
+)]
+pub async fn pause_integration(
+    admin: TenantAdmin,
+    Path(id): Path<i64>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Error> {
+    let mut conn = state.pool.get().await?;
+    let row = pause::pause(&mut conn, &admin.tenant, id).await?;
+    tracing::info!(integration = id, admin = %admin.sub, "integration paused");
+    Ok(HttpResponse::Ok().json(IntegrationView::from(row)))
+}
+
+/// What a resume did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ResumeReport {
+    /// The integration afterwards: `paused_at` is null unless `remaining` > 0.
+    pub integration: IntegrationView,
+    /// Deferred callbacks applied by this call.
+    pub applied: usize,
+    /// How many ended with each outcome (`processed`, `duplicate`, ..., or an error code).
+    #[schema(example = json!({"processed": 50}))]
+    pub outcomes: BTreeMap<String, usize>,
+    /// Deferred callbacks still waiting (a call applies at most 1000): resume again.
+    pub remaining: i64,
+}
+
+/// Resume a paused integration: its deferred callbacks are applied in the order they arrived,
+/// each exactly once, then the pause ends. Callbacks arriving meanwhile wait their turn.
+/// Safe to call from several places at once; resuming an integration that is not paused
+/// changes nothing.
+#[utoipa::path(
+    post,
+    path = "/admin/integrations/{id}/resume",
+    tag = "admin",
+    security(("bearer" = [])),
+    params(("id" = i64, Path, description = "integration id")),
+    responses(
+        (status = 200, body = ResumeReport),
+        (status = 400, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+        (status = 401, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+        (status = 403, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "not an admin, or another tenant's integration"),
+        (status = 404, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`not_found`: no such integration"),
+        (status = 503, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "database unavailable: the callbacks applied until then stay applied, the rest stay deferred; resume again"),
+    )
+)]
+pub async fn resume_integration(
+    admin: TenantAdmin,
+    Path(id): Path<i64>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Error> {
+    let sub = admin.sub.clone();
+    // On a task of its own: an operator who hangs up does not stop it half way.
+    let resumed = actix_web::rt::spawn(async move {
+        let mut conn = state.pool.get().await?;
+        pause::resume(&mut conn, &admin.tenant, id, RESUME_MAX).await
+    })
+    .await
+    .map_err(|e| Error::Internal(format!("the resume task failed: {e}")))??;
+    let applied = resumed.outcomes.values().sum();
+    tracing::info!(integration = id, admin = %sub, applied, remaining = resumed.remaining, "integration resumed");
+    Ok(HttpResponse::Ok().json(ResumeReport {
+        integration: IntegrationView::from(resumed.integration),
+        applied,
+        outcomes: resumed.outcomes,
+        remaining: resumed.remaining,
+    }))
 }

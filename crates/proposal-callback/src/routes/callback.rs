@@ -7,7 +7,8 @@ use sha2::{Digest, Sha256};
 use crate::auth::extract::InsurerIntegration;
 use crate::error::Error;
 use crate::insurer;
-use crate::proposal::apply::{Processed, handle_receipt};
+use crate::proposal::apply::Processed;
+use crate::proposal::pause::process;
 use crate::routes::{CallbackResult, callback_answer};
 use crate::state::AppState;
 use crate::store::receipts::{self, NewReceipt};
@@ -37,7 +38,8 @@ fn valid_tenant(id: &str) -> bool {
 /// this tenant and insurer (403), `Content-Type` (415), size (413), the integration's Basic
 /// token still the one the JWT was issued with (401). Then the raw body is stored as a
 /// receipt and parsed (400/422), and the proposal updated (404, 409) unless the callback is
-/// older than the last one applied (`stale`) or carries no result (`ignored`).
+/// older than the last one applied (`stale`) or carries no result (`ignored`). While the
+/// integration is paused the receipt is only stored (202 `deferred`).
 #[utoipa::path(
     post,
     path = "/callback/{dsTenantId}/{insuranceCompany}",
@@ -51,6 +53,7 @@ fn valid_tenant(id: &str) -> bool {
         description = "the insurer's own JSON, at most 64 KiB"),
     responses(
         (status = 200, body = CallbackResult, description = "`processed`; a redelivery of the same insurer event (`duplicate`); the status it already had (`unchanged`); older, by the insurer's event time, than the last callback applied to the proposal (`stale`, nothing applied); an event that carries no analysis result (`ignored`, only `result` in the body). Every one is stored as a receipt."),
+        (status = 202, body = CallbackResult, description = "`deferred` (only `result` in the body): the integration is paused; the callback is stored and applied, in arrival order, when an operator resumes it"),
         (status = 400, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`invalid_parameter` or `invalid_payload` (not JSON)"),
         (status = 401, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`unauthorized`: no token, an invalid or expired one, not a callback token, or one issued before the integration's Basic token was revoked or replaced"),
         (status = 403, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
@@ -113,7 +116,7 @@ async fn receive_checked(
         },
     )
     .await?;
-    let processed = handle_receipt(&mut conn, &receipt).await?;
+    let processed = process(&mut conn, &receipt).await?;
     if let Some(email) = processed.email_id {
         tracing::info!(
             receipt = receipt.id,

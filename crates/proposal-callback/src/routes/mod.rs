@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod auth;
 pub mod callback;
+pub mod story;
 
 use actix_web::{HttpResponse, web};
 use common::routes::Routes;
@@ -23,9 +24,14 @@ fn routes(r: &mut Routes<'_>) {
     r.add(auth::__path_token, auth::token)
         .add(callback::__path_receive, callback::receive)
         .add(admin::__path_list_receipts, admin::list_receipts)
+        .add(admin::__path_replay_many, admin::replay_many)
         .add(admin::__path_replay, admin::replay)
         .add(admin::__path_list_integrations, admin::list_integrations)
-        .add(admin::__path_register_callback, admin::register_callback);
+        .add(admin::__path_register_callback, admin::register_callback)
+        .add(admin::__path_pause_integration, admin::pause_integration)
+        .add(admin::__path_resume_integration, admin::resume_integration)
+        .add(story::__path_proposal_story, story::proposal_story)
+        .add(story::__path_list_emails, story::list_emails);
 }
 
 /// Registers the routes on the service's `App`.
@@ -38,15 +44,15 @@ pub fn document(openapi: &mut OpenApi) {
     routes(&mut Routes::document(openapi));
 }
 
-/// The 200 answer to a callback (and to a replay).
+/// The answer to a callback (and to a replay): 200, or 202 for `deferred`.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CallbackResult {
     pub result: Outcome,
-    /// The proposal's id as the tenant knows it; absent for `ignored`.
+    /// The proposal's id as the tenant knows it; absent for `ignored` and `deferred`.
     #[schema(example = "POR-2026-000123", nullable = false)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proposal_id: Option<String>,
-    /// The proposal's status after this callback; absent for `ignored`.
+    /// The proposal's status after this callback; absent for `ignored` and `deferred`.
     #[schema(nullable = false)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<Status>,
@@ -74,5 +80,11 @@ fn callback_answer(
         Err(e) => e.code(),
     };
     metrics::count_callback(tenant, insurer, outcome);
-    Ok(HttpResponse::Ok().json(CallbackResult::from(result?)))
+    let processed = result?;
+    let mut answer = if processed.outcome == Outcome::Deferred {
+        HttpResponse::Accepted()
+    } else {
+        HttpResponse::Ok()
+    };
+    Ok(answer.json(CallbackResult::from(processed)))
 }

@@ -53,6 +53,8 @@ pub struct IntegrationRow {
     pub environment: Environment,
     pub is_callback_active: bool,
     pub callback_registered_at: Option<DateTime<Utc>>,
+    /// Set while the integration is paused (its callbacks are deferred).
+    pub paused_at: Option<DateTime<Utc>>,
 }
 
 /// The integration, created if absent.
@@ -284,4 +286,68 @@ pub async fn abandon(conn: &mut AsyncPgConnection, token_id: i64) -> QueryResult
     .execute(conn)
     .await?;
     Ok(())
+}
+
+/// The class of the advisory locks that order callbacks against pausing and resuming (the
+/// second key is the integration id): callbacks hold it shared while they decide and apply,
+/// pause and each resume step hold it alone.
+const PAUSE_LOCK_CLASS: i32 = 0x7061_7573;
+
+/// An integration id as the advisory lock's second key (ids beyond 2^31 share keys, which
+/// only makes two integrations wait on each other, never lets one pass the other).
+fn pause_key(integration_id: i64) -> i32 {
+    (integration_id & 0x7fff_ffff) as i32
+}
+
+/// Takes the integration's pause lock shared until the transaction ends: a pause or resume
+/// waits for this callback, and this callback waits for one in progress.
+pub async fn hold_shared(conn: &mut AsyncPgConnection, integration_id: i64) -> QueryResult<()> {
+    diesel::sql_query("SELECT pg_advisory_xact_lock_shared($1, $2)")
+        .bind::<diesel::sql_types::Integer, _>(PAUSE_LOCK_CLASS)
+        .bind::<diesel::sql_types::Integer, _>(pause_key(integration_id))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Takes the integration's pause lock alone until the transaction ends: no callback of it is
+/// being decided or applied meanwhile.
+pub async fn hold_exclusive(conn: &mut AsyncPgConnection, integration_id: i64) -> QueryResult<()> {
+    diesel::sql_query("SELECT pg_advisory_xact_lock($1, $2)")
+        .bind::<diesel::sql_types::Integer, _>(PAUSE_LOCK_CLASS)
+        .bind::<diesel::sql_types::Integer, _>(pause_key(integration_id))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Whether the integration is paused now (read after taking its pause lock).
+pub async fn is_paused(conn: &mut AsyncPgConnection, integration_id: i64) -> QueryResult<bool> {
+    integrations::table
+        .find(integration_id)
+        .select(integrations::paused_at.is_not_null())
+        .first(conn)
+        .await
+        .optional()
+        .map(|p| p.unwrap_or(false))
+}
+
+/// Pauses the integration (keeping the first pause's time if it is paused already).
+pub async fn set_paused(conn: &mut AsyncPgConnection, id: i64) -> QueryResult<IntegrationRow> {
+    diesel::update(integrations::table.find(id))
+        .set(integrations::paused_at.eq(diesel::dsl::sql::<
+            diesel::sql_types::Nullable<diesel::sql_types::Timestamptz>,
+        >("coalesce(paused_at, now())")))
+        .returning(IntegrationRow::as_returning())
+        .get_result(conn)
+        .await
+}
+
+/// Ends the integration's pause.
+pub async fn clear_paused(conn: &mut AsyncPgConnection, id: i64) -> QueryResult<IntegrationRow> {
+    diesel::update(integrations::table.find(id))
+        .set(integrations::paused_at.eq(None::<DateTime<Utc>>))
+        .returning(IntegrationRow::as_returning())
+        .get_result(conn)
+        .await
 }

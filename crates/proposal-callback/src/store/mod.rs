@@ -7,3 +7,4 @@ pub mod integrations;
 pub mod outbox;
 pub mod proposals;
 pub mod receipts;
+pub mod tenants;

@@ -6,7 +6,7 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use crate::email::compose::Email;
-use crate::schema::proposal::email_outbox as o;
+use crate::schema::proposal::{email_outbox as o, proposals};
 use common::text_enum;
 
 text_enum! {
@@ -17,13 +17,97 @@ text_enum! {
     }
 }
 
+text_enum! {
+    /// Where an email stands, as an operator sees it (docs/proposal-callback.md, "Email").
+    pub enum Delivery {
+        /// Waiting for its first attempt (or for the worker: no `SMTP_URL`).
+        Queued = "queued",
+        /// Its last attempt failed (`last_error`); tried again at `next_attempt_at`. The
+        /// worker never gives up.
+        Failed = "failed",
+        /// The relay accepted it.
+        Sent = "sent",
+    }
+}
+
+/// An email as an operator sees it, with the proposal it is about.
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = o)]
+pub struct EmailRow {
+    pub id: i64,
+    #[diesel(select_expression = proposals::proposal_id)]
+    pub proposal: String,
+    pub history_id: i64,
+    pub recipient: String,
+    pub subject: String,
+    pub status: OutboxStatus,
+    pub attempts: i32,
+    pub next_attempt_at: DateTime<Utc>,
+    pub last_error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub sent_at: Option<DateTime<Utc>>,
+}
+
+impl EmailRow {
+    pub fn delivery(&self) -> Delivery {
+        match (self.status, &self.last_error) {
+            (OutboxStatus::Sent, _) => Delivery::Sent,
+            (OutboxStatus::Queued, Some(_)) => Delivery::Failed,
+            (OutboxStatus::Queued, None) => Delivery::Queued,
+        }
+    }
+}
+
+/// The tenant's emails (of one proposal, in one delivery state), newest first, below
+/// `before_id`.
+pub async fn list(
+    conn: &mut AsyncPgConnection,
+    tenant: &str,
+    proposal_id: Option<&str>,
+    delivery: Option<Delivery>,
+    before_id: Option<i64>,
+    limit: i64,
+) -> QueryResult<Vec<EmailRow>> {
+    let mut q = o::table
+        .inner_join(proposals::table)
+        .filter(proposals::tenant_id.eq(tenant))
+        .select(EmailRow::as_select())
+        .order(o::id.desc())
+        .limit(limit)
+        .into_boxed();
+    if let Some(p) = proposal_id {
+        q = q.filter(proposals::proposal_id.eq(p));
+    }
+    match delivery {
+        None => {}
+        Some(Delivery::Sent) => q = q.filter(o::status.eq(OutboxStatus::Sent)),
+        Some(Delivery::Failed) => {
+            q = q
+                .filter(o::status.eq(OutboxStatus::Queued))
+                .filter(o::last_error.is_not_null())
+        }
+        Some(Delivery::Queued) => {
+            q = q
+                .filter(o::status.eq(OutboxStatus::Queued))
+                .filter(o::last_error.is_null())
+        }
+    }
+    if let Some(b) = before_id {
+        q = q.filter(o::id.lt(b));
+    }
+    q.load(conn).await
+}
+
 #[derive(Debug, Clone, Queryable, Selectable)]
 #[diesel(table_name = o)]
 pub struct OutboxRow {
     pub id: i64,
     pub recipient: String,
     pub subject: String,
+    /// The text part.
     pub body: String,
+    /// The HTML part; none for emails queued before there was one.
+    pub html_body: Option<String>,
     pub attempts: i32,
 }
 
@@ -40,7 +124,8 @@ pub async fn enqueue(
             o::history_id.eq(history_id),
             o::recipient.eq(recipient),
             o::subject.eq(&email.subject),
-            o::body.eq(&email.body),
+            o::body.eq(&email.text),
+            o::html_body.eq(Some(&email.html)),
         ))
         .returning(o::id)
         .get_result(conn)
@@ -57,6 +142,8 @@ struct Claimed {
     subject: String,
     #[diesel(sql_type = diesel::sql_types::Text)]
     body: String,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+    html_body: Option<String>,
     #[diesel(sql_type = diesel::sql_types::Integer)]
     attempts: i32,
 }
@@ -79,7 +166,7 @@ pub async fn claim_next(
                        AND id <> ALL($2) \
                      ORDER BY next_attempt_at, id LIMIT 1 \
                      FOR UPDATE SKIP LOCKED) \
-         RETURNING id, recipient, subject, body, attempts",
+         RETURNING id, recipient, subject, body, html_body, attempts",
     )
     .bind::<diesel::sql_types::Double, _>(lease.as_secs_f64())
     .bind::<diesel::sql_types::Array<diesel::sql_types::BigInt>, _>(skip)
@@ -92,6 +179,7 @@ pub async fn claim_next(
             recipient: c.recipient,
             subject: c.subject,
             body: c.body,
+            html_body: c.html_body,
             attempts: c.attempts,
         })
     })

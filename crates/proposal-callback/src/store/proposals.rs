@@ -187,3 +187,90 @@ pub async fn insert_events(
         .await?;
     Ok(())
 }
+
+/// Everything an operator sees of a proposal itself.
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = proposals)]
+pub struct ProposalDetail {
+    pub id: i64,
+    pub proposal_id: String,
+    pub status: Status,
+    pub contact_email: String,
+    pub in_queue: bool,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub last_event_at: Option<DateTime<Utc>>,
+}
+
+/// The tenant's proposal by the id the tenant knows it by.
+pub async fn find_detail(
+    conn: &mut AsyncPgConnection,
+    tenant: &str,
+    proposal_id: &str,
+) -> QueryResult<Option<ProposalDetail>> {
+    proposals::table
+        .filter(proposals::tenant_id.eq(tenant))
+        .filter(proposals::proposal_id.eq(proposal_id))
+        .select(ProposalDetail::as_select())
+        .first(conn)
+        .await
+        .optional()
+}
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = integration_history)]
+pub struct HistoryRow {
+    pub id: i64,
+    pub insurer: String,
+    pub receipt_id: Option<i64>,
+    pub from_status: Status,
+    pub to_status: Status,
+    pub insurer_event_id: Option<String>,
+    pub insurer_note: Option<String>,
+    pub insurer_time: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// The proposal's last `limit` history rows, oldest first.
+pub async fn history(
+    conn: &mut AsyncPgConnection,
+    proposal_pk: i64,
+    limit: i64,
+) -> QueryResult<Vec<HistoryRow>> {
+    let mut rows: Vec<HistoryRow> = integration_history::table
+        .filter(integration_history::proposal_id.eq(proposal_pk))
+        .order(integration_history::id.desc())
+        .limit(limit)
+        .select(HistoryRow::as_select())
+        .load(conn)
+        .await?;
+    rows.reverse();
+    Ok(rows)
+}
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = proposal_events)]
+pub struct EventRow {
+    pub id: i64,
+    pub kind: String,
+    pub receipt_id: Option<i64>,
+    pub data: serde_json::Value,
+    pub created_at: DateTime<Utc>,
+}
+
+/// The proposal's last `limit` events, oldest first.
+pub async fn events(
+    conn: &mut AsyncPgConnection,
+    proposal_pk: i64,
+    limit: i64,
+) -> QueryResult<Vec<EventRow>> {
+    let mut rows: Vec<EventRow> = proposal_events::table
+        .filter(proposal_events::proposal_id.eq(proposal_pk))
+        .order(proposal_events::id.desc())
+        .limit(limit)
+        .select(EventRow::as_select())
+        .load(conn)
+        .await?;
+    rows.reverse();
+    Ok(rows)
+}

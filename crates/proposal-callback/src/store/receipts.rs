@@ -15,6 +15,8 @@ pub struct Receipt {
     pub id: i64,
     pub tenant_id: String,
     pub insurer: String,
+    /// The integration whose token it came with (none only for receipts stored by hand).
+    pub integration_id: Option<i64>,
     pub body: Vec<u8>,
     pub body_sha256: Vec<u8>,
 }
@@ -46,6 +48,8 @@ pub struct ReceiptRow {
     pub proposal_id: Option<String>,
     pub attempts: i32,
     pub processed_at: Option<DateTime<Utc>>,
+    /// The insurer's event time, once parsed.
+    pub event_at: Option<DateTime<Utc>>,
 }
 
 /// Stored in its own statement (autocommit), so it is durable before parsing starts.
@@ -70,26 +74,120 @@ pub async fn find(
         .optional()
 }
 
+/// Which receipts an operator asks for; every field narrows the set.
+#[derive(Debug, Clone, Default)]
+pub struct ReceiptFilter {
+    pub status: Option<ReceiptStatus>,
+    /// The error code of a failed one (`proposal_not_found`, `invalid_transition`, ...).
+    pub code: Option<String>,
+    pub insurer: Option<String>,
+    pub proposal_id: Option<String>,
+    /// Received at or after.
+    pub since: Option<DateTime<Utc>>,
+}
+
+fn filtered<'a>(tenant: &'a str, f: &'a ReceiptFilter) -> r::BoxedQuery<'a, diesel::pg::Pg> {
+    let mut q = r::table.filter(r::tenant_id.eq(tenant)).into_boxed();
+    if let Some(s) = f.status {
+        q = q.filter(r::status.eq(s));
+    }
+    if let Some(c) = &f.code {
+        q = q.filter(r::error_code.eq(c));
+    }
+    if let Some(i) = &f.insurer {
+        q = q.filter(r::insurer.eq(i));
+    }
+    if let Some(p) = &f.proposal_id {
+        q = q.filter(r::proposal_id.eq(p));
+    }
+    if let Some(t) = f.since {
+        q = q.filter(r::received_at.ge(t));
+    }
+    q
+}
+
+/// The tenant's receipts matching `filter`, newest first, below `before_id`.
 pub async fn list(
     conn: &mut AsyncPgConnection,
     tenant: &str,
-    status: Option<ReceiptStatus>,
+    filter: &ReceiptFilter,
     before_id: Option<i64>,
     limit: i64,
 ) -> QueryResult<Vec<ReceiptRow>> {
-    let mut q = r::table
-        .filter(r::tenant_id.eq(tenant))
+    let mut q = filtered(tenant, filter)
         .select(ReceiptRow::as_select())
         .order(r::id.desc())
-        .limit(limit)
-        .into_boxed();
-    if let Some(s) = status {
-        q = q.filter(r::status.eq(s));
-    }
+        .limit(limit);
     if let Some(b) = before_id {
         q = q.filter(r::id.lt(b));
     }
     q.load(conn).await
+}
+
+/// Ids of the tenant's receipts matching `filter`, oldest (first received) first, above
+/// `after_id`: the order a bulk replay takes them in.
+pub async fn oldest_matching(
+    conn: &mut AsyncPgConnection,
+    tenant: &str,
+    filter: &ReceiptFilter,
+    after_id: Option<i64>,
+    limit: i64,
+) -> QueryResult<Vec<i64>> {
+    let mut q = filtered(tenant, filter)
+        .select(r::id)
+        .order(r::id.asc())
+        .limit(limit);
+    if let Some(a) = after_id {
+        q = q.filter(r::id.gt(a));
+    }
+    q.load(conn).await
+}
+
+/// The integration's oldest deferred receipt (arrival order: ids are given on arrival).
+pub async fn oldest_deferred(
+    conn: &mut AsyncPgConnection,
+    integration_id: i64,
+) -> QueryResult<Option<Receipt>> {
+    r::table
+        .filter(r::integration_id.eq(integration_id))
+        .filter(r::status.eq(ReceiptStatus::Deferred))
+        .order(r::id.asc())
+        .select(Receipt::as_select())
+        .first(conn)
+        .await
+        .optional()
+}
+
+/// How many of the integration's receipts wait for it to be resumed.
+pub async fn count_deferred(conn: &mut AsyncPgConnection, integration_id: i64) -> QueryResult<i64> {
+    r::table
+        .filter(r::integration_id.eq(integration_id))
+        .filter(r::status.eq(ReceiptStatus::Deferred))
+        .count()
+        .get_result(conn)
+        .await
+}
+
+/// Stored while its integration is paused: answered 202, applied on resume. `proposal_id` is
+/// the proposal its body names, read leniently (it is parsed only when applied).
+pub async fn record_deferred(
+    conn: &mut AsyncPgConnection,
+    id: i64,
+    proposal_id: Option<&str>,
+) -> QueryResult<()> {
+    diesel::update(r::table.find(id))
+        .set((
+            r::status.eq(ReceiptStatus::Deferred),
+            r::http_status.eq(Some(202i16)),
+            r::error_code.eq(None::<String>),
+            r::error_detail.eq(None::<String>),
+            r::proposal_id.eq(proposal_id.map(|p| p.replace('\0', "\\u0000"))),
+            r::attempts.eq(r::attempts + 1),
+            r::processed_at.eq(diesel::dsl::now),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(())
 }
 
 /// What a receipt keeps of a callback answered 200.
@@ -197,6 +295,8 @@ pub async fn lock_if_received(
 /// `prune`: deletes receipts received before `cutoff`, oldest first, `batch` at a time, each
 /// batch its own statement and transaction (nothing long-held, so callbacks keep their pace);
 /// `progress` hears the running total after each batch. Returns how many were deleted.
+/// Deferred receipts are kept whatever their age: they are callbacks a paused integration has
+/// not applied yet.
 pub async fn prune(
     conn: &mut AsyncPgConnection,
     cutoff: DateTime<Utc>,
@@ -208,7 +308,8 @@ pub async fn prune(
         // diesel's DSL cannot delete through a LIMITed subselect of the same table.
         let deleted = diesel::sql_query(
             "DELETE FROM proposal.callback_receipts WHERE id IN (
-                 SELECT id FROM proposal.callback_receipts WHERE received_at < $1
+                 SELECT id FROM proposal.callback_receipts
+                 WHERE received_at < $1 AND status <> 'deferred'
                  ORDER BY received_at, id LIMIT $2)",
         )
         .bind::<diesel::sql_types::Timestamptz, _>(cutoff)

@@ -1,6 +1,6 @@
 use serde_json::{Value, json};
 
-use crate::support::{ProposalState, TestApp, edited, example, strings};
+use crate::support::{ProposalState, TestApp, edited, example, strings, subject};
 
 const EXAMPLES: [(&str, &str, &str); 9] = [
     ("porto", "approved", "POR-2026-000123"),
@@ -40,7 +40,7 @@ async fn each_insurers_three_outcomes() {
                 in_queue: !final_,
                 events,
                 history: vec![format!("under_analysis->{outcome}")],
-                emails: vec![format!("Proposal {id}: {outcome}")],
+                emails: vec![subject(id, outcome)],
             },
             "{insurer}/{outcome}"
         );
@@ -67,20 +67,40 @@ async fn a_pending_email_says_what_the_insurer_asks_for() {
         .load(&mut t.conn().await)
         .await
         .unwrap();
+    // In Portuguese, with the insurer's name, the proposal and the tenant, and each thing the
+    // insurer asks for on a line of its own.
+    let pending = |insurer: &str, id: &str, asks: &[&str]| {
+        let asks: String = asks.iter().map(|a| format!("- {a}\n")).collect();
+        format!(
+            "Olá,\n\nA seguradora {insurer} precisa de mais informações para concluir a análise da proposta {id} de seguro fiança locatícia:\n\n{asks}\nImobiliária Demo A vai orientar você sobre como enviar o que foi pedido. A análise continua assim que tudo chegar.\n\nAtenciosamente,\nImobiliária Demo A\n\nMensagem automática sobre a proposta {id}. Em caso de dúvida, fale com Imobiliária Demo A.\n"
+        )
+    };
     assert_eq!(
         bodies,
         vec![
             (
                 "locatario.por-2026-000124@demo-a.example.com".into(),
-                "Proposal POR-2026-000124 is now pending.\n\nThe insurer asks for:\n- Comprovante de renda ilegível\n".into()
+                pending(
+                    "Porto Seguro",
+                    "POR-2026-000124",
+                    &["Comprovante de renda ilegível"]
+                )
             ),
             (
                 "locatario.548813@demo-a.example.com".into(),
-                "Proposal 548813 is now pending.\n\nThe insurer asks for:\n- Pending: guarantor documents\n".into()
+                pending("Tokio Marine", "548813", &["Pending: guarantor documents"])
             ),
             (
                 "locatario.99121@demo-a.example.com".into(),
-                "Proposal 99121 is now pending.\n\nThe insurer asks for:\n- Aguardando documentos\n- RG: Documento de identidade do fiador\n- IR: Declaração de imposto de renda\n".into()
+                pending(
+                    "Too Seguros",
+                    "99121",
+                    &[
+                        "Aguardando documentos",
+                        "RG: Documento de identidade do fiador",
+                        "IR: Declaração de imposto de renda"
+                    ]
+                )
             ),
         ]
     );

@@ -9,7 +9,7 @@ use proposal_callback::email::worker::{self, Mailer};
 use proposal_callback::metrics::OutboxMetrics;
 use proposal_callback::schema::proposal::email_outbox as o;
 
-use crate::support::{TestApp, example};
+use crate::support::{TestApp, example, read_mail, subject};
 use common::test_support::SmtpSink;
 
 fn config(smtp_url: Option<String>) -> EmailConfig {
@@ -87,25 +87,31 @@ async fn the_outbox_reaches_smtp_once_and_is_retried_while_the_relay_is_down() {
         "nothing is sent twice"
     );
 
-    let messages = sink.messages();
+    let messages: Vec<_> = sink.messages().iter().map(read_mail).collect();
     assert_eq!(messages.len(), 2);
+    let pending = &messages[0];
     assert_eq!(
-        messages[0].rcpt,
+        pending.to,
         vec!["locatario.99121@demo-a.example.com".to_owned()]
     );
-    let data = &messages[0].data;
-    assert!(data.contains("Subject: Proposal 99121: pending"), "{data}");
+    assert_eq!(pending.subject, subject("99121", "pending"));
+    assert_eq!(pending.from, "Propostas <propostas@demo.example>");
     assert!(
-        data.contains("From: Propostas <propostas@demo.example>"),
-        "{data}"
+        pending
+            .message_id
+            .as_deref()
+            .is_some_and(|id| id.starts_with("outbox-")),
+        "{pending:?}"
     );
-    assert!(data.contains("Message-ID: <outbox-"), "{data}");
-    assert!(data.contains("RG"), "{data}");
     assert!(
-        messages[1]
-            .data
-            .contains("Subject: Proposal POR-2026-000123: approved")
+        pending
+            .text
+            .contains("- RG: Documento de identidade do fiador\n"),
+        "{}",
+        pending.text
     );
+    assert!(pending.ascii_only && !pending.tls);
+    assert_eq!(messages[1].subject, subject("POR-2026-000123", "approved"));
 }
 
 /// Two workers (two replicas) on one outbox send each email once.

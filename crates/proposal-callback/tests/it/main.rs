@@ -3,15 +3,20 @@
 mod support;
 
 mod admin;
+mod admin_token;
 mod auth;
 mod callback;
 mod email;
 mod exactly_once;
 mod hostile;
+mod mail;
 mod migrations;
 mod order;
+mod pause;
 mod register;
 mod restart;
 mod serve;
+mod staff_tokens;
+mod story;
 mod sweeper;
 mod token_binding;

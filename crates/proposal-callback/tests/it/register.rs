@@ -117,7 +117,8 @@ async fn the_insurer_receives_the_specs_request_and_its_token_works() {
     assert_eq!(body["environment"], "homologation");
     assert_eq!(body["is_callback_active"], true);
     assert!(body["callback_registered_at"].is_string(), "{body}");
-    assert_eq!(body.as_object().unwrap().len(), 5, "{body}");
+    assert_eq!(body["paused_at"], Value::Null);
+    assert_eq!(body.as_object().unwrap().len(), 6, "{body}");
 
     let received = insurer.received();
     assert_eq!(received.len(), 1);

@@ -8,7 +8,7 @@ use common::db;
 use proposal_callback::registration::config::RegistrationConfig;
 use proposal_callback::startup;
 
-use crate::support::{SECRET, TestApp, example, keys, read, serve};
+use crate::support::{SECRET, TestApp, example, keys, read, read_mail, serve, subject};
 use common::test_support::SmtpSink;
 
 struct Killed(Child);
@@ -86,16 +86,12 @@ async fn serve_receives_a_callback_and_its_worker_mails_it() {
         !sink.messages().is_empty()
     })
     .await;
-    let mail = &sink.messages()[0];
+    let mail = read_mail(&sink.messages()[0]);
     assert_eq!(
-        mail.rcpt,
+        mail.to,
         vec!["locatario.99121@demo-a.example.com".to_owned()]
     );
-    assert!(
-        mail.data.contains("Subject: Proposal 99121: pending"),
-        "{}",
-        mail.data
-    );
+    assert_eq!(mail.subject, subject("99121", "pending"));
 }
 
 #[actix_web::test]

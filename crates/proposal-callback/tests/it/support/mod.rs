@@ -85,13 +85,25 @@ impl TestApp {
 
     /// With RegisterCallback configured by `registration`, given the service's own base URL.
     pub async fn start_with(registration: impl FnOnce(&str) -> RegistrationConfig) -> TestApp {
+        Self::start_custom(registration, |state| state).await
+    }
+
+    /// With the state `serve` would build changed by `state` (an identity provider, ...).
+    pub async fn start_with_state(state: impl FnOnce(AppState) -> AppState) -> TestApp {
+        Self::start_custom(|_| RegistrationConfig::default(), state).await
+    }
+
+    async fn start_custom(
+        registration: impl FnOnce(&str) -> RegistrationConfig,
+        change: impl FnOnce(AppState) -> AppState,
+    ) -> TestApp {
         let db = TestDb::new(SCHEMA, MIGRATIONS, MIGRATIONS_DIR).await;
         let seed = seeded(&db.pool()).await;
         // The server gets a pool of its own, so its connections live on its workers.
         let pool = db::pool(db.url(), &startup::pool_settings(8)).unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let own_base = format!("http://{}", listener.local_addr().unwrap());
-        let state = startup::state(pool, keys(), registration(&own_base)).unwrap();
+        let state = change(startup::state(pool, keys(), registration(&own_base)).unwrap());
         let (base, handle) = serve_on(listener, state);
         TestApp {
             db,
@@ -281,6 +293,57 @@ pub async fn proposal_state(
         events,
         history,
         emails,
+    }
+}
+
+/// The subject of the email a transition of demo-a's proposal `id` to `status` sends.
+pub fn subject(id: &str, status: &str) -> String {
+    let what = match status {
+        "approved" => "aprovada",
+        "pending" => "pendente: faltam informações",
+        "refused" => "recusada",
+        "under_analysis" => "em análise",
+        other => panic!("no status {other}"),
+    };
+    format!("Proposta {id} {what} | Imobiliária Demo A")
+}
+
+/// An email as the relay received it, read as a mail client reads it: headers decoded
+/// (RFC 2047), parts decoded (quoted-printable, base64), line ends `\n`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mail {
+    pub to: Vec<String>,
+    pub from: String,
+    pub subject: String,
+    pub text: String,
+    pub html: Option<String>,
+    pub message_id: Option<String>,
+    /// Every byte of the message as sent is 7-bit ASCII: the UTF-8 text travelled encoded.
+    pub ascii_only: bool,
+    pub tls: bool,
+}
+
+pub fn read_mail(received: &common::test_support::Received) -> Mail {
+    let m = mail_parser::MessageParser::default()
+        .parse(received.data.as_bytes())
+        .unwrap_or_else(|| panic!("not a message: {}", received.data));
+    let unix = |s: std::borrow::Cow<'_, str>| s.replace("\r\n", "\n");
+    let from = m.from().and_then(|a| a.first()).unwrap();
+    Mail {
+        to: received.rcpt.clone(),
+        from: format!(
+            "{} <{}>",
+            from.name().unwrap_or_default(),
+            from.address().unwrap_or_default()
+        ),
+        subject: m.subject().unwrap_or_default().to_owned(),
+        text: m.body_text(0).map(unix).unwrap_or_default(),
+        html: (m.html_body_count() > 0)
+            .then(|| m.body_html(0).map(unix))
+            .flatten(),
+        message_id: m.message_id().map(str::to_owned),
+        ascii_only: received.data.is_ascii(),
+        tls: received.tls,
     }
 }
 

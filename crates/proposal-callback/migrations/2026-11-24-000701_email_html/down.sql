@@ -1,0 +1,1 @@
+ALTER TABLE email_outbox DROP COLUMN html_body;

@@ -1,0 +1,244 @@
+//! Who may use the admin routes (docs/proposal-callback.md, "Operators"): a tenant admin
+//! token this service signed (`proposal-callback token --tenant T --admin`, HS256, audience
+//! `proposal-callback-admin`) or, when an identity provider is configured, a token of the
+//! tenant's staff signed by it (RS256/ES256, its keys fetched from `JWT_JWKS_URL`, checked by
+//! `common::auth::idp`). The provider's token names the tenant in a claim
+//! (`JWT_TENANT_CLAIM`, default `tenant`) and must carry the admin role in another
+//! (`JWT_ROLES_CLAIM`, default `roles`, a dotted path such as `realm_access.roles` for
+//! Keycloak; `JWT_ADMIN_ROLE`, default `admin`).
+
+use std::sync::Arc;
+
+use common::Problem;
+use common::auth::idp::{IdpIdentity, IdpVerifier};
+use common::auth::{JwtKeys, TokenError, TokenVerifier, Verified};
+use common::config::{ConfigError, Source};
+use serde_json::{Map, Value};
+
+use crate::auth::jwt::AdminClaims;
+use crate::error::Error;
+
+/// A tenant's administrator; every admin route is scoped to `tenant`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Admin {
+    /// Who: the token's `sub`, or the provider's user claim.
+    pub sub: String,
+    pub tenant: String,
+}
+
+/// Where the provider's token says who the tenant is and whether its holder is an admin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaffClaims {
+    /// `JWT_TENANT_CLAIM`: the claim holding the tenant id (dsTenantId).
+    pub tenant_claim: String,
+    /// `JWT_ROLES_CLAIM`: the claim holding the roles (a string or an array of strings); dots
+    /// walk into objects.
+    pub roles_claim: String,
+    /// `JWT_ADMIN_ROLE`: the role that opens the admin routes.
+    pub admin_role: String,
+}
+
+impl Default for StaffClaims {
+    fn default() -> Self {
+        Self {
+            tenant_claim: "tenant".into(),
+            roles_claim: "roles".into(),
+            admin_role: "admin".into(),
+        }
+    }
+}
+
+impl StaffClaims {
+    pub fn from_source(src: &dyn Source) -> Result<Self, ConfigError> {
+        let d = Self::default();
+        let read = |name: &str, default: String| -> Result<String, ConfigError> {
+            match src.get(name).map(|v| v.trim().to_owned()) {
+                None => Ok(default),
+                Some(v) if v.is_empty() || v.split('.').any(str::is_empty) => {
+                    Err(ConfigError::Invalid {
+                        name: name.into(),
+                        reason: "must name a claim (dots walk into objects)".into(),
+                    })
+                }
+                Some(v) => Ok(v),
+            }
+        };
+        Ok(Self {
+            tenant_claim: read("JWT_TENANT_CLAIM", d.tenant_claim)?,
+            roles_claim: read("JWT_ROLES_CLAIM", d.roles_claim)?,
+            admin_role: read("JWT_ADMIN_ROLE", d.admin_role)?,
+        })
+    }
+
+    /// The admin a verified provider token names: 403 when it names no valid tenant or lacks
+    /// the admin role.
+    pub fn admin(&self, identity: &IdpIdentity) -> Result<Admin, Error> {
+        let tenant = match claim(&identity.claims, &self.tenant_claim) {
+            Some(Value::String(t)) if valid_tenant(t) => t.clone(),
+            _ => {
+                return Err(Error::Forbidden(
+                    "the token names no tenant this service knows how to read",
+                ));
+            }
+        };
+        let is_admin = match claim(&identity.claims, &self.roles_claim) {
+            Some(Value::String(role)) => role == &self.admin_role,
+            Some(Value::Array(roles)) => roles.iter().any(|r| r.as_str() == Some(&self.admin_role)),
+            _ => false,
+        };
+        if !is_admin {
+            return Err(Error::Forbidden("this route needs role admin"));
+        }
+        Ok(Admin {
+            sub: identity.user.clone(),
+            tenant,
+        })
+    }
+}
+
+/// A claim by dotted path (`realm_access.roles`).
+fn claim<'a>(claims: &'a Map<String, Value>, path: &str) -> Option<&'a Value> {
+    let mut parts = path.split('.');
+    let mut value = claims.get(parts.next()?)?;
+    for part in parts {
+        value = value.as_object()?.get(part)?;
+    }
+    Some(value)
+}
+
+/// A tenant id as the callback URL has it: `[A-Za-z0-9_-]{1,64}`.
+fn valid_tenant(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Verifies admin tokens: this service's own and, when configured, the provider's. Cheap to
+/// clone.
+#[derive(Clone, Debug)]
+pub struct AdminTokens {
+    verifier: TokenVerifier,
+    staff: Option<Arc<StaffClaims>>,
+}
+
+impl AdminTokens {
+    /// Only this service's admin tokens (`keys` bound to the admin audience).
+    pub fn new(keys: JwtKeys) -> Self {
+        Self {
+            verifier: TokenVerifier::new(keys),
+            staff: None,
+        }
+    }
+
+    /// The provider's staff tokens too.
+    pub fn with_idp(mut self, idp: IdpVerifier, staff: StaffClaims) -> Self {
+        self.verifier = self.verifier.with_idp(idp);
+        self.staff = Some(Arc::new(staff));
+        self
+    }
+
+    pub fn idp(&self) -> Option<&IdpVerifier> {
+        self.verifier.idp()
+    }
+
+    /// The admin `token` is for: 401 naming the rule it breaks, 403 without the admin role,
+    /// 503 when the provider's keys cannot be fetched.
+    pub async fn admin(&self, token: &str) -> Result<Admin, Error> {
+        match self.verifier.verify::<AdminClaims>(token).await {
+            Ok(Verified::Local(claims)) => {
+                if claims.role != "admin" {
+                    return Err(Error::Forbidden("this route needs role admin"));
+                }
+                Ok(Admin {
+                    sub: claims.sub,
+                    tenant: claims.tenant,
+                })
+            }
+            Ok(Verified::Idp(identity)) => match &self.staff {
+                Some(staff) => staff.admin(&identity),
+                None => Err(Error::Internal(
+                    "a provider token verified without staff claims".into(),
+                )),
+            },
+            Err(e @ TokenError::ProviderUnavailable) => {
+                tracing::warn!(error = %e, "admin token: identity provider unavailable");
+                Err(Error::Problem(Problem::from(e)))
+            }
+            Err(e) => Err(Error::Problem(Problem::from(e))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::collections::HashMap;
+
+    fn identity(claims: Value) -> IdpIdentity {
+        IdpIdentity {
+            user: "maria".into(),
+            claims: claims.as_object().unwrap().clone(),
+        }
+    }
+
+    #[test]
+    fn the_tenant_and_the_role_come_from_the_configured_claims() {
+        let staff = StaffClaims::default();
+        assert_eq!(
+            staff
+                .admin(&identity(
+                    json!({"tenant": "demo-a", "roles": ["viewer", "admin"]})
+                ))
+                .unwrap(),
+            Admin {
+                sub: "maria".into(),
+                tenant: "demo-a".into()
+            }
+        );
+        assert!(
+            staff
+                .admin(&identity(json!({"tenant": "demo-a", "roles": "admin"})))
+                .is_ok()
+        );
+        for claims in [
+            json!({"tenant": "demo-a", "roles": ["viewer"]}),
+            json!({"tenant": "demo-a"}),
+            json!({"roles": ["admin"]}),
+            json!({"tenant": "demo a", "roles": ["admin"]}),
+            json!({"tenant": 7, "roles": ["admin"]}),
+        ] {
+            assert!(
+                matches!(
+                    staff.admin(&identity(claims.clone())),
+                    Err(Error::Forbidden(_))
+                ),
+                "{claims}"
+            );
+        }
+        let keycloak = StaffClaims::from_source(&HashMap::from([
+            ("JWT_TENANT_CLAIM".to_owned(), "ds_tenant_id".to_owned()),
+            (
+                "JWT_ROLES_CLAIM".to_owned(),
+                "realm_access.roles".to_owned(),
+            ),
+            ("JWT_ADMIN_ROLE".to_owned(), "proposal-admin".to_owned()),
+        ]))
+        .unwrap();
+        assert!(
+            keycloak
+                .admin(&identity(json!({
+                    "ds_tenant_id": "demo-b",
+                    "realm_access": {"roles": ["offline_access", "proposal-admin"]}
+                })))
+                .is_ok_and(|a| a.tenant == "demo-b")
+        );
+        let err = StaffClaims::from_source(&HashMap::from([(
+            "JWT_ROLES_CLAIM".to_owned(),
+            "realm_access.".to_owned(),
+        )]))
+        .unwrap_err();
+        assert!(err.to_string().contains("JWT_ROLES_CLAIM"), "{err}");
+    }
+}

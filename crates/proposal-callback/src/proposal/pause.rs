@@ -1,0 +1,157 @@
+//! Pausing and resuming an integration (docs/proposal-callback.md, "Pause and resume").
+//!
+//! Every stored receipt is processed through [`process`]: in one transaction it takes the
+//! integration's pause lock *shared*, reads whether the integration is paused and either
+//! records the receipt `deferred` (answered 202) or applies it. [`pause`] takes the lock
+//! *alone* to set the pause, so it waits for the callbacks being applied and every later one
+//! sees it. [`resume`] applies the deferred receipts oldest first, each in a transaction that
+//! holds the lock alone, and clears the pause in the transaction that finds none left: a
+//! callback arriving meanwhile is either deferred (and applied by the resume after the older
+//! ones) or waits and is applied live after all of them. Two resumes at once take turns on
+//! the lock, one receipt at a time, so the order holds whatever the number of replicas.
+
+use std::collections::BTreeMap;
+
+use diesel_async::{AsyncConnection, AsyncPgConnection};
+
+use crate::error::Error;
+use crate::insurer;
+use crate::proposal::apply::{Processed, handle_receipt};
+use crate::store::integrations::{self, IntegrationRow};
+use crate::store::receipts::{self, Receipt};
+
+/// The most deferred receipts one resume applies; with more, the integration stays paused
+/// and the answer says how many are left (resume again).
+pub const RESUME_MAX: usize = 1000;
+
+/// Processes a stored receipt (live, swept or replayed): deferred while its integration is
+/// paused, applied otherwise. Errors as [`handle_receipt`]'s: a failure the sender caused is
+/// recorded on the receipt.
+pub async fn process(conn: &mut AsyncPgConnection, receipt: &Receipt) -> Result<Processed, Error> {
+    let Some(integration_id) = receipt.integration_id else {
+        return handle_receipt(conn, receipt).await;
+    };
+    conn.transaction::<_, Error, _>(async |conn| {
+        integrations::hold_shared(conn, integration_id).await?;
+        if integrations::is_paused(conn, integration_id).await? {
+            // Not parsed until the resume, but an operator can already find it by proposal.
+            let proposal = insurer::proposal_hint(&receipt.insurer, &receipt.body);
+            receipts::record_deferred(conn, receipt.id, proposal.as_deref()).await?;
+            return Ok(Ok(Processed::deferred()));
+        }
+        match handle_receipt(conn, receipt).await {
+            Ok(done) => Ok(Ok(done)),
+            // Recorded on the receipt by `handle_receipt`: committed with it.
+            Err(e) if e.is_client_error() => Ok(Err(e)),
+            Err(e) => Err(e),
+        }
+    })
+    .await?
+}
+
+/// The integration, if it is `tenant`'s: 404 when it does not exist, 403 when it is another
+/// tenant's (as RegisterCallback answers).
+pub async fn own_integration(
+    conn: &mut AsyncPgConnection,
+    tenant: &str,
+    id: i64,
+) -> Result<IntegrationRow, Error> {
+    let row = integrations::find(conn, id)
+        .await?
+        .ok_or(Error::IntegrationNotFound(id))?;
+    if row.tenant_id != tenant {
+        return Err(Error::Forbidden(
+            "this integration belongs to another tenant",
+        ));
+    }
+    Ok(row)
+}
+
+/// Pauses `tenant`'s integration `id` (a no-op when it is paused already). Returns once no
+/// callback of it is being applied: every later one is deferred.
+pub async fn pause(
+    conn: &mut AsyncPgConnection,
+    tenant: &str,
+    id: i64,
+) -> Result<IntegrationRow, Error> {
+    own_integration(conn, tenant, id).await?;
+    conn.transaction::<_, Error, _>(async |conn| {
+        integrations::hold_exclusive(conn, id).await?;
+        Ok(integrations::set_paused(conn, id).await?)
+    })
+    .await
+}
+
+/// What a resume did.
+#[derive(Debug, Clone)]
+pub struct Resumed {
+    /// The integration afterwards: `paused_at` is null unless receipts are left.
+    pub integration: IntegrationRow,
+    /// Deferred receipts applied by this call, per outcome (`processed`, `duplicate`, ...,
+    /// or the error code of one that failed, such as `proposal_not_found`).
+    pub outcomes: BTreeMap<String, usize>,
+    /// Deferred receipts still waiting (more than [`RESUME_MAX`]): resume again.
+    pub remaining: i64,
+}
+
+enum Step {
+    Applied(String),
+    Done(IntegrationRow),
+}
+
+/// Resumes `tenant`'s integration `id`: applies its deferred receipts in arrival order (at
+/// most `max`), then ends the pause. Safe to run on several replicas at once and while
+/// callbacks arrive (see the module's notes). Resuming an integration that is not paused
+/// changes nothing.
+pub async fn resume(
+    conn: &mut AsyncPgConnection,
+    tenant: &str,
+    id: i64,
+    max: usize,
+) -> Result<Resumed, Error> {
+    let mut integration = own_integration(conn, tenant, id).await?;
+    let mut outcomes = BTreeMap::new();
+    let mut applied = 0;
+    while integration.paused_at.is_some() {
+        if applied >= max {
+            let remaining = receipts::count_deferred(conn, id).await?;
+            if remaining > 0 {
+                return Ok(Resumed {
+                    integration,
+                    outcomes,
+                    remaining,
+                });
+            }
+        }
+        let step = conn
+            .transaction::<_, Error, _>(async |conn| {
+                integrations::hold_exclusive(conn, id).await?;
+                let Some(receipt) = receipts::oldest_deferred(conn, id).await? else {
+                    return Ok(Step::Done(integrations::clear_paused(conn, id).await?));
+                };
+                match handle_receipt(conn, &receipt).await {
+                    Ok(done) => Ok(Step::Applied(done.outcome.as_str().to_owned())),
+                    Err(e) if e.is_client_error() => Ok(Step::Applied(e.code().to_owned())),
+                    Err(e) => Err(e),
+                }
+            })
+            .await?;
+        match step {
+            Step::Applied(outcome) => {
+                crate::metrics::count_callback(
+                    &integration.tenant_id,
+                    &integration.insurer,
+                    &outcome,
+                );
+                *outcomes.entry(outcome).or_insert(0) += 1;
+                applied += 1;
+            }
+            Step::Done(row) => integration = row,
+        }
+    }
+    Ok(Resumed {
+        integration,
+        outcomes,
+        remaining: 0,
+    })
+}

@@ -1,0 +1,63 @@
+//! Replays in bulk (docs/proposal-callback.md, "Repairs"): every stored receipt of a tenant
+//! that matches a filter is processed again, oldest first, with the live rules (so a receipt
+//! applied before answers `duplicate` again, and a paused integration's receipt is
+//! deferred). Each receipt is processed in its own transaction, as a live callback is.
+
+use std::collections::BTreeMap;
+
+use diesel_async::AsyncPgConnection;
+
+use crate::error::Error;
+use crate::proposal::pause::process;
+use crate::store::receipts::{self, ReceiptFilter};
+
+/// The most receipts one bulk replay processes; `next_after_id` pages through the rest.
+pub const REPLAY_MAX: i64 = 500;
+/// When the request names no limit.
+pub const REPLAY_DEFAULT: i64 = 100;
+
+/// What a bulk replay did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replayed {
+    /// Receipts processed, per outcome: `processed`, `duplicate`, `unchanged`, `stale`,
+    /// `ignored`, `deferred`, or the error code of one that failed again.
+    pub outcomes: BTreeMap<String, usize>,
+    /// Receipts processed (the sum of `outcomes`).
+    pub replayed: usize,
+    /// The last receipt processed, when more match: pass it as `after_id` to go on.
+    pub next_after_id: Option<i64>,
+}
+
+/// Processes again `tenant`'s receipts matching `filter` with ids above `after_id`, oldest
+/// first, at most `limit`. A server-side failure (database) stops it: the receipts processed
+/// until then keep their new outcome, and running it again is safe (live rules).
+pub async fn replay_matching(
+    conn: &mut AsyncPgConnection,
+    tenant: &str,
+    filter: &ReceiptFilter,
+    after_id: Option<i64>,
+    limit: i64,
+) -> Result<Replayed, Error> {
+    let mut ids = receipts::oldest_matching(conn, tenant, filter, after_id, limit + 1).await?;
+    let more = ids.len() as i64 > limit;
+    ids.truncate(limit as usize);
+    let mut outcomes = BTreeMap::new();
+    for &id in &ids {
+        // Found again by tenant: another tenant's receipt is never touched.
+        let Some(receipt) = receipts::find(conn, tenant, id).await? else {
+            continue;
+        };
+        let outcome = match process(conn, &receipt).await {
+            Ok(done) => done.outcome.as_str().to_owned(),
+            Err(e) if e.is_client_error() => e.code().to_owned(),
+            Err(e) => return Err(e),
+        };
+        crate::metrics::count_callback(tenant, &receipt.insurer, &outcome);
+        *outcomes.entry(outcome).or_insert(0) += 1;
+    }
+    Ok(Replayed {
+        replayed: outcomes.values().sum(),
+        outcomes,
+        next_after_id: if more { ids.last().copied() } else { None },
+    })
+}
