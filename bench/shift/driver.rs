@@ -116,6 +116,8 @@ struct Shared {
     log: Arc<Mutex<Log>>,
     writes: Arc<AtomicU64>,
     messages: Arc<AtomicU64>,
+    /// Numbers the idempotency keys of the writes.
+    keys: Arc<AtomicU64>,
     /// Set when every call taker is done and every incident is final: people go home.
     done: Arc<AtomicBool>,
 }
@@ -142,6 +144,9 @@ struct Client {
 }
 
 impl Client {
+    /// One request as the client sends it: a `503` (the service is saturated or its database
+    /// away) or a lost connection is tried again after a pause, up to five times, as the
+    /// client does; a `POST` carries an `Idempotency-Key`, so a retry never writes twice.
     async fn send(
         &self,
         method: reqwest::Method,
@@ -149,36 +154,59 @@ impl Client {
         if_match: Option<i64>,
         body: Option<Value>,
     ) -> Answer {
-        let mut req = self
-            .s
-            .http
-            .request(method, format!("{}{path}", self.s.base))
-            .bearer_auth(&self.who.token);
-        if let Some(v) = if_match {
-            req = req.header("If-Match", format!("\"{v}\""));
-        }
-        if let Some(b) = body {
-            req = req.json(&b);
-        }
-        let res = match req.send().await {
-            Ok(r) => r,
-            Err(e) => {
-                return Answer {
+        let key = (method == reqwest::Method::POST).then(|| {
+            format!(
+                "shift-{}-{}",
+                self.who.id,
+                self.s.keys.fetch_add(1, Ordering::Relaxed)
+            )
+        });
+        let mut answer = Answer {
+            status: 0,
+            etag: None,
+            body: Value::Null,
+        };
+        for attempt in 0..5u64 {
+            if attempt > 0 {
+                tokio::time::sleep(Duration::from_millis(200 * attempt)).await;
+            }
+            let mut req = self
+                .s
+                .http
+                .request(method.clone(), format!("{}{path}", self.s.base))
+                .bearer_auth(&self.who.token);
+            if let Some(v) = if_match {
+                req = req.header("If-Match", format!("\"{v}\""));
+            }
+            if let Some(k) = &key {
+                req = req.header("Idempotency-Key", k);
+            }
+            if let Some(b) = &body {
+                req = req.json(b);
+            }
+            answer = match req.send().await {
+                Ok(res) => {
+                    let status = res.status().as_u16();
+                    let etag = res
+                        .headers()
+                        .get("etag")
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.trim_start_matches("W/").trim_matches('"').parse().ok());
+                    let bytes = res.bytes().await.unwrap_or_default();
+                    let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+                    Answer { status, etag, body }
+                }
+                Err(e) => Answer {
                     status: 0,
                     etag: None,
                     body: json!(e.to_string()),
-                };
+                },
+            };
+            if !matches!(answer.status, 0 | 503) {
+                break;
             }
-        };
-        let status = res.status().as_u16();
-        let etag = res
-            .headers()
-            .get("etag")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim_start_matches("W/").trim_matches('"').parse().ok());
-        let bytes = res.bytes().await.unwrap_or_default();
-        let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-        Answer { status, etag, body }
+        }
+        answer
     }
 
     /// One screen: the requests `show` makes, timed together.
@@ -414,6 +442,7 @@ pub async fn run(cfg: Config) -> Outcome {
         log: Arc::default(),
         writes: Arc::default(),
         messages: Arc::default(),
+        keys: Arc::default(),
         done: Arc::default(),
     };
     let reference = Reference::load(&Client {
@@ -756,6 +785,9 @@ async fn regulate(
             c.get(&format!("/incident/{id}/regulation")).await
         })
         .await;
+    if screen.status != 200 {
+        return Regulated::Retry;
+    }
     if screen.body["incident"]["state"] != "awaiting_regulation" {
         return Regulated::NotMine;
     }
@@ -956,6 +988,9 @@ async fn dispatch_one(
             (sel, options)
         })
         .await;
+    if sel.status != 200 || options.status != 200 {
+        return false; // try again on the next tick
+    }
     if sel.body["state"] != "regulated" {
         return true; // closed without a unit, or cancelled
     }
