@@ -112,6 +112,8 @@ SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a de
     AND NOT (indisvalid AND indisready)) v(c, id, x) GROUP BY c;
 SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'a secondary index is missing', NULL::bigint, name FROM (VALUES
     ('incidents_search'), ('incidents_newest'), ('incidents_state'), ('incidents_caller_phone'),
+    ('incidents_phone_digits'), ('incidents_open'), ('incidents_regulator'),
+    ('incidents_assignee'),
     ('incidents_number_key'), ('incident_history_incident'), ('prank_calls_phone'),
     ('prank_calls_incident_id_key'), ('technical_decisions_incident'), ('dispatches_incident'),
     ('dispatches_unit_busy'), ('incident_intercurrences_incident')) AS v(name)

@@ -13,20 +13,22 @@
 # wrk counts every answer: the non2xx column says how many were not 2xx (a 503 is a
 # statement that ran past the 5 s statement_timeout), so read r/s together with it.
 # Environment: PGURL, TARGET_DIR, BIN (see lib.sh and build-dispatch.sh), N (2000000),
-# SCALE_DB (scale_dispatch_<N>), DURATION (s per route, 10), CONNECTIONS (16),
-# PORT (18190; the large database's server takes PORT+1), ROUTES (an egrep filter on the
-# route names), KEEP_DEMO (1 keeps scale_dispatch_demo).
+# SCALE_DB (scale_dispatch_<N>), DEMO_DB (scale_dispatch_demo), DURATION (s per route, 10),
+# CONNECTIONS (16), PORT (18190; the large database's server takes PORT+1), ROUTES (an egrep
+# filter on the route names), ROUNDS (1: each route measured once per database; more: the
+# median of that many, the order alternating), KEEP_DEMO (1 keeps the demo database).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 # shellcheck source=bench/scale/lib.sh
 . bench/scale/lib.sh
 N=${N:-2000000}
 SCALE_DB=${SCALE_DB:-scale_dispatch_$N}
-DEMO_DB=scale_dispatch_demo
+DEMO_DB=${DEMO_DB:-scale_dispatch_demo}
 DURATION=${DURATION:-10}
 CONNECTIONS=${CONNECTIONS:-16}
 PORT=${PORT:-18190}
 ROUTES=${ROUTES:-.}
+ROUNDS=${ROUNDS:-1}
 WORK=$(mktemp -d)
 export JWT_SECRET=bench-secret-bench-secret-bench-secret-0 RUST_LOG=warn LOG_FORMAT=json
 export DATABASE_POOL_SIZE=${DATABASE_POOL_SIZE:-16}
@@ -100,6 +102,8 @@ GET /incident/mask?q=rua|r|/incident/mask?q=rua
 GET /incident/mask?q=santos|r|/incident/mask?q=santos
 GET /incident/mask?q=<phone prefix $PHONE_PREFIX>|r|/incident/mask?q=$PHONE_PREFIX
 GET /incident/mask?q=<number $NUMBER>|r|/incident/mask?q=$NUMBER
+GET /incident/mask?state=awaiting_regulation|r|/incident/mask?state=awaiting_regulation
+GET /incident/mask?mine=true|r|/incident/mask?mine=true
 GET /incident/{id}|r|/incident/%s|ids
 GET /incident/{id}?include_history=true|r|/incident/%s?include_history=true|ids
 GET /incident/prank-calls/{phone}|r|/incident/prank-calls/%s|phones
@@ -147,7 +151,14 @@ measure() { # side port token path [values] -> "rps p99ms errors"
   echo "$rps $p99 $errors"
 }
 
-log "measuring: $DURATION s per route and database, $CONNECTIONS connections"
+median() { # file of "rps p99 errors" lines -> "median rps, median p99, total errors"
+  local rps p99
+  rps=$(cut -d' ' -f1 "$1" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')
+  p99=$(cut -d' ' -f2 "$1" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')
+  echo "$rps $p99 $(awk '{n += $3} END {print n + 0}' "$1")"
+}
+
+log "measuring: $DURATION s per route and database, $ROUNDS round(s), $CONNECTIONS connections"
 RESULTS=$WORK/results.txt
 while IFS='|' read -r name who path values; do
   echo "$name" | grep -Eq -- "$ROUTES" || continue
@@ -161,15 +172,26 @@ while IFS='|' read -r name who path values; do
     code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $token" "http://127.0.0.1:$port$p")
     [ "$code" = 200 ] || echo "warning: $name on $side answered $code ($p)" >&2
   done
-  read -r d_rps d_p99 d_err <<< "$(measure demo "$PORT" "$token" "$path" "$values")"
-  read -r s_rps s_p99 s_err <<< "$(measure scale "$((PORT + 1))" "$token" "$path" "$values")"
+  # ROUNDS > 1: the pair is measured again, the order swapped every other round (demo first,
+  # then the large database first), and each side reports its median r/s and median p99,
+  # so a build starting on the shared machine during one measurement weighs less.
+  rm -f "$WORK"/*.samples
+  for round in $(seq "$ROUNDS"); do
+    order="demo scale"; [ $((round % 2)) = 0 ] && order="scale demo"
+    for side in $order; do
+      port=$PORT; [ $side = scale ] && port=$((PORT + 1))
+      measure $side "$port" "$token" "$path" "$values" >> "$WORK/$side.samples"
+    done
+  done
+  read -r d_rps d_p99 d_err <<< "$(median "$WORK/demo.samples")"
+  read -r s_rps s_p99 s_err <<< "$(median "$WORK/scale.samples")"
   echo "$name|$d_rps|$d_p99|$s_rps|$s_p99|$((d_err + s_err))" | tee -a "$RESULTS" >&2
 done <<< "$ROUTE_LIST"
 
 INCIDENTS=$(sql "$SCALE_DB" "SELECT count(*) FROM incidents")
 echo
 echo "$(date -u +'%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "demo: 3,000 incidents; scale: $INCIDENTS incidents ($SCALE_DB); $CONNECTIONS connections, $DURATION s per route"
+echo "demo: 3,000 incidents; scale: $INCIDENTS incidents ($SCALE_DB); $CONNECTIONS connections, $DURATION s per route, median of $ROUNDS round(s)"
 printf '| %-46s | %9s | %9s | %9s | %9s | %6s | %6s |\n' route "demo r/s" "demo p99" \
   "scale r/s" "scale p99" ratio non2xx
 printf '|%s|%s|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..48})" "----------:" "----------:" \

@@ -27,9 +27,6 @@ ALTER TABLE incidents ADD COLUMN search_text TEXT GENERATED ALWAYS AS (dispatch.
     || ' ' || caller_phone || ' ' || regexp_replace(caller_phone, '\D', '', 'g')
     || ' ' || address)) STORED;
 CREATE INDEX incidents_search ON incidents USING gin (search_text gin_trgm_ops);
--- The planner picks between the newest-first scan and the trigram index by how many rows a
--- term matches; finer statistics on the search text make that guess closer.
-ALTER TABLE incidents ALTER COLUMN search_text SET STATISTICS 1000;
 
 -- 2. Phone terms match the digits of the caller's phone, by prefix or whole, at any age.
 CREATE FUNCTION digits_of(text) RETURNS text

@@ -172,59 +172,53 @@ const OPEN: [State; 4] = [
 /// search reads only its scope, newest first along an index, and stops at the page: by
 /// default the incidents created since `since`, then the older ones still open; a text term
 /// takes the word-prefix matches of both, then the other matches. Each part is one
-/// statement, run only while the page is not full: one statement when the first part fills
-/// it, at most four.
+/// statement (two pipelined with `mine`), run only while the page is not full: one when the
+/// first part fills it, at most four.
 pub async fn mask(
-    mut conn: &AsyncPgConnection,
+    conn: &AsyncPgConnection,
     mask: &Mask,
     caller: i64,
 ) -> Result<Vec<IncidentMaskItem>, Error> {
-    let page = |q: MaskQuery<'static>| q.limit(mask.limit).offset(mask.offset);
+    let any_age: Vec<Part<'_>> = vec![Box::new(|| filtered(mask))];
     let rows: Vec<MaskRow> = match &mask.term {
         Some(MaskTerm::Number(number)) => {
-            page(filtered(mask, caller).filter(incidents::number.eq(number.clone())))
-                .load(&mut conn)
-                .await?
+            let number = number.clone();
+            let matching: Matching<'_> = &move |q| q.filter(incidents::number.eq(number.clone()));
+            read(conn, mask, caller, &[matching], &any_age).await?
         }
         Some(MaskTerm::Phone(digits)) => {
-            page(filtered(mask, caller).filter(phone_is(digits)))
-                .load(&mut conn)
-                .await?
+            let matching: Matching<'_> = &|q| q.filter(phone_is(digits));
+            read(conn, mask, caller, &[matching], &any_age).await?
         }
         Some(MaskTerm::PhonePrefix(digits)) => {
-            let digits = digits.clone();
-            scoped(
-                conn,
-                mask,
-                caller,
-                &[&move |q| q.filter(phone_starts_with(&digits))],
-            )
-            .await?
+            let matching: Matching<'_> = &|q| q.filter(phone_starts_with(digits));
+            read(conn, mask, caller, &[matching], &scope(mask)).await?
         }
         Some(MaskTerm::Text(p)) => {
-            let word = move || {
+            let word = || {
                 incidents::search_text
                     .like(p.prefix.clone())
                     .or(incidents::search_text.like(p.word_prefix.clone()))
             };
-            scoped(
-                conn,
-                mask,
-                caller,
-                &[&|q| q.filter(word()), &|q| {
-                    q.filter(incidents::search_text.like(p.infix.clone()))
-                        .filter(diesel::dsl::not(word()))
-                }],
-            )
-            .await?
+            let words: Matching<'_> = &|q| q.filter(word());
+            let inside: Matching<'_> = &|q| {
+                q.filter(incidents::search_text.like(p.infix.clone()))
+                    .filter(diesel::dsl::not(word()))
+            };
+            read(conn, mask, caller, &[words, inside], &scope(mask)).await?
         }
-        None => scoped(conn, mask, caller, &[&|q| q]).await?,
+        None => read(conn, mask, caller, &[&|q| q], &scope(mask)).await?,
     };
     Ok(rows.into_iter().map(IncidentMaskItem::from).collect())
 }
 
-/// The mask's rows: the state and `mine` filters, newest first.
-fn filtered(mask: &Mask, caller: i64) -> MaskQuery<'static> {
+/// A kind of match: the filter it adds.
+type Matching<'m> = &'m dyn Fn(MaskQuery<'static>) -> MaskQuery<'static>;
+/// A part of the scope: the rows it reads, newest first.
+type Part<'m> = Box<dyn Fn() -> MaskQuery<'static> + 'm>;
+
+/// The mask's rows with its state filter, newest first.
+fn filtered(mask: &Mask) -> MaskQuery<'static> {
     let mut q = incidents::table
         .select(MaskRow::as_select())
         .order_by((incidents::created_at.desc(), incidents::id.desc()))
@@ -232,30 +226,14 @@ fn filtered(mask: &Mask, caller: i64) -> MaskQuery<'static> {
     if let Some(states) = &mask.states {
         q = q.filter(incidents::state.eq_any(states.clone()));
     }
-    if mask.mine {
-        q = q.filter(
-            incidents::regulator_id
-                .eq(caller)
-                .or(incidents::assigned_to_id.eq(caller)),
-        );
-    }
     q
 }
 
-type Matching<'m> = &'m dyn Fn(MaskQuery<'static>) -> MaskQuery<'static>;
-
-/// For each kind of match in order, the scope's parts in order (see [`mask`]), each limited
-/// to what the page still needs; the rows before `offset` are skipped at the end.
-async fn scoped(
-    mut conn: &AsyncPgConnection,
-    mask: &Mask,
-    caller: i64,
-    matching: &[Matching<'_>],
-) -> Result<Vec<MaskRow>, Error> {
-    let wanted = (mask.offset + mask.limit) as usize;
-    let parts: Vec<Box<dyn Fn() -> MaskQuery<'static>>> = match mask.scope {
+/// The parts of the scope, in the order their rows come.
+fn scope(mask: &Mask) -> Vec<Part<'_>> {
+    match mask.scope {
         Scope::Between { since, until } => vec![Box::new(move || {
-            filtered(mask, caller)
+            filtered(mask)
                 .filter(incidents::created_at.ge(since))
                 .filter(incidents::created_at.lt(until))
         })],
@@ -264,33 +242,73 @@ async fn scoped(
                 .into_iter()
                 .filter(|s| mask.states.as_ref().is_none_or(|wanted| wanted.contains(s)))
                 .collect();
-            let mut parts: Vec<Box<dyn Fn() -> MaskQuery<'static>>> = vec![Box::new(move || {
-                filtered(mask, caller).filter(incidents::created_at.ge(since))
+            let mut parts: Vec<Part<'_>> = vec![Box::new(move || {
+                filtered(mask).filter(incidents::created_at.ge(since))
             })];
             if !open.is_empty() {
                 parts.push(Box::new(move || {
-                    filtered(mask, caller)
+                    filtered(mask)
                         .filter(incidents::created_at.lt(since))
                         .filter(incidents::state.eq_any(open.clone()))
                 }));
             }
             parts
         }
-    };
+    }
+}
+
+/// For each kind of match in order, each part in order, the rows the page still needs; the
+/// rows before `offset` are skipped at the end.
+async fn read(
+    conn: &AsyncPgConnection,
+    mask: &Mask,
+    caller: i64,
+    matching: &[Matching<'_>],
+    parts: &[Part<'_>],
+) -> Result<Vec<MaskRow>, Error> {
+    let wanted = (mask.offset + mask.limit) as usize;
     let mut rows: Vec<MaskRow> = Vec::new();
     for kind in matching {
-        for part in &parts {
+        for part in parts {
             if rows.len() >= wanted {
                 break;
             }
-            let more: Vec<MaskRow> = kind(part())
-                .limit((wanted - rows.len()) as i64)
-                .load(&mut conn)
-                .await?;
-            rows.extend(more);
+            let query = || kind(part());
+            let mine = mask.mine.then_some(caller);
+            rows.extend(newest(conn, &query, mine, wanted - rows.len()).await?);
         }
     }
     Ok(rows.into_iter().skip(mask.offset as usize).collect())
+}
+
+/// The `n` newest rows of `query`; with `mine`, only the caller's: those it regulates and
+/// those transferred to it, read as two index-ordered statements (pipelined) and merged, so
+/// neither reads more than `n` of the caller's rows.
+async fn newest(
+    conn: &AsyncPgConnection,
+    query: &dyn Fn() -> MaskQuery<'static>,
+    mine: Option<i64>,
+    n: usize,
+) -> Result<Vec<MaskRow>, Error> {
+    let (mut a, mut b) = (conn, conn);
+    let Some(me) = mine else {
+        return query().limit(n as i64).load(&mut a).await;
+    };
+    let (mut rows, assigned) = tokio::try_join!(
+        query()
+            .filter(incidents::regulator_id.eq(me))
+            .limit(n as i64)
+            .load::<MaskRow>(&mut a),
+        query()
+            .filter(incidents::assigned_to_id.eq(me))
+            .limit(n as i64)
+            .load::<MaskRow>(&mut b),
+    )?;
+    rows.extend(assigned);
+    rows.sort_by_key(|r| std::cmp::Reverse((r.created_at, r.id)));
+    rows.dedup_by_key(|r| r.id);
+    rows.truncate(n);
+    Ok(rows)
 }
 
 /// The caller's phone is this one: the same key as the writes store (`domain::phone`, one

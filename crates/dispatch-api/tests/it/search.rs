@@ -172,12 +172,39 @@ async fn mine_lists_what_was_sent_to_the_caller() {
         .await;
     assert_eq!(sent.status.as_u16(), 200, "{}", sent.body);
 
+    // Transferred to them, and both regulated by and transferred to them (listed once).
+    let (transferred, _) = w.incident_in("registering").await;
+    let (both, _) = w.incident_in("registering").await;
+    let mut conn = api.conn().await;
+    diesel::update(incidents::table.find(transferred))
+        .set(incidents::assigned_to_id.eq(other.0))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    diesel::update(incidents::table.find(both))
+        .set((
+            incidents::assigned_to_id.eq(other.0),
+            incidents::regulator_id.eq(other.0),
+        ))
+        .execute(&mut conn)
+        .await
+        .unwrap();
     let theirs = api
         .get_with_token(
             Some(&api.token_of(other.0, std::time::Duration::from_secs(300))),
             "/incident/mask?mine=true",
         )
         .await;
+    let numbers: Vec<String> = incidents::table
+        .filter(incidents::id.eq_any([transferred, both]))
+        .order_by(incidents::id)
+        .select(incidents::number)
+        .load(&mut conn)
+        .await
+        .unwrap();
+    for id in [transferred, both] {
+        assert_eq!(ids(&theirs).iter().filter(|i| **i == id).count(), 1, "{id}");
+    }
     let every_state = [OPEN.as_slice(), &["closed", "cancelled", "prank"]].concat();
     let expected: Vec<(i64, String)> = in_scope(api, &every_state, Some(other.0))
         .await
@@ -195,8 +222,12 @@ async fn mine_lists_what_was_sent_to_the_caller() {
         })
         .collect();
     assert_eq!(
-        listed[0],
-        (id, number.clone()),
+        listed[..3],
+        [
+            (both, numbers[1].clone()),
+            (transferred, numbers[0].clone()),
+            (id, number.clone())
+        ],
         "the newest first: {listed:?}"
     );
     assert_eq!(listed, expected);
