@@ -169,7 +169,13 @@ where
     S: MigrationSource<Pg> + Send,
 {
     static READY: Mutex<Option<HashSet<String>>> = Mutex::new(None);
-    let template = format!("tmpl_{schema}_{:016x}", fingerprint(schema, dir));
+    // The migrations this binary embeds, besides the directory's files: a binary built before
+    // a migration was added must not build (or reuse) the template of the newer directory.
+    let embedded: Vec<String> = migrations
+        .migrations()
+        .map(|all| all.iter().map(|m| m.name().to_string()).collect())
+        .unwrap_or_default();
+    let template = format!("tmpl_{schema}_{:016x}", fingerprint(schema, dir, &embedded));
     let mut ready = READY.lock().unwrap_or_else(|e| e.into_inner());
     if ready.get_or_insert_with(HashSet::new).contains(&template) {
         return template;
@@ -233,8 +239,9 @@ where
     template
 }
 
-/// FNV-1a over the migration files' names and contents, in a stable order.
-fn fingerprint(schema: &str, dir: &Path) -> u64 {
+/// FNV-1a over the migration files' names and contents, in a stable order, and the names
+/// of the migrations the binary embeds.
+fn fingerprint(schema: &str, dir: &Path, embedded: &[String]) -> u64 {
     fn walk(dir: &Path, files: &mut Vec<PathBuf>) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             panic!("migrations directory {} is missing", dir.display())
@@ -259,6 +266,9 @@ fn fingerprint(schema: &str, dir: &Path) -> u64 {
         }
     };
     eat(schema.as_bytes());
+    for name in embedded {
+        eat(name.as_bytes());
+    }
     for f in files {
         eat(f
             .strip_prefix(dir)
