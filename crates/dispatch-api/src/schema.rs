@@ -101,9 +101,9 @@ pub mod dispatch {
             regulated_at -> Nullable<Timestamptz>,
             conclusion -> Nullable<Text>,
             closed_at -> Nullable<Timestamptz>,
-            search_text -> Nullable<Text>,
             caller_phone_key -> Text,
             destination_health_unit_id -> Nullable<Int8>,
+            search_text -> Nullable<Text>,
         }
     }
 
