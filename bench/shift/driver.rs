@@ -717,6 +717,14 @@ async fn regulator(
                         todo.push((id, false));
                     }
                     Some("incident.updated") | Some("subscribed") if following.contains_key(&id) => updated.push(id),
+                    // Moves may have been missed: list the queue again (docs/dispatch-realtime.md).
+                    Some("queue.resync") => {
+                        for id in listed(&c, "awaiting_regulation").await {
+                            if id as usize % all == me {
+                                pending.insert(id);
+                            }
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -953,6 +961,14 @@ async fn fleet(
                 if msg["type"] == "queue.changed" && msg["state"] == "regulated" && id as usize % all == me {
                     waiting.push(id);
                 }
+                // Moves may have been missed: list the queue again (docs/dispatch-realtime.md).
+                if msg["type"] == "queue.resync" {
+                    for id in listed(&c, "regulated").await {
+                        if id as usize % all == me && !waiting.contains(&id) {
+                            waiting.push(id);
+                        }
+                    }
+                }
             }
             _ = tick.tick() => {
                 let now = std::mem::take(&mut waiting);
@@ -1152,6 +1168,21 @@ async fn dispatch_one(
         .await;
     }
     true
+}
+
+/// The incidents in a queue, as a client lists it after `queue.resync`.
+async fn listed(c: &Client, state: &str) -> Vec<i64> {
+    let list = c
+        .screen("queue list", 1, async || {
+            c.get(&format!("/incident/mask?state={state}")).await
+        })
+        .await;
+    list.body
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i["id"].as_i64())
+        .collect()
 }
 
 fn urlencode(s: &str) -> String {

@@ -70,7 +70,7 @@ async fn main() {
         regulators: people(&all, "MEDICO_REGULADOR", r),
         fleet: people(&all, "OPERADOR_FROTA", f),
         incidents_per_call_taker: n,
-        deadline: Duration::from_secs(600),
+        deadline: Duration::from_secs(var("DEADLINE_SECS", 300) as u64),
     };
     let baseline = driver::run(config(1, 2, 1, 10)).await;
     report(
