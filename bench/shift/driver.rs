@@ -118,6 +118,8 @@ struct Shared {
     messages: Arc<AtomicU64>,
     /// Numbers the idempotency keys of the writes.
     keys: Arc<AtomicU64>,
+    /// Tells this run's keys from an earlier run's (keys live 24 hours on the service).
+    run: u128,
     /// Set when every call taker is done and every incident is final: people go home.
     done: Arc<AtomicBool>,
 }
@@ -156,7 +158,8 @@ impl Client {
     ) -> Answer {
         let key = (method == reqwest::Method::POST).then(|| {
             format!(
-                "shift-{}-{}",
+                "shift-{}-{}-{}",
+                self.s.run,
                 self.who.id,
                 self.s.keys.fetch_add(1, Ordering::Relaxed)
             )
@@ -443,6 +446,9 @@ pub async fn run(cfg: Config) -> Outcome {
         writes: Arc::default(),
         messages: Arc::default(),
         keys: Arc::default(),
+        run: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
         done: Arc::default(),
     };
     let reference = Reference::load(&Client {
