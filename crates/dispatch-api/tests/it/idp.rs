@@ -10,11 +10,9 @@ use actix_web::{App, HttpResponse, HttpServer, web};
 use common::auth::idp::{IdpConfig, IdpVerifier};
 use common::auth::now_secs;
 use dispatch_api::cors::CorsSettings;
-use futures_util::{SinkExt, StreamExt};
 use jsonwebtoken::jwk::{Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
-use tokio_tungstenite::tungstenite::Message;
 
 use crate::support::{Api, Reply};
 
@@ -264,18 +262,7 @@ async fn a_socket_opens_with_the_providers_token() {
         api.addr,
         key.sign(&claims("regulador"))
     );
-    let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
-    ws.send(Message::text(
-        json!({"type": "subscribe", "incident_id": id}).to_string(),
-    ))
-    .await
-    .unwrap();
-    let answer = loop {
-        match ws.next().await.unwrap().unwrap() {
-            Message::Text(t) => break serde_json::from_str::<Value>(&t).unwrap(),
-            _ => continue,
-        }
-    };
+    let answer = crate::support::subscribe_once(url, id).await;
     assert_eq!(
         (answer["type"].as_str(), answer["incident_id"].as_i64()),
         (Some("subscribed"), Some(id))

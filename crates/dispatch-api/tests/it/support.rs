@@ -222,3 +222,20 @@ impl Api {
         self.get_as(Some(login), uri).await
     }
 }
+
+/// Opens a socket at `url`, subscribes to incident `id` and returns the first text answer.
+pub async fn subscribe_once(url: String, id: i64) -> Value {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+    ws.send(Message::text(
+        serde_json::json!({"type": "subscribe", "incident_id": id}).to_string(),
+    ))
+    .await
+    .unwrap();
+    loop {
+        if let Message::Text(t) = ws.next().await.unwrap().unwrap() {
+            return serde_json::from_str(&t).unwrap();
+        }
+    }
+}

@@ -7,10 +7,9 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use common::auth::{JwtKeys, now_secs};
-use futures_util::{SinkExt, StreamExt};
 use secrecy::SecretString;
 use serde_json::{Value, json};
-use tokio_tungstenite::tungstenite::{self, Message};
+use tokio_tungstenite::tungstenite;
 
 use crate::support::{Api, SECRET};
 
@@ -137,20 +136,7 @@ async fn a_socket_is_refused_a_token_meant_for_another_service() {
 
     // The regulator's own token opens it, and the socket answers.
     let id = crate::browser::an_open_incident(&api).await;
-    let (mut ws, _) = tokio_tungstenite::connect_async(url(&api.token("regulador")))
-        .await
-        .unwrap();
-    ws.send(Message::text(
-        json!({"type": "subscribe", "incident_id": id}).to_string(),
-    ))
-    .await
-    .unwrap();
-    let answer = loop {
-        match ws.next().await.unwrap().unwrap() {
-            Message::Text(t) => break serde_json::from_str::<Value>(&t).unwrap(),
-            _ => continue,
-        }
-    };
+    let answer = crate::support::subscribe_once(url(&api.token("regulador")), id).await;
     assert_eq!(
         (answer["type"].as_str(), answer["incident_id"].as_i64()),
         (Some("subscribed"), Some(id))
