@@ -236,6 +236,32 @@ struct Inner {
 }
 
 impl Inner {
+    /// Offers `text` to every follower of `queue` that is not already owed a resync of it
+    /// (that resync covers this message too). Returns how many took it, and the followers
+    /// whose queue was full: the caller records that they are owed a resync.
+    fn offer_queue(&self, queue: State, text: &Arc<str>) -> (usize, Vec<Client>) {
+        let mut sent = 0;
+        let mut missed = Vec::new();
+        let Some(followers) = self.by_queue.get(&queue) else {
+            return (sent, missed);
+        };
+        for client in followers.values() {
+            let owed = self
+                .behind
+                .get(&client.id)
+                .is_some_and(|b| b.queues.contains(&queue));
+            if owed {
+                continue;
+            }
+            if client.offer(text.clone()) {
+                sent += 1;
+            } else {
+                missed.push(client.clone());
+            }
+        }
+        (sent, missed)
+    }
+
     /// Remembers that `client` missed something; it will collect it with `catch_up`.
     fn owe(&mut self, client: &Client) -> &mut Behind {
         client.signals.behind.store(true, Ordering::Release);
@@ -462,9 +488,9 @@ impl Hub {
         let mut inner = self.lock();
         let mut sent = 0;
         for queue in notice.from.into_iter().chain([notice.to]) {
-            let Some(followers) = inner.by_queue.get(&queue) else {
+            if !inner.by_queue.contains_key(&queue) {
                 continue;
-            };
+            }
             let text = ServerMessage::QueueChanged {
                 queue,
                 incident_id: notice.incident_id,
@@ -472,22 +498,8 @@ impl Hub {
                 state: notice.to,
             }
             .text();
-            let mut missed = Vec::new();
-            for client in followers.values() {
-                let owed = inner
-                    .behind
-                    .get(&client.id)
-                    .is_some_and(|b| b.queues.contains(&queue));
-                // A resync is owed: it covers this move too.
-                if owed {
-                    continue;
-                }
-                if client.offer(text.clone()) {
-                    sent += 1;
-                } else {
-                    missed.push(client.clone());
-                }
-            }
+            let (queued, missed) = inner.offer_queue(queue, &text);
+            sent += queued;
             for client in missed {
                 inner.owe(&client).queues.insert(queue);
             }
@@ -501,22 +513,12 @@ impl Hub {
         let mut inner = self.lock();
         let mut missed = Vec::new();
         let mut sent = 0;
-        for (&queue, followers) in &inner.by_queue {
+        let queues: Vec<State> = inner.by_queue.keys().copied().collect();
+        for queue in queues {
             let text = ServerMessage::QueueResync { queue }.text();
-            for client in followers.values() {
-                let owed = inner
-                    .behind
-                    .get(&client.id)
-                    .is_some_and(|b| b.queues.contains(&queue));
-                if owed {
-                    continue;
-                }
-                if client.offer(text.clone()) {
-                    sent += 1;
-                } else {
-                    missed.push((client.clone(), queue));
-                }
-            }
+            let (queued, late) = inner.offer_queue(queue, &text);
+            sent += queued;
+            missed.extend(late.into_iter().map(|client| (client, queue)));
         }
         for (client, queue) in missed {
             inner.owe(&client).queues.insert(queue);
