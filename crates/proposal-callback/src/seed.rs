@@ -119,7 +119,7 @@ async fn seed(
     for id in DEMO_PROPOSALS {
         proposals::insert_if_absent(conn, "demo-a", id, &demo_email(id)).await?;
         // Inside seed's transaction: the lock is released at its end.
-        if let Some(p) = proposals::lock(conn, "demo-a", id).await? {
+        if let Some((p, _)) = proposals::lock(conn, "demo-a", id).await? {
             demo.push(SeededProposal {
                 tenant: p.tenant_id,
                 proposal_id: p.proposal_id,

@@ -11,9 +11,9 @@ use crate::hex::hex;
 use crate::insurer::{self, Callback, Notification};
 use crate::proposal::machine::{Transition, transition};
 use crate::proposal::status::{Outcome, Status};
+use crate::store::outbox;
 use crate::store::proposals::{self as p, Event, ProposalRow};
 use crate::store::receipts::{self, Answered, Failure, Receipt};
-use crate::store::{outbox, tenants};
 
 /// What applying one callback did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,13 +49,26 @@ pub fn dedup_key(callback: &Callback, body_sha256: &[u8]) -> String {
     }
 }
 
-/// Parses and applies `receipt`. The receipt's outcome is recorded: in the applying
-/// transaction on success, afterwards on a failure the sender caused.
+/// Parses and applies `receipt` in one transaction (a savepoint inside one). The receipt's
+/// outcome is recorded: in the applying transaction on success, afterwards on a failure the
+/// sender caused.
 pub async fn handle_receipt(
     conn: &mut AsyncPgConnection,
     receipt: &Receipt,
 ) -> Result<Processed, Error> {
-    let result = parse_and_apply(conn, receipt).await;
+    let result = conn
+        .transaction::<_, Error, _>(async |conn| apply_receipt(conn, receipt).await)
+        .await;
+    record_failure(conn, receipt, result).await
+}
+
+/// Records on the receipt a failure the sender caused (`result` is the answer of a rolled
+/// back transaction), and passes `result` on.
+pub async fn record_failure(
+    conn: &mut AsyncPgConnection,
+    receipt: &Receipt,
+    result: Result<Processed, Error>,
+) -> Result<Processed, Error> {
     if let Err(e) = &result
         && e.is_client_error()
     {
@@ -83,7 +96,9 @@ fn failure(receipt: &Receipt, e: &Error) -> Failure {
     }
 }
 
-async fn parse_and_apply(
+/// Parses `receipt` and applies it, inside the caller's transaction: on an error the caller
+/// rolls back, so nothing is half written.
+pub async fn apply_receipt(
     conn: &mut AsyncPgConnection,
     receipt: &Receipt,
 ) -> Result<Processed, Error> {
@@ -115,8 +130,7 @@ async fn parse_and_apply(
     // The tenant comes from the URL the callback arrived on (stored on the receipt), never
     // from the payload.
     let key = dedup_key(&callback, &receipt.body_sha256);
-    conn.transaction::<_, Error, _>(async |conn| apply(conn, receipt, &callback, &key).await)
-        .await
+    apply(conn, receipt, &callback, &key).await
 }
 
 /// Is `callback` older than the last callback applied to the proposal? Equal times are not
@@ -128,7 +142,7 @@ fn is_stale(proposal: &ProposalRow, callback: &Callback) -> bool {
         .is_some_and(|last| callback.occurred_at < last)
 }
 
-/// One transaction: lock the proposal, claim the dedup key, drop it if stale, validate the
+/// In the caller's transaction: lock the proposal, claim the dedup key, drop it if stale, validate the
 /// transition, write the proposal, history, events, outbox and the receipt's outcome.
 async fn apply(
     conn: &mut AsyncPgConnection,
@@ -136,7 +150,7 @@ async fn apply(
     callback: &Callback,
     key: &str,
 ) -> Result<Processed, Error> {
-    let proposal = p::lock(conn, &receipt.tenant_id, &callback.proposal_id)
+    let (proposal, tenant_name) = p::lock(conn, &receipt.tenant_id, &callback.proposal_id)
         .await?
         .ok_or_else(|| Error::ProposalNotFound {
             proposal_id: callback.proposal_id.clone(),
@@ -169,8 +183,15 @@ async fn apply(
                 (Outcome::Unchanged, current, None)
             }
             Transition::Allowed => {
-                let email_id =
-                    apply_transition(conn, receipt, &proposal, current, callback).await?;
+                let email_id = apply_transition(
+                    conn,
+                    receipt,
+                    &proposal,
+                    tenant_name.as_deref(),
+                    current,
+                    callback,
+                )
+                .await?;
                 (Outcome::Processed, callback.status, Some(email_id))
             }
         }
@@ -195,16 +216,16 @@ async fn apply_transition(
     conn: &mut AsyncPgConnection,
     receipt: &Receipt,
     proposal: &ProposalRow,
+    tenant_name: Option<&str>,
     from: Status,
     callback: &Callback,
 ) -> Result<i64, Error> {
     let to = callback.status;
     p::set_status(conn, proposal.id, to, callback.occurred_at).await?;
     let history_id = p::insert_history(conn, proposal.id, receipt, from, callback).await?;
-    let tenant_name = tenants::name(conn, &proposal.tenant_id).await?;
     let about = About {
         proposal_id: &proposal.proposal_id,
-        tenant_name: tenant_name.as_deref().unwrap_or(&proposal.tenant_id),
+        tenant_name: tenant_name.unwrap_or(&proposal.tenant_id),
         insurer: &receipt.insurer,
     };
     let email = compose(about, to, callback)

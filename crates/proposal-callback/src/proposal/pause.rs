@@ -1,9 +1,9 @@
 //! Pausing and resuming an integration (docs/proposal-callback.md, "Pause and resume").
 //!
-//! Every stored receipt is processed through [`process`]: in one transaction it takes the
-//! integration's pause lock *shared*, reads whether the integration is paused and either
-//! records the receipt `deferred` (answered 202) or applies it. [`pause`] takes the lock
-//! *alone* to set the pause, so it waits for the callbacks being applied and every later one
+//! Every stored receipt is processed through [`process`]: in one transaction it reads whether
+//! the integration is paused under a shared lock on the integration's row (`FOR KEY SHARE`)
+//! and either records the receipt `deferred` (answered 202) or applies it. [`pause`] locks the
+//! row *alone* (`FOR UPDATE`) to set the pause, so it waits for the callbacks being applied and every later one
 //! sees it. [`resume`] applies the deferred receipts oldest first, each in a transaction that
 //! holds the lock alone, and clears the pause in the transaction that finds none left: a
 //! callback arriving meanwhile is either deferred (and applied by the resume after the older
@@ -16,7 +16,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection};
 
 use crate::error::Error;
 use crate::insurer;
-use crate::proposal::apply::{Processed, handle_receipt};
+use crate::proposal::apply::{Processed, apply_receipt, handle_receipt, record_failure};
 use crate::store::integrations::{self, IntegrationRow};
 use crate::store::receipts::{self, Receipt};
 
@@ -25,28 +25,25 @@ use crate::store::receipts::{self, Receipt};
 pub const RESUME_MAX: usize = 1000;
 
 /// Processes a stored receipt (live, swept or replayed): deferred while its integration is
-/// paused, applied otherwise. Errors as [`handle_receipt`]'s: a failure the sender caused is
-/// recorded on the receipt.
+/// paused, applied otherwise, in one transaction (a savepoint when the caller has one open).
+/// Errors as [`handle_receipt`]'s: a failure the sender caused is recorded on the receipt,
+/// after the rollback of everything else.
 pub async fn process(conn: &mut AsyncPgConnection, receipt: &Receipt) -> Result<Processed, Error> {
-    let Some(integration_id) = receipt.integration_id else {
-        return handle_receipt(conn, receipt).await;
-    };
-    conn.transaction::<_, Error, _>(async |conn| {
-        integrations::hold_shared(conn, integration_id).await?;
-        if integrations::is_paused(conn, integration_id).await? {
-            // Not parsed until the resume, but an operator can already find it by proposal.
-            let proposal = insurer::proposal_hint(&receipt.insurer, &receipt.body);
-            receipts::record_deferred(conn, receipt.id, proposal.as_deref()).await?;
-            return Ok(Ok(Processed::deferred()));
-        }
-        match handle_receipt(conn, receipt).await {
-            Ok(done) => Ok(Ok(done)),
-            // Recorded on the receipt by `handle_receipt`: committed with it.
-            Err(e) if e.is_client_error() => Ok(Err(e)),
-            Err(e) => Err(e),
-        }
-    })
-    .await?
+    let result = conn
+        .transaction::<_, Error, _>(async |conn| {
+            if let Some(integration_id) = receipt.integration_id
+                && integrations::hold_shared_is_paused(conn, integration_id).await?
+            {
+                // Not parsed until the resume, but an operator can already find it by
+                // proposal.
+                let proposal = insurer::proposal_hint(&receipt.insurer, &receipt.body);
+                receipts::record_deferred(conn, receipt.id, proposal.as_deref()).await?;
+                return Ok(Processed::deferred());
+            }
+            apply_receipt(conn, receipt).await
+        })
+        .await;
+    record_failure(conn, receipt, result).await
 }
 
 /// The integration, if it is `tenant`'s: 404 when it does not exist, 403 when it is another
@@ -76,7 +73,7 @@ pub async fn pause(
 ) -> Result<IntegrationRow, Error> {
     own_integration(conn, tenant, id).await?;
     conn.transaction::<_, Error, _>(async |conn| {
-        integrations::hold_exclusive(conn, id).await?;
+        integrations::hold_alone(conn, id).await?;
         Ok(integrations::set_paused(conn, id).await?)
     })
     .await
@@ -125,7 +122,7 @@ pub async fn resume(
         }
         let step = conn
             .transaction::<_, Error, _>(async |conn| {
-                integrations::hold_exclusive(conn, id).await?;
+                integrations::hold_alone(conn, id).await?;
                 let Some(receipt) = receipts::oldest_deferred(conn, id).await? else {
                     return Ok(Step::Done(integrations::clear_paused(conn, id).await?));
                 };

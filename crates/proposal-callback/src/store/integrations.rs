@@ -288,48 +288,32 @@ pub async fn abandon(conn: &mut AsyncPgConnection, token_id: i64) -> QueryResult
     Ok(())
 }
 
-/// The class of the advisory locks that order callbacks against pausing and resuming (the
-/// second key is the integration id): callbacks hold it shared while they decide and apply,
-/// pause and each resume step hold it alone.
-const PAUSE_LOCK_CLASS: i32 = 0x7061_7573;
-
-/// An integration id as the advisory lock's second key (ids beyond 2^31 share keys, which
-/// only makes two integrations wait on each other, never lets one pass the other).
-fn pause_key(integration_id: i64) -> i32 {
-    (integration_id & 0x7fff_ffff) as i32
-}
-
-/// Takes the integration's pause lock shared until the transaction ends: a pause or resume
-/// waits for this callback, and this callback waits for one in progress.
-pub async fn hold_shared(conn: &mut AsyncPgConnection, integration_id: i64) -> QueryResult<()> {
-    diesel::sql_query("SELECT pg_advisory_xact_lock_shared($1, $2)")
-        .bind::<diesel::sql_types::Integer, _>(PAUSE_LOCK_CLASS)
-        .bind::<diesel::sql_types::Integer, _>(pause_key(integration_id))
-        .execute(conn)
-        .await?;
-    Ok(())
-}
-
-/// Takes the integration's pause lock alone until the transaction ends: no callback of it is
-/// being decided or applied meanwhile.
-pub async fn hold_exclusive(conn: &mut AsyncPgConnection, integration_id: i64) -> QueryResult<()> {
-    diesel::sql_query("SELECT pg_advisory_xact_lock($1, $2)")
-        .bind::<diesel::sql_types::Integer, _>(PAUSE_LOCK_CLASS)
-        .bind::<diesel::sql_types::Integer, _>(pause_key(integration_id))
-        .execute(conn)
-        .await?;
-    Ok(())
-}
-
-/// Whether the integration is paused now (read after taking its pause lock).
-pub async fn is_paused(conn: &mut AsyncPgConnection, integration_id: i64) -> QueryResult<bool> {
+/// Whether the integration is paused, read under a `FOR KEY SHARE` lock on its row that holds
+/// until the transaction ends: every callback takes it while it decides and applies, so a
+/// pause or resume step ([`hold_alone`]) waits for the callbacks in flight, and a callback
+/// arriving meanwhile waits for that step and then reads the row as the step left it
+/// (a locking read returns the newest committed version). One statement: the lock and the
+/// read cannot disagree (docs/proposal-callback.md, "Pause and resume"). An unknown
+/// integration is not paused.
+pub async fn hold_shared_is_paused(
+    conn: &mut AsyncPgConnection,
+    integration_id: i64,
+) -> QueryResult<bool> {
     integrations::table
         .find(integration_id)
         .select(integrations::paused_at.is_not_null())
+        .for_key_share()
         .first(conn)
         .await
         .optional()
         .map(|p| p.unwrap_or(false))
+}
+
+/// Locks the integration's row alone until the transaction ends (`FOR UPDATE`, which
+/// conflicts with the callbacks' [`hold_shared_is_paused`]): no callback of it is being
+/// decided or applied meanwhile.
+pub async fn hold_alone(conn: &mut AsyncPgConnection, integration_id: i64) -> QueryResult<()> {
+    lock(conn, integration_id).await.map(|_| ())
 }
 
 /// Pauses the integration (keeping the first pause's time if it is paused already).

@@ -11,13 +11,3 @@ pub async fn exists(conn: &mut AsyncPgConnection, id: &str) -> QueryResult<bool>
         .get_result(conn)
         .await
 }
-
-/// The tenant's name (what its customers call it), if the tenant exists.
-pub async fn name(conn: &mut AsyncPgConnection, id: &str) -> QueryResult<Option<String>> {
-    tenants::table
-        .find(id)
-        .select(tenants::name)
-        .first(conn)
-        .await
-        .optional()
-}
