@@ -4,6 +4,8 @@
 #
 #   bench/callback/run.sh            # DURATION=20s CONNECTIONS=16 by default
 #
+#   BIN=/tmp/other-build bench/callback/run.sh   # a given binary, no build
+#
 # Needs: PostgreSQL at $PGURL (default the local server), wrk, pgbench, jq, and a release
 # build (built here with thin LTO off to keep the build short on small machines).
 set -euo pipefail
@@ -17,11 +19,15 @@ THREADS=${THREADS:-2}
 PER_THREAD=${PER_THREAD:-100000}
 BIND=${BENCH_BIND:-127.0.0.1:18081}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target-callback}
-BIN=$CARGO_TARGET_DIR/release/proposal-callback
 OUT=$(mktemp -d /tmp/pcb-bench.XXXXXX)
 
-CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-  cargo build --release -q -p proposal-callback
+# BIN=path runs that binary instead of building one (to compare two builds in one sitting:
+# each run measures its own pgbench ceiling next to it).
+if [ -z "${BIN:-}" ]; then
+  BIN=$CARGO_TARGET_DIR/release/proposal-callback
+  CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
+    cargo build --release -q -p proposal-callback
+fi
 
 psql "$PGURL/postgres" -qc "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
 export DATABASE_URL="$PGURL/$DB"
