@@ -462,3 +462,87 @@ async fn fleet_screens_in_one_response() {
         .await;
     assert_eq!(occ.ok()["dispatches"][0]["status"], "released");
 }
+
+/// A number with years of prank calls: `total` counts them all, `calls` lists the 20 newest,
+/// on the lookup and on the regulation screen alike.
+#[actix_web::test]
+async fn a_number_with_many_prank_calls_lists_the_twenty_newest_and_counts_all() {
+    let api = Api::new().await;
+    let id = incident_in(&api, "dispatched").await;
+    let mut conn = api.conn().await;
+    let (phone, key): (String, String) = incidents::table
+        .find(id)
+        .select((incidents::caller_phone, incidents::caller_phone_key))
+        .first(&mut conn)
+        .await
+        .unwrap();
+    // 25 prank calls from this number on other incidents, one day apart.
+    let others: Vec<i64> = incidents::table
+        .filter(incidents::id.ne(id))
+        .filter(diesel::dsl::not(diesel::dsl::exists(
+            prank_calls::table.filter(prank_calls::incident_id.eq(incidents::id)),
+        )))
+        .order_by(incidents::id)
+        .select(incidents::id)
+        .limit(25)
+        .load(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(others.len(), 25);
+    let recorded_by: i64 = prank_calls::table
+        .select(prank_calls::recorded_by)
+        .first(&mut conn)
+        .await
+        .unwrap();
+    let rows: Vec<_> = others
+        .iter()
+        .enumerate()
+        .map(|(n, incident)| {
+            (
+                prank_calls::phone.eq(&phone),
+                prank_calls::phone_key.eq(&key),
+                prank_calls::incident_id.eq(*incident),
+                prank_calls::recorded_by.eq(recorded_by),
+                prank_calls::recorded_at
+                    .eq(chrono::Utc::now() - chrono::Duration::days(n as i64 + 1)),
+            )
+        })
+        .collect();
+    diesel::insert_into(prank_calls::table)
+        .values(rows)
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let expected: Vec<(i64, String)> = prank_calls::table
+        .inner_join(incidents::table)
+        .filter(prank_calls::phone_key.eq(&key))
+        .order_by((prank_calls::recorded_at.desc(), prank_calls::id.desc()))
+        .select((prank_calls::incident_id, incidents::number))
+        .load(&mut conn)
+        .await
+        .unwrap();
+    assert!(expected.len() >= 25);
+
+    let digits: String = phone.chars().filter(char::is_ascii_digit).collect();
+    let lookup = api
+        .get("regulador", &format!("/incident/prank-calls/{digits}"))
+        .await;
+    let body = lookup.ok();
+    assert_eq!(body["total"], expected.len() as i64);
+    let listed: Vec<(i64, String)> = body["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["incident_id"].as_i64().unwrap(),
+                c["number"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(listed, expected[..20].to_vec());
+    let screen = api
+        .get("regulador", &format!("/incident/{id}/regulation"))
+        .await;
+    assert_eq!(&screen.ok()["prank_calls"], body);
+}
