@@ -5,8 +5,10 @@
 //! test database is dropped when its `TestDb` is dropped.
 //!
 //! Also, for tests of faults: [`PrivatePg`], a PostgreSQL server of the test's own that may be
-//! stopped and restarted, and [`SmtpSink`], a tiny SMTP server that keeps what it receives.
+//! stopped and restarted, [`SmtpSink`], a tiny SMTP server that keeps what it receives, and
+//! [`idp::Provider`], an identity provider's key set served over HTTP.
 
+pub mod idp;
 mod private_pg;
 mod smtp_sink;
 

@@ -1,83 +1,19 @@
 //! Tokens of an identity provider, verified against a key set served over real HTTP by a
 //! local server the test starts (the provider's part), with keys generated per test run.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use actix_web::{App, HttpResponse, HttpServer, web};
 use common::Problem;
 use common::auth::idp::{FetchError, IdpConfig, IdpVerifier};
 use common::auth::{JwtKeys, TokenError, TokenVerifier, Verified, now_secs};
-use jsonwebtoken::jwk::{Jwk, JwkSet};
+use common::test_support::idp::{Provider, ProviderKey};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use secrecy::SecretString;
 use serde_json::{Value, json};
 
 const ISSUER: &str = "https://idp.samu.test/realms/central";
 const AUDIENCE: &str = "dispatch-api";
-
-/// A signing key of the provider: its private half signs tokens, its public half is served.
-struct ProviderKey {
-    kid: String,
-    alg: Algorithm,
-    encoding: EncodingKey,
-    jwk: Jwk,
-}
-
-impl ProviderKey {
-    fn rsa(kid: &str) -> Self {
-        use rsa::pkcs1::EncodeRsaPrivateKey;
-        let private = rsa::RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 2048).unwrap();
-        let der = private.to_pkcs1_der().unwrap();
-        Self::from_encoding(
-            kid,
-            Algorithm::RS256,
-            EncodingKey::from_rsa_der(der.as_bytes()),
-        )
-    }
-
-    fn ec(kid: &str) -> Self {
-        use p256::pkcs8::EncodePrivateKey;
-        let private = p256::SecretKey::random(&mut rsa::rand_core::OsRng);
-        let der = private.to_pkcs8_der().unwrap();
-        Self::from_encoding(
-            kid,
-            Algorithm::ES256,
-            EncodingKey::from_ec_der(der.as_bytes()),
-        )
-    }
-
-    fn from_encoding(kid: &str, alg: Algorithm, encoding: EncodingKey) -> Self {
-        let mut jwk = Jwk::from_encoding_key(&encoding, alg).unwrap();
-        jwk.common.key_id = Some(kid.to_owned());
-        Self {
-            kid: kid.to_owned(),
-            alg,
-            encoding,
-            jwk,
-        }
-    }
-
-    /// This key's public half published under another `kid` (to sign with one key while
-    /// naming another).
-    fn published_as(&self, kid: &str) -> Jwk {
-        let mut jwk = self.jwk.clone();
-        jwk.common.key_id = Some(kid.to_owned());
-        jwk
-    }
-
-    fn sign(&self, claims: &Value) -> String {
-        self.sign_as(&self.kid, claims)
-    }
-
-    /// Signs with this key while naming the key `kid` in the header.
-    fn sign_as(&self, kid: &str, claims: &Value) -> String {
-        let mut header = Header::new(self.alg);
-        header.kid = Some(kid.to_owned());
-        jsonwebtoken::encode(&header, claims, &self.encoding).unwrap()
-    }
-}
 
 /// What the provider's token says about João, valid for five minutes.
 fn claims() -> Value {
@@ -104,53 +40,6 @@ fn with(mut claims: Value, changes: Value) -> Value {
     claims
 }
 
-/// The provider: serves the current key set at `/certs`, counting requests, or a 500 while
-/// `failing` is set.
-#[derive(Default)]
-struct Provider {
-    keys: Mutex<Vec<Jwk>>,
-    requests: AtomicUsize,
-    failing: std::sync::atomic::AtomicBool,
-}
-
-impl Provider {
-    fn publish(&self, keys: Vec<Jwk>) {
-        *self.keys.lock().unwrap() = keys;
-    }
-
-    fn requests(&self) -> usize {
-        self.requests.load(Ordering::SeqCst)
-    }
-}
-
-async fn certs(provider: web::Data<Provider>) -> HttpResponse {
-    provider.requests.fetch_add(1, Ordering::SeqCst);
-    if provider.failing.load(Ordering::SeqCst) {
-        return HttpResponse::InternalServerError().body("down for maintenance");
-    }
-    let set = JwkSet {
-        keys: provider.keys.lock().unwrap().clone(),
-    };
-    HttpResponse::Ok().json(set)
-}
-
-/// Starts the provider on 127.0.0.1 with a free port; answers its key set URL.
-fn start(provider: &Arc<Provider>) -> String {
-    let data = web::Data::from(provider.clone());
-    let server = HttpServer::new(move || {
-        App::new()
-            .app_data(data.clone())
-            .route("/certs", web::get().to(certs))
-    })
-    .workers(1)
-    .disable_signals()
-    .bind("127.0.0.1:0")
-    .unwrap();
-    let addr = server.addrs()[0];
-    actix_web::rt::spawn(server.run());
-    format!("http://{addr}/certs")
-}
-
 fn config(url: &str) -> IdpConfig {
     let mut config = IdpConfig::new(url, ISSUER, AUDIENCE).unwrap();
     config.fetch_timeout = Duration::from_secs(2);
@@ -163,7 +52,7 @@ async fn rs256_and_es256_tokens_verify_and_name_their_user() {
     let ec = ProviderKey::ec("ec-2026");
     let provider = Arc::new(Provider::default());
     provider.publish(vec![rsa.jwk.clone(), ec.jwk.clone()]);
-    let idp = IdpVerifier::new(config(&start(&provider))).unwrap();
+    let idp = IdpVerifier::new(config(&provider.start())).unwrap();
     assert_eq!(idp.warm_up().await.unwrap(), 2);
 
     let rs_token = rsa.sign(&claims());
@@ -227,7 +116,7 @@ async fn tokens_breaking_a_rule_are_refused_by_name() {
         ec.jwk.clone(),
         ec.published_as("ec-as-rsa"),
     ]);
-    let idp = IdpVerifier::new(config(&start(&provider))).unwrap();
+    let idp = IdpVerifier::new(config(&provider.start())).unwrap();
     idp.warm_up().await.unwrap();
     let now = now_secs();
 
@@ -300,7 +189,7 @@ async fn tokens_breaking_a_rule_are_refused_by_name() {
     // No kid, and no user claim.
     let mut header = Header::new(Algorithm::RS256);
     header.kid = None;
-    let no_kid = jsonwebtoken::encode(&header, &claims(), &rsa.encoding).unwrap();
+    let no_kid = rsa.sign_with(&header, &claims());
     assert_eq!(idp.verify_claims(&no_kid).await, Err(TokenError::NoKeyId));
     let nameless = rsa.sign(&with(claims(), json!({"preferred_username": null})));
     assert_eq!(
@@ -341,7 +230,7 @@ async fn a_rotated_key_is_fetched_once_and_then_verifies() {
     let new = ProviderKey::ec("ec-2026-07");
     let provider = Arc::new(Provider::default());
     provider.publish(vec![old.jwk.clone()]);
-    let mut config = config(&start(&provider));
+    let mut config = config(&provider.start());
     config.min_refresh_interval = Duration::from_millis(300);
     let idp = IdpVerifier::new(config).unwrap();
     idp.warm_up().await.unwrap();
@@ -373,7 +262,7 @@ async fn a_withdrawn_key_stops_being_accepted_once_the_set_is_stale() {
     let new = ProviderKey::rsa("rsa-new");
     let provider = Arc::new(Provider::default());
     provider.publish(vec![old.jwk.clone()]);
-    let mut config = config(&start(&provider));
+    let mut config = config(&provider.start());
     config.min_refresh_interval = Duration::ZERO;
     config.cache_ttl = Duration::ZERO;
     let idp = IdpVerifier::new(config).unwrap();
@@ -391,7 +280,7 @@ async fn a_flood_of_unknown_kids_fetches_no_more_than_the_rate_limit_allows() {
     let provider = Arc::new(Provider::default());
     provider.publish(vec![key.jwk.clone()]);
     // The default interval (10 s) is far longer than this test.
-    let idp = IdpVerifier::new(config(&start(&provider))).unwrap();
+    let idp = IdpVerifier::new(config(&provider.start())).unwrap();
     assert_eq!(idp.config().min_refresh_interval, Duration::from_secs(10));
 
     // No warm-up: the first unknown kid of the flood is the cold start's fetch.
@@ -482,8 +371,8 @@ async fn a_provider_that_is_down_gives_a_clear_error_not_a_hang() {
     // A provider answering 500, then coming back.
     let provider = Arc::new(Provider::default());
     provider.publish(vec![key.jwk.clone()]);
-    provider.failing.store(true, Ordering::SeqCst);
-    let mut config = config(&start(&provider));
+    provider.set_failing(true);
+    let mut config = config(&provider.start());
     config.min_refresh_interval = Duration::ZERO;
     let idp = IdpVerifier::new(config).unwrap();
     assert!(matches!(
@@ -494,6 +383,6 @@ async fn a_provider_that_is_down_gives_a_clear_error_not_a_hang() {
         idp.verify_claims(&token).await,
         Err(TokenError::ProviderUnavailable)
     );
-    provider.failing.store(false, Ordering::SeqCst);
+    provider.set_failing(false);
     idp.verify_claims(&token).await.unwrap();
 }

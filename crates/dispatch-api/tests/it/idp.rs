@@ -2,70 +2,18 @@
 //! "Authentication"): RS256 and ES256 tokens verified against the key set a local provider
 //! started by the test serves over HTTP, their `preferred_username` mapped to a user's login.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use actix_web::{App, HttpResponse, HttpServer, web};
 use common::auth::idp::{IdpConfig, IdpVerifier};
 use common::auth::now_secs;
+use common::test_support::idp::{Provider, ProviderKey};
 use dispatch_api::cors::CorsSettings;
-use jsonwebtoken::jwk::{Jwk, JwkSet};
-use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
 
 use crate::support::{Api, Reply};
 
 const ISSUER: &str = "https://idp.samu.test/realms/central";
-
-/// A signing key of the provider: the private half signs, the public half is published.
-struct ProviderKey {
-    kid: String,
-    alg: Algorithm,
-    encoding: EncodingKey,
-    jwk: Jwk,
-}
-
-impl ProviderKey {
-    fn rsa(kid: &str) -> Self {
-        use rsa::pkcs1::EncodeRsaPrivateKey;
-        let private = rsa::RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 2048).unwrap();
-        let der = private.to_pkcs1_der().unwrap();
-        Self::new(
-            kid,
-            Algorithm::RS256,
-            EncodingKey::from_rsa_der(der.as_bytes()),
-        )
-    }
-
-    fn ec(kid: &str) -> Self {
-        use p256::pkcs8::EncodePrivateKey;
-        let private = p256::SecretKey::random(&mut rsa::rand_core::OsRng);
-        let der = private.to_pkcs8_der().unwrap();
-        Self::new(
-            kid,
-            Algorithm::ES256,
-            EncodingKey::from_ec_der(der.as_bytes()),
-        )
-    }
-
-    fn new(kid: &str, alg: Algorithm, encoding: EncodingKey) -> Self {
-        let mut jwk = Jwk::from_encoding_key(&encoding, alg).unwrap();
-        jwk.common.key_id = Some(kid.to_owned());
-        Self {
-            kid: kid.to_owned(),
-            alg,
-            encoding,
-            jwk,
-        }
-    }
-
-    fn sign(&self, claims: &Value) -> String {
-        let mut header = Header::new(self.alg);
-        header.kid = Some(self.kid.clone());
-        jsonwebtoken::encode(&header, claims, &self.encoding).unwrap()
-    }
-}
 
 /// What the provider says about `login`, for this service, valid five minutes.
 fn claims(login: &str) -> Value {
@@ -80,48 +28,10 @@ fn claims(login: &str) -> Value {
     })
 }
 
-/// The provider: its key set at `/certs`, and how many times it was asked.
-#[derive(Default)]
-struct Provider {
-    keys: Mutex<Vec<Jwk>>,
-    requests: AtomicUsize,
-}
-
-impl Provider {
-    fn publish(&self, keys: &[&ProviderKey]) {
-        *self.keys.lock().unwrap() = keys.iter().map(|k| k.jwk.clone()).collect();
-    }
-
-    fn requests(&self) -> usize {
-        self.requests.load(Ordering::SeqCst)
-    }
-}
-
-async fn certs(provider: web::Data<Provider>) -> HttpResponse {
-    provider.requests.fetch_add(1, Ordering::SeqCst);
-    HttpResponse::Ok().json(JwkSet {
-        keys: provider.keys.lock().unwrap().clone(),
-    })
-}
-
 /// Starts the provider on a free port and a dispatch API that trusts it.
 async fn api_with_provider(provider: &Arc<Provider>) -> Api {
-    let data = web::Data::from(provider.clone());
-    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = tcp.local_addr().unwrap();
-    let server = HttpServer::new(move || {
-        App::new()
-            .app_data(data.clone())
-            .route("/certs", web::get().to(certs))
-    })
-    .workers(1)
-    .disable_signals()
-    .listen(tcp)
-    .unwrap()
-    .run();
-    tokio::spawn(server);
-    let mut config =
-        IdpConfig::new(&format!("http://{addr}/certs"), ISSUER, "dispatch-api").unwrap();
+    let url = provider.start();
+    let mut config = IdpConfig::new(&url, ISSUER, "dispatch-api").unwrap();
     config.fetch_timeout = Duration::from_secs(5);
     // A rotation reaches us on the very next token (the default spaces fetches by 10 s).
     config.min_refresh_interval = Duration::ZERO;
@@ -142,7 +52,7 @@ async fn the_providers_tokens_name_the_user_with_that_login() {
     let rsa = ProviderKey::rsa("rsa-2026");
     let ec = ProviderKey::ec("ec-2026");
     let provider = Arc::new(Provider::default());
-    provider.publish(&[&rsa, &ec]);
+    provider.publish_keys(&[&rsa, &ec]);
     let api = api_with_provider(&provider).await;
 
     let regulator = who(&api, &rsa.sign(&claims("regulador"))).await;
@@ -225,7 +135,7 @@ fn without(mut claims: Value, name: &str) -> Value {
 async fn a_new_key_after_a_rotation_is_fetched() {
     let old = ProviderKey::rsa("rsa-2026");
     let provider = Arc::new(Provider::default());
-    provider.publish(&[&old]);
+    provider.publish_keys(&[&old]);
     let api = api_with_provider(&provider).await;
     assert_eq!(
         who(&api, &old.sign(&claims("regulador"))).await.ok()["user"]["id"],
@@ -244,7 +154,7 @@ async fn a_new_key_after_a_rotation_is_fetched() {
 
     // The provider rotates: a new key, the old one withdrawn.
     let new = ProviderKey::ec("ec-2027");
-    provider.publish(&[&new]);
+    provider.publish_keys(&[&new]);
     let reply = who(&api, &new.sign(&claims("frota"))).await;
     assert_eq!(reply.ok()["user"]["id"], api.id("frota"));
     assert_eq!(provider.requests(), 2, "the unknown `kid` was fetched");
@@ -254,7 +164,7 @@ async fn a_new_key_after_a_rotation_is_fetched() {
 async fn a_socket_opens_with_the_providers_token() {
     let key = ProviderKey::ec("ec-2026");
     let provider = Arc::new(Provider::default());
-    provider.publish(&[&key]);
+    provider.publish_keys(&[&key]);
     let api = api_with_provider(&provider).await;
     let id = crate::browser::an_open_incident(&api).await;
     let url = format!(
