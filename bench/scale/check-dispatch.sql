@@ -97,11 +97,16 @@ SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a de
    FROM incident_intercurrences x
   WHERE NOT EXISTS (SELECT 1 FROM dispatches d WHERE d.incident_id = x.incident_id)) v(c, id, x) GROUP BY c;
 
--- Prank calls: exactly the prank incidents, from the caller's phone, at the closing.
+-- Prank calls: exactly the prank incidents, from the caller's phone (and its key), at the
+-- closing.
 SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'prank call iff prank incident', i.id, i.state FROM incidents i
    FULL JOIN prank_calls p ON p.incident_id = i.id
   WHERE (i.state = 'prank') <> (p.id IS NOT NULL) OR i.id IS NULL
-     OR p.phone <> i.caller_phone OR p.recorded_at <> i.closed_at) v(c, id, x) GROUP BY c;
+     OR p.phone <> i.caller_phone OR p.phone_key <> i.caller_phone_key
+     OR p.recorded_at <> i.closed_at) v(c, id, x) GROUP BY c;
+-- Phone keys (domain::phone::Phone::key): the national digits of every drawn phone.
+SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'caller phone key', i.id, i.caller_phone FROM incidents i
+  WHERE i.caller_phone LIKE '(%' AND i.caller_phone_key <> regexp_replace(i.caller_phone, '\D', '', 'g')) v(c, id, x) GROUP BY c;
 
 -- The rebuilt constraints and indexes are all there and valid.
 SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'constraint not validated', NULL::bigint, conname::text FROM pg_constraint
@@ -111,10 +116,10 @@ SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a de
                                      'dispatches', 'incident_intercurrences', 'prank_calls')
     AND NOT (indisvalid AND indisready)) v(c, id, x) GROUP BY c;
 SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'a secondary index is missing', NULL::bigint, name FROM (VALUES
-    ('incidents_search'), ('incidents_newest'), ('incidents_state'), ('incidents_caller_phone'),
+    ('incidents_search'), ('incidents_newest'), ('incidents_state'), ('incidents_caller_phone_key'),
     ('incidents_phone_digits'), ('incidents_open'), ('incidents_regulator'),
     ('incidents_assignee'),
-    ('incidents_number_key'), ('incident_history_incident'), ('prank_calls_phone'),
+    ('incidents_number_key'), ('incident_history_incident'), ('prank_calls_phone_key'),
     ('prank_calls_incident_id_key'), ('technical_decisions_incident'), ('dispatches_incident'),
     ('dispatches_unit_busy'), ('incident_intercurrences_incident')) AS v(name)
   WHERE to_regclass('dispatch.' || name) IS NULL) v(c, id, x) GROUP BY c;

@@ -233,13 +233,16 @@ TRUNCATE incidents, incident_history, technical_decisions, dispatches, incident_
          prank_calls RESTART IDENTITY;
 
 INSERT INTO incidents (id, number, state, version, created_by, created_at, updated_at,
-                       caller_name, caller_phone, address, city, complaint, related_incident_id,
-                       occurrence_type, priority, occurrence_notes, patient_name, patient_age,
-                       patient_sex, regulator_id, assigned_to_id, regulated_at, conclusion,
-                       closed_at)
+                       caller_name, caller_phone, caller_phone_key, address, city, complaint,
+                       related_incident_id, occurrence_type, priority, occurrence_notes,
+                       patient_name, patient_age, patient_sex, regulator_id, assigned_to_id,
+                       regulated_at, conclusion, closed_at)
 SELECT p.p, p.number, d.state, d.version, d.created_by, d.created_at + p.delta,
        d.updated_at + p.delta,
        coalesce(p.caller_name, d.caller_name), coalesce(p.caller_phone, d.caller_phone),
+       -- A drawn phone is "(DD) 9XXXX-XXXX": its key (domain::phone::Phone::key) is its
+       -- national digits; a demo incident keeps the key the service gave it.
+       coalesce(regexp_replace(p.caller_phone, '\D', '', 'g'), d.caller_phone_key),
        coalesce(p.address, d.address), coalesce(p.city, d.city), d.complaint, NULL,
        d.occurrence_type, d.priority, d.occurrence_notes,
        CASE WHEN p.demo OR d.patient_name IS NULL THEN d.patient_name
@@ -282,8 +285,10 @@ SELECT p.p, x.intercurrence_id, x.notes, x.recorded_by, x.recorded_at + p.delta
   JOIN scale_build.demo_intercurrences x ON x.incident_id = p.template
  ORDER BY x.recorded_at + p.delta, p.p, x.id;
 
-INSERT INTO prank_calls (phone, incident_id, recorded_by, recorded_at)
-SELECT coalesce(p.caller_phone, d.caller_phone), p.p, x.recorded_by, x.recorded_at + p.delta
+INSERT INTO prank_calls (phone, phone_key, incident_id, recorded_by, recorded_at)
+SELECT coalesce(p.caller_phone, d.caller_phone),
+       coalesce(regexp_replace(p.caller_phone, '\D', '', 'g'), d.caller_phone_key),
+       p.p, x.recorded_by, x.recorded_at + p.delta
   FROM scale_build.plan p
   JOIN scale_build.demo_pranks x ON x.incident_id = p.template
   JOIN scale_build.demo_incidents d ON d.id = p.template
