@@ -27,10 +27,18 @@ fn browser_dir() -> PathBuf {
 
 /// The Chromium to drive: `CHROMIUM`, else Debian's `/usr/bin/chromium`, else one on PATH.
 fn chromium() -> PathBuf {
-    let candidates = std::env::var_os("CHROMIUM")
+    if let Some(named) = std::env::var_os("CHROMIUM").map(PathBuf::from) {
+        assert!(
+            named.is_file(),
+            "CHROMIUM={} is not a file: point it at a Chromium or Chrome binary, or unset it to \
+             use /usr/bin/chromium (apt-get install chromium)",
+            named.display()
+        );
+        return named;
+    }
+    let candidates = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
         .map(PathBuf::from)
         .into_iter()
-        .chain(["/usr/bin/chromium", "/usr/bin/chromium-browser"].map(PathBuf::from))
         .chain(which("chromium"));
     for c in candidates {
         if c.is_file() {
