@@ -1,6 +1,7 @@
 //! Receives insurers' result callbacks for rental-guarantee insurance proposals.
 
 pub mod auth;
+pub mod console;
 pub mod email;
 pub mod error;
 pub mod hex;

@@ -115,6 +115,19 @@ pub mod proposal {
     }
 
     diesel::table! {
+        proposal.registration_attempts (id) {
+            id -> Int8,
+            integration_id -> Int8,
+            started_at -> Timestamptz,
+            finished_at -> Timestamptz,
+            outcome -> Text,
+            insurer_status -> Nullable<Int2>,
+            detail -> Nullable<Text>,
+            admin -> Text,
+        }
+    }
+
+    diesel::table! {
         proposal.tenants (id) {
             id -> Text,
             name -> Text,
@@ -145,6 +158,7 @@ pub mod proposal {
     diesel::joinable!(proposal_events -> callback_receipts (receipt_id));
     diesel::joinable!(proposal_events -> proposals (proposal_id));
     diesel::joinable!(proposals -> tenants (tenant_id));
+    diesel::joinable!(registration_attempts -> integrations (integration_id));
     diesel::joinable!(tokens -> integrations (integration_id));
 
     diesel::allow_tables_to_appear_in_same_query!(
@@ -156,6 +170,7 @@ pub mod proposal {
         integrations,
         proposal_events,
         proposals,
+        registration_attempts,
         tenants,
         tokens,
     );

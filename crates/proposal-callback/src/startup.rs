@@ -43,6 +43,8 @@ impl common::http::Service for AppState {
 
     fn routes(cfg: &mut web::ServiceConfig) {
         crate::routes::configure(cfg);
+        // Pages, not API: outside the OpenAPI document.
+        crate::console::configure(cfg);
     }
 }
 

@@ -72,11 +72,11 @@ impl StaffClaims {
 
     /// The admin a verified provider token names: 403 when it names no valid tenant or lacks
     /// the admin role.
-    pub fn admin(&self, identity: &IdpIdentity) -> Result<Admin, Error> {
+    pub fn admin(&self, identity: &IdpIdentity) -> Result<Admin, Refusal> {
         let tenant = match claim(&identity.claims, &self.tenant_claim) {
             Some(Value::String(t)) if valid_tenant(t) => t.clone(),
             _ => {
-                return Err(Error::Forbidden(
+                return Err(Refusal::Forbidden(
                     "the token names no tenant this service knows how to read",
                 ));
             }
@@ -87,12 +87,36 @@ impl StaffClaims {
             _ => false,
         };
         if !is_admin {
-            return Err(Error::Forbidden("this route needs role admin"));
+            return Err(Refusal::Forbidden(NOT_ADMIN));
         }
         Ok(Admin {
             sub: identity.user.clone(),
             tenant,
         })
+    }
+}
+
+const NOT_ADMIN: &str = "this route needs role admin";
+
+/// Why a token does not open the admin routes; [`Error`] answers it (401, 403 or 503), the
+/// console says it in Portuguese.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// Not a valid admin token: the rule it breaks (expired, another audience, ...).
+    Token(TokenError),
+    /// A valid token that does not make its holder a tenant's admin.
+    Forbidden(&'static str),
+    /// A bug: a provider token verified without the claims that read it.
+    Internal(&'static str),
+}
+
+impl From<Refusal> for Error {
+    fn from(r: Refusal) -> Self {
+        match r {
+            Refusal::Token(e) => Error::Problem(Problem::from(e)),
+            Refusal::Forbidden(why) => Error::Forbidden(why),
+            Refusal::Internal(why) => Error::Internal(why.into()),
+        }
     }
 }
 
@@ -145,10 +169,15 @@ impl AdminTokens {
     /// The admin `token` is for: 401 naming the rule it breaks, 403 without the admin role,
     /// 503 when the provider's keys cannot be fetched.
     pub async fn admin(&self, token: &str) -> Result<Admin, Error> {
+        self.check(token).await.map_err(Error::from)
+    }
+
+    /// The admin `token` is for, or why it is refused (the console words each reason).
+    pub async fn check(&self, token: &str) -> Result<Admin, Refusal> {
         match self.verifier.verify::<AdminClaims>(token).await {
             Ok(Verified::Local(claims)) => {
                 if claims.role != "admin" {
-                    return Err(Error::Forbidden("this route needs role admin"));
+                    return Err(Refusal::Forbidden(NOT_ADMIN));
                 }
                 Ok(Admin {
                     sub: claims.sub,
@@ -157,15 +186,15 @@ impl AdminTokens {
             }
             Ok(Verified::Idp(identity)) => match &self.staff {
                 Some(staff) => staff.admin(&identity),
-                None => Err(Error::Internal(
-                    "a provider token verified without staff claims".into(),
+                None => Err(Refusal::Internal(
+                    "a provider token verified without staff claims",
                 )),
             },
             Err(e @ TokenError::ProviderUnavailable) => {
                 tracing::warn!(error = %e, "admin token: identity provider unavailable");
-                Err(Error::Problem(Problem::from(e)))
+                Err(Refusal::Token(e))
             }
-            Err(e) => Err(Error::Problem(Problem::from(e))),
+            Err(e) => Err(Refusal::Token(e)),
         }
     }
 }
@@ -212,7 +241,7 @@ mod tests {
             assert!(
                 matches!(
                     staff.admin(&identity(claims.clone())),
-                    Err(Error::Forbidden(_))
+                    Err(Refusal::Forbidden(_))
                 ),
                 "{claims}"
             );

@@ -19,9 +19,10 @@ use secrecy::ExposeSecret;
 use crate::auth::basic::{generate_token, token_hash};
 use crate::error::Error;
 use crate::metrics;
-use crate::registration::client::Registrar;
+use crate::registration::client::{Registrar, RegistrationFailure};
 use crate::registration::payload::{ApiCallback, RegistrationPayload};
 use crate::store::integrations::{self, IntegrationRow, PendingSlot};
+use crate::store::registration_attempts::{self as attempts, NewAttempt, REGISTERED};
 
 /// The operator asking for a registration: their tenant, and who they are (for the log).
 pub struct Admin<'a> {
@@ -30,13 +31,19 @@ pub struct Admin<'a> {
 }
 
 /// RegisterCallback for integration `id` of the `admin`'s tenant; the integration as it is
-/// afterwards.
+/// afterwards. Each attempt that reaches the insurer, or finds it not configured, is recorded
+/// with its outcome (`store::registration_attempts`).
 pub async fn register(
     pool: &Pool,
     registrar: &Registrar,
     admin: &Admin<'_>,
     id: i64,
 ) -> Result<IntegrationRow, Error> {
+    let asked = Asked {
+        integration_id: id,
+        at: chrono::Utc::now(),
+        admin: admin.sub,
+    };
     let mut conn = pool.get().await?;
     let integration = integrations::find(&mut conn, id)
         .await?
@@ -48,12 +55,16 @@ pub async fn register(
     }
     let env = integration.environment;
     // Before any token is made: an unconfigured insurer changes nothing.
-    let target = registrar
-        .config
-        .target(&integration.insurer, env)
-        .inspect_err(|_| {
-            metrics::count_registration(&integration.insurer, env, "not_configured")
-        })?;
+    let target = match registrar.config.target(&integration.insurer, env) {
+        Ok(target) => target,
+        Err(missing) => {
+            metrics::count_registration(&integration.insurer, env, "not_configured");
+            let e = Error::from(missing);
+            let detail = e.to_string();
+            attempts::record(&mut conn, &asked.ended(e.code(), None, Some(&detail))).await?;
+            return Err(e);
+        }
+    };
 
     let token = generate_token();
     let lease = registrar.config.lease();
@@ -111,25 +122,95 @@ pub async fn register(
     })?;
     match outcome {
         Ok(()) => {
+            let superseded = Error::RegistrationSuperseded;
+            let superseded_detail = superseded.to_string();
             let activated = conn
                 .transaction::<_, Error, _>(async |c| {
                     integrations::lock(c, id).await?;
-                    Ok(integrations::activate(c, id, token_id).await?)
+                    let activated = integrations::activate(c, id, token_id).await?;
+                    let recorded = if activated {
+                        asked.ended(REGISTERED, Some(200), None)
+                    } else {
+                        asked.ended(superseded.code(), Some(200), Some(&superseded_detail))
+                    };
+                    attempts::record(c, &recorded).await?;
+                    Ok(activated)
                 })
                 .await?;
             if !activated {
-                log("registration_superseded");
-                return Err(Error::RegistrationSuperseded);
+                log(superseded.code());
+                return Err(superseded);
             }
-            log("registered");
+            log(REGISTERED);
             integrations::find(&mut conn, id)
                 .await?
                 .ok_or(Error::IntegrationNotFound(id))
         }
         Err(failure) => {
-            integrations::abandon(&mut conn, token_id).await?;
-            log(failure.code());
-            Err(Error::Registration(failure))
+            let insurer_status = match &failure {
+                RegistrationFailure::Rejected(status) => i16::try_from(status.as_u16()).ok(),
+                _ => None,
+            };
+            let e = Error::Registration(failure);
+            let detail = e.to_string();
+            conn.transaction::<_, Error, _>(async |c| {
+                integrations::abandon(c, token_id).await?;
+                attempts::record(c, &asked.ended(e.code(), insurer_status, Some(&detail))).await?;
+                Ok(())
+            })
+            .await?;
+            log(e.code());
+            Err(e)
         }
     }
+}
+
+/// Which integration an attempt was for, when it was asked for and by whom.
+struct Asked<'a> {
+    integration_id: i64,
+    at: chrono::DateTime<chrono::Utc>,
+    admin: &'a str,
+}
+
+impl<'a> Asked<'a> {
+    /// The attempt as it ended, to record.
+    fn ended<'b>(
+        &self,
+        outcome: &'b str,
+        insurer_status: Option<i16>,
+        detail: Option<&'b str>,
+    ) -> NewAttempt<'b>
+    where
+        'a: 'b,
+    {
+        NewAttempt {
+            integration_id: self.integration_id,
+            started_at: self.at,
+            outcome,
+            insurer_status,
+            detail,
+            admin: self.admin,
+        }
+    }
+}
+
+/// [`register`] on a task of its own, for the operators' routes and pages: an operator who
+/// disconnects while the insurer is being called does not cancel it, so the insurer's answer
+/// is always recorded (and the token never left pending until its lease runs out).
+pub async fn register_detached(
+    pool: Pool,
+    registrar: std::sync::Arc<Registrar>,
+    tenant: String,
+    sub: String,
+    id: i64,
+) -> Result<IntegrationRow, Error> {
+    actix_web::rt::spawn(async move {
+        let admin = Admin {
+            tenant: &tenant,
+            sub: &sub,
+        };
+        register(&pool, &registrar, &admin, id).await
+    })
+    .await
+    .map_err(|e| Error::Internal(format!("the registration task failed: {e}")))?
 }

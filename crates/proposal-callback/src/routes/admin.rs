@@ -15,11 +15,12 @@ use crate::proposal::pause::{self, RESUME_MAX, process};
 use crate::proposal::replay::{REPLAY_DEFAULT, REPLAY_MAX, replay_matching};
 use crate::proposal::status::ReceiptStatus;
 use crate::registration::config::Environment;
-use crate::registration::flow::{self, Admin};
+use crate::registration::flow;
 use crate::routes::{CallbackResult, callback_answer};
 use crate::state::AppState;
 use crate::store::integrations::{self, IntegrationRow};
 use crate::store::receipts::{self, ReceiptFilter, ReceiptRow};
+use crate::store::registration_attempts::{self, AttemptRow};
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
@@ -231,10 +232,47 @@ pub struct IntegrationView {
     /// Since when it is paused (its callbacks are stored and answered 202 `deferred`); null
     /// when it is not.
     pub paused_at: Option<DateTime<Utc>>,
+    /// The last RegisterCallback attempt and how it ended; null before the first.
+    pub last_registration: Option<RegistrationAttemptView>,
 }
 
-impl From<IntegrationRow> for IntegrationView {
-    fn from(r: IntegrationRow) -> Self {
+/// One RegisterCallback attempt and how it ended.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RegistrationAttemptView {
+    /// When it was asked for.
+    pub started_at: DateTime<Utc>,
+    /// When its outcome was recorded.
+    pub finished_at: DateTime<Utc>,
+    /// `registered`, or the error code: `insurer_rejected`, `insurer_timeout`,
+    /// `insurer_unreachable`, `insurer_error`, `not_configured`, `registration_superseded`.
+    #[schema(example = "insurer_rejected")]
+    pub outcome: String,
+    /// The insurer's HTTP status when it answered (200 when registered); null when it did
+    /// not answer or was not called.
+    #[schema(example = 503)]
+    pub insurer_status: Option<i16>,
+    /// Why it failed, as the operator was told; null when registered.
+    pub detail: Option<String>,
+    /// Who asked for it (the admin token's `sub`).
+    #[schema(example = "operator")]
+    pub requested_by: String,
+}
+
+impl From<AttemptRow> for RegistrationAttemptView {
+    fn from(a: AttemptRow) -> Self {
+        Self {
+            started_at: a.started_at,
+            finished_at: a.finished_at,
+            outcome: a.outcome,
+            insurer_status: a.insurer_status,
+            detail: a.detail,
+            requested_by: a.admin,
+        }
+    }
+}
+
+impl IntegrationView {
+    pub fn new(r: IntegrationRow, last_registration: Option<AttemptRow>) -> Self {
         Self {
             id: r.id,
             insurer: r.insurer,
@@ -242,7 +280,33 @@ impl From<IntegrationRow> for IntegrationView {
             is_callback_active: r.is_callback_active,
             callback_registered_at: r.callback_registered_at,
             paused_at: r.paused_at,
+            last_registration: last_registration.map(RegistrationAttemptView::from),
         }
+    }
+
+    /// The integration with its last registration attempt read from the database.
+    pub async fn load(
+        conn: &mut diesel_async::AsyncPgConnection,
+        r: IntegrationRow,
+    ) -> Result<Self, Error> {
+        let last = registration_attempts::latest(conn, r.id).await?;
+        Ok(Self::new(r, last))
+    }
+
+    /// The tenant's integrations, by id, each with its last registration attempt.
+    pub async fn list(
+        conn: &mut diesel_async::AsyncPgConnection,
+        tenant: &str,
+    ) -> Result<Vec<Self>, Error> {
+        let rows = integrations::list(conn, tenant).await?;
+        let mut last = registration_attempts::latest_of_tenant(conn, tenant).await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                let attempt = last.remove(&r.id);
+                Self::new(r, attempt)
+            })
+            .collect())
     }
 }
 
@@ -264,12 +328,7 @@ pub async fn list_integrations(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Error> {
     let mut conn = state.pool.get().await?;
-    let rows = integrations::list(&mut conn, &admin.tenant).await?;
-    Ok(HttpResponse::Ok().json(
-        rows.into_iter()
-            .map(IntegrationView::from)
-            .collect::<Vec<_>>(),
-    ))
+    Ok(HttpResponse::Ok().json(IntegrationView::list(&mut conn, &admin.tenant).await?))
 }
 
 /// RegisterCallback: register this integration's callback endpoint with its insurer.
@@ -299,20 +358,16 @@ pub async fn register_callback(
     Path(id): Path<i64>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Error> {
-    // On a task of its own: an admin who disconnects while the insurer is being called does
-    // not cancel it, so the insurer's answer is always recorded (and the token never left
-    // pending until its lease runs out).
-    let task = actix_web::rt::spawn(async move {
-        let admin = Admin {
-            tenant: &admin.tenant,
-            sub: &admin.sub,
-        };
-        flow::register(&state.pool, &state.registrar, &admin, id).await
-    });
-    let integration = task
-        .await
-        .map_err(|e| Error::Internal(format!("the registration task failed: {e}")))??;
-    Ok(HttpResponse::Ok().json(IntegrationView::from(integration)))
+    let integration = flow::register_detached(
+        state.pool.clone(),
+        state.registrar.clone(),
+        admin.tenant,
+        admin.sub,
+        id,
+    )
+    .await?;
+    let mut conn = state.pool.get().await?;
+    Ok(HttpResponse::Ok().json(IntegrationView::load(&mut conn, integration).await?))
 }
 
 /// Which receipts a bulk replay processes again. Every field narrows the set; with none, every
@@ -422,7 +477,7 @@ pub async fn pause_integration(
     let mut conn = state.pool.get().await?;
     let row = pause::pause(&mut conn, &admin.tenant, id).await?;
     tracing::info!(integration = id, admin = %admin.sub, "integration paused");
-    Ok(HttpResponse::Ok().json(IntegrationView::from(row)))
+    Ok(HttpResponse::Ok().json(IntegrationView::load(&mut conn, row).await?))
 }
 
 /// What a resume did.
@@ -465,16 +520,18 @@ pub async fn resume_integration(
 ) -> Result<HttpResponse, Error> {
     let sub = admin.sub.clone();
     // On a task of its own: an operator who hangs up does not stop it half way.
+    let pool = state.pool.clone();
     let resumed = actix_web::rt::spawn(async move {
-        let mut conn = state.pool.get().await?;
+        let mut conn = pool.get().await?;
         pause::resume(&mut conn, &admin.tenant, id, RESUME_MAX).await
     })
     .await
     .map_err(|e| Error::Internal(format!("the resume task failed: {e}")))??;
     let applied = resumed.outcomes.values().sum();
     tracing::info!(integration = id, admin = %sub, applied, remaining = resumed.remaining, "integration resumed");
+    let mut conn = state.pool.get().await?;
     Ok(HttpResponse::Ok().json(ResumeReport {
-        integration: IntegrationView::from(resumed.integration),
+        integration: IntegrationView::load(&mut conn, resumed.integration).await?,
         applied,
         outcomes: resumed.outcomes,
         remaining: resumed.remaining,

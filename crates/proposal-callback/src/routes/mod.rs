@@ -75,11 +75,7 @@ fn callback_answer(
     insurer: &str,
     result: Result<Processed, Error>,
 ) -> Result<HttpResponse, Error> {
-    let outcome = match &result {
-        Ok(p) => p.outcome.as_str(),
-        Err(e) => e.code(),
-    };
-    metrics::count_callback(tenant, insurer, outcome);
+    count_callback(tenant, insurer, &result);
     let processed = result?;
     let mut answer = if processed.outcome == Outcome::Deferred {
         HttpResponse::Accepted()
@@ -87,4 +83,14 @@ fn callback_answer(
         HttpResponse::Ok()
     };
     Ok(answer.json(CallbackResult::from(processed)))
+}
+
+/// Counts a callback or a replay under `tenant` and `insurer`: its `result`, or the error's
+/// code.
+pub(crate) fn count_callback(tenant: &str, insurer: &str, result: &Result<Processed, Error>) {
+    let outcome = match result {
+        Ok(p) => p.outcome.as_str(),
+        Err(e) => e.code(),
+    };
+    metrics::count_callback(tenant, insurer, outcome);
 }

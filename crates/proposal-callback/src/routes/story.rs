@@ -5,6 +5,7 @@
 use actix_web::{HttpResponse, web};
 use chrono::{DateTime, Utc};
 use common::extract::{Path, Query};
+use diesel_async::AsyncPgConnection;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -171,40 +172,45 @@ pub async fn proposal_story(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Error> {
     let mut conn = state.pool.get().await?;
-    let p = proposals::find_detail(&mut conn, &admin.tenant, &proposal_id)
-        .await?
-        .ok_or(Error::ProposalNotFound { proposal_id })?;
-    let history = proposals::history(&mut conn, p.id, STORY_MAX).await?;
-    let events = proposals::events(&mut conn, p.id, STORY_MAX).await?;
-    let mut emails = outbox::list(
-        &mut conn,
-        &admin.tenant,
-        Some(&p.proposal_id),
-        None,
-        None,
-        STORY_MAX,
-    )
-    .await?;
-    emails.reverse();
-    let filter = ReceiptFilter {
-        proposal_id: Some(p.proposal_id.clone()),
-        ..ReceiptFilter::default()
-    };
-    let mut receipts = receipts::list(&mut conn, &admin.tenant, &filter, None, STORY_MAX).await?;
-    receipts.reverse();
-    Ok(HttpResponse::Ok().json(ProposalStory {
-        proposal_id: p.proposal_id,
-        status: p.status,
-        in_queue: p.in_queue,
-        contact_email: p.contact_email,
-        created_at: p.created_at,
-        updated_at: p.updated_at,
-        last_event_at: p.last_event_at,
-        history: history.into_iter().map(HistoryView::from).collect(),
-        events: events.into_iter().map(EventView::from).collect(),
-        emails: emails.into_iter().map(EmailView::from).collect(),
-        receipts: receipts.into_iter().map(ReceiptView::from).collect(),
-    }))
+    Ok(HttpResponse::Ok().json(ProposalStory::load(&mut conn, &admin.tenant, proposal_id).await?))
+}
+
+impl ProposalStory {
+    /// `tenant`'s proposal `proposal_id` and its story (the latest [`STORY_MAX`] rows of each
+    /// kind, oldest first); `proposal_not_found` for none, or another tenant's.
+    pub async fn load(
+        conn: &mut AsyncPgConnection,
+        tenant: &str,
+        proposal_id: String,
+    ) -> Result<Self, Error> {
+        let p = proposals::find_detail(conn, tenant, &proposal_id)
+            .await?
+            .ok_or(Error::ProposalNotFound { proposal_id })?;
+        let history = proposals::history(conn, p.id, STORY_MAX).await?;
+        let events = proposals::events(conn, p.id, STORY_MAX).await?;
+        let mut emails =
+            outbox::list(conn, tenant, Some(&p.proposal_id), None, None, STORY_MAX).await?;
+        emails.reverse();
+        let filter = ReceiptFilter {
+            proposal_id: Some(p.proposal_id.clone()),
+            ..ReceiptFilter::default()
+        };
+        let mut receipts = receipts::list(conn, tenant, &filter, None, STORY_MAX).await?;
+        receipts.reverse();
+        Ok(ProposalStory {
+            proposal_id: p.proposal_id,
+            status: p.status,
+            in_queue: p.in_queue,
+            contact_email: p.contact_email,
+            created_at: p.created_at,
+            updated_at: p.updated_at,
+            last_event_at: p.last_event_at,
+            history: history.into_iter().map(HistoryView::from).collect(),
+            events: events.into_iter().map(EventView::from).collect(),
+            emails: emails.into_iter().map(EmailView::from).collect(),
+            receipts: receipts.into_iter().map(ReceiptView::from).collect(),
+        })
+    }
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

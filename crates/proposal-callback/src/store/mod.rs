@@ -7,4 +7,5 @@ pub mod integrations;
 pub mod outbox;
 pub mod proposals;
 pub mod receipts;
+pub mod registration_attempts;
 pub mod tenants;

@@ -74,6 +74,20 @@ pub async fn find(
         .optional()
 }
 
+/// One of the tenant's receipts as an operator sees it; none for another tenant's.
+pub async fn find_row(
+    conn: &mut AsyncPgConnection,
+    tenant: &str,
+    id: i64,
+) -> QueryResult<Option<ReceiptRow>> {
+    r::table
+        .filter(r::id.eq(id).and(r::tenant_id.eq(tenant)))
+        .select(ReceiptRow::as_select())
+        .first(conn)
+        .await
+        .optional()
+}
+
 /// Which receipts an operator asks for; every field narrows the set.
 #[derive(Debug, Clone, Default)]
 pub struct ReceiptFilter {

@@ -63,6 +63,7 @@ async fn the_cli_token_reaches_its_tenants_integrations_and_no_others() {
                 "is_callback_active": false,
                 "callback_registered_at": null,
                 "paused_at": null,
+                "last_registration": null,
             })
         })
         .collect();

@@ -6,6 +6,7 @@ mod admin;
 mod admin_token;
 mod auth;
 mod callback;
+mod console;
 mod email;
 mod exactly_once;
 mod hostile;

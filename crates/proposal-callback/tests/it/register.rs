@@ -118,7 +118,19 @@ async fn the_insurer_receives_the_specs_request_and_its_token_works() {
     assert_eq!(body["is_callback_active"], true);
     assert!(body["callback_registered_at"].is_string(), "{body}");
     assert_eq!(body["paused_at"], Value::Null);
-    assert_eq!(body.as_object().unwrap().len(), 6, "{body}");
+    let last = &body["last_registration"];
+    assert_eq!(
+        (&last["outcome"], &last["insurer_status"], &last["detail"]),
+        (&json!("registered"), &json!(200), &Value::Null),
+        "{body}"
+    );
+    assert_eq!(last["requested_by"], "ops", "the admin token's sub: {body}");
+    assert!(
+        last["started_at"].as_str() <= last["finished_at"].as_str(),
+        "{body}"
+    );
+    assert_eq!(body.as_object().unwrap().len(), 7, "{body}");
+    assert_eq!(before["last_registration"], Value::Null);
 
     let received = insurer.received();
     assert_eq!(received.len(), 1);
@@ -257,9 +269,14 @@ async fn a_refusal_changes_nothing_and_its_token_never_works() {
         assert!(!detail.contains("porto-client"), "{detail}");
         let sent = insurer.received().pop().unwrap();
         assert_eq!(t.auth_status(&token_api(&sent)).await, 401, "{status}");
+        let after = t.integration("demo-a", id).await;
+        assert_eq!(after["is_callback_active"], false);
+        // The last attempt is shown with the insurer's status and what the admin was told.
+        let last = &after["last_registration"];
         assert_eq!(
-            t.integration("demo-a", id).await["is_callback_active"],
-            false
+            (&last["outcome"], &last["insurer_status"], &last["detail"]),
+            (&json!("insurer_rejected"), &json!(status), &json!(detail)),
+            "{after}"
         );
         assert_eq!(t.token_counts(id).await, (1, 0), "{status}");
     }
@@ -309,6 +326,12 @@ async fn a_closed_port_is_502_unreachable() {
         (502, Some("insurer_unreachable")),
         "{body}"
     );
+    let last = &t.integration("demo-a", id).await["last_registration"];
+    assert_eq!(
+        (&last["outcome"], &last["insurer_status"]),
+        (&json!("insurer_unreachable"), &Value::Null),
+        "no answer, no status: {last}"
+    );
     assert!(
         body["detail"].as_str().unwrap().contains("2 attempts"),
         "{body}"
@@ -341,6 +364,19 @@ async fn an_unconfigured_insurer_or_environment_is_502_not_configured() {
         "{body}"
     );
     assert_eq!(t.token_counts(tokio).await, (1, 0), "no token was made");
+    let last = &t.integration("demo-a", tokio).await["last_registration"];
+    assert_eq!(
+        (&last["outcome"], &last["insurer_status"]),
+        (&json!("not_configured"), &Value::Null),
+        "the attempt is recorded: {last}"
+    );
+    assert!(
+        last["detail"]
+            .as_str()
+            .unwrap()
+            .contains("INSURER_TOKIO_HOMOLOGATION_URL"),
+        "{last}"
+    );
     // porto in production: credentials, but no production URL.
     let prod = proposal_callback::store::integrations::ensure(
         &mut *t.conn().await,

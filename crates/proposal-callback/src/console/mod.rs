@@ -1,0 +1,265 @@
+//! The integrations console at `/admin/integracao` (the screen the callback spec names): HTML
+//! pages in Portuguese for a tenant's administrator, rendered on the server with askama
+//! (templates under `templates/console/`), no script, one small stylesheet, everything served
+//! from the binary (docs/operations.md, "The integrations console").
+//!
+//! - [`session`]: sign-in with the admin token kept in a session cookie, flash messages, the
+//!   refusal of cross-site posts;
+//! - [`pages`]: the handlers, which call the same domain and store functions as the admin
+//!   JSON routes (RegisterCallback, a receipt's replay, a proposal's story);
+//! - [`text`]: what the pages say; [`pretty`]: a JSON body indented for reading.
+//!
+//! These are pages, not API: they are not in the OpenAPI document.
+
+pub mod pages;
+pub mod pretty;
+pub mod session;
+pub mod text;
+pub mod views;
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, CacheControl, CacheDirective};
+use actix_web::{HttpResponse, HttpResponseBuilder, ResponseError, web};
+use askama::Template;
+
+use crate::error::Error;
+use session::{BASE, FlashMessage};
+
+/// The stylesheet; its URL carries the crate version so a new release is a new URL.
+const CSS: &str = include_str!("../../assets/console.css");
+pub const CSS_PATH: &str = concat!(
+    "/admin/integracao/console.css?v=",
+    env!("CARGO_PKG_VERSION")
+);
+
+/// No script at all, styles and forms of this origin only, never inside a frame.
+const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; \
+                   frame-ancestors 'none'; base-uri 'none'";
+
+/// Registers the console's pages under [`BASE`]; an unknown page below it is an HTML 404.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::scope(BASE)
+            .app_data(
+                web::FormConfig::default()
+                    .limit(16 * 1024)
+                    .error_handler(|_, _| {
+                        ConsoleError::page(
+                        StatusCode::BAD_REQUEST,
+                        "O formulário chegou incompleto ou grande demais. Volte e tente de novo.",
+                    )
+                    .into()
+                    }),
+            )
+            .app_data(web::QueryConfig::default().error_handler(|_, _| {
+                ConsoleError::page(
+                    StatusCode::BAD_REQUEST,
+                    "O endereço tem parâmetros que o console não entende.",
+                )
+                .into()
+            }))
+            .route("", web::get().to(pages::integrations))
+            .route("/", web::get().to(pages::integrations))
+            .route("/console.css", web::get().to(css))
+            .route("/entrar", web::get().to(pages::sign_in_form))
+            .route("/entrar", web::post().to(pages::sign_in))
+            .route("/sair", web::post().to(pages::sign_out))
+            .route(
+                "/integracoes/{id}/registrar",
+                web::post().to(pages::register_callback),
+            )
+            .route("/callbacks", web::get().to(pages::receipts))
+            .route("/callbacks/{id}", web::get().to(pages::receipt))
+            .route("/callbacks/{id}/reprocessar", web::post().to(pages::replay))
+            .route("/propostas", web::get().to(pages::find_proposal))
+            .route("/propostas/{id}", web::get().to(pages::proposal))
+            .default_service(web::to(|| async {
+                Err::<HttpResponse, _>(ConsoleError::page(
+                    StatusCode::NOT_FOUND,
+                    "Esta página não existe no console.",
+                ))
+            })),
+    );
+}
+
+async fn css() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/css; charset=utf-8")
+        .insert_header(CacheControl(vec![
+            CacheDirective::Public,
+            CacheDirective::MaxAge(86_400),
+        ]))
+        .body(CSS)
+}
+
+/// A page's answer: HTML that no cache keeps (it shows a tenant's data) and that no script
+/// or frame can use.
+pub fn html(status: StatusCode) -> HttpResponseBuilder {
+    let mut res = HttpResponse::build(status);
+    res.content_type("text/html; charset=utf-8")
+        .insert_header(CacheControl(vec![CacheDirective::NoStore]))
+        .insert_header((header::CONTENT_SECURITY_POLICY, CSP))
+        .insert_header((header::REFERRER_POLICY, "same-origin"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"));
+    res
+}
+
+/// A redirect after a POST (303: the browser follows it with a GET).
+pub fn see_other(location: &str) -> HttpResponseBuilder {
+    let mut res = HttpResponse::SeeOther();
+    res.insert_header((header::LOCATION, location))
+        .insert_header(CacheControl(vec![CacheDirective::NoStore]));
+    res
+}
+
+/// An error page, standing alone (it may be shown to someone not signed in).
+#[derive(Template)]
+#[template(path = "console/error.html")]
+struct ErrorPage<'a> {
+    css: &'a str,
+    title: &'a str,
+    message: &'a str,
+}
+
+/// What a console request ends with when it cannot show its page: the sign-in page (with the
+/// reason), or an error page in Portuguese. Never the cause of a server-side failure: that
+/// goes to the log.
+#[derive(Debug)]
+pub enum ConsoleError {
+    /// No session, or its token no longer passes: to the sign-in page, the session dropped.
+    SignIn {
+        message: Option<FlashMessage>,
+        secure: bool,
+    },
+    /// A POST that another site made the browser send.
+    CrossSite,
+    /// An error page with this status and message.
+    Page { status: StatusCode, message: String },
+}
+
+impl ConsoleError {
+    pub fn page(status: StatusCode, message: impl Into<String>) -> Self {
+        ConsoleError::Page {
+            status,
+            message: message.into(),
+        }
+    }
+
+    pub fn internal(cause: &str) -> Self {
+        Error::Internal(cause.into()).into()
+    }
+}
+
+impl std::fmt::Display for ConsoleError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConsoleError::SignIn { .. } => f.write_str("console: not signed in"),
+            ConsoleError::CrossSite => f.write_str("console: cross-site request refused"),
+            ConsoleError::Page { status, .. } => write!(f, "console: {status}"),
+        }
+    }
+}
+
+/// The domain's errors as pages. Those an action expects (a registration the insurer refused,
+/// a replay that fails again) are flash messages instead, decided by the action.
+impl From<Error> for ConsoleError {
+    fn from(e: Error) -> Self {
+        let (status, message) = match &e {
+            Error::ProposalNotFound { proposal_id } => (
+                StatusCode::NOT_FOUND,
+                format!("Não há proposta {proposal_id} neste cliente."),
+            ),
+            Error::ReceiptNotFound(id) => (
+                StatusCode::NOT_FOUND,
+                format!("Não há callback nº {id} neste cliente."),
+            ),
+            Error::IntegrationNotFound(id) => {
+                (StatusCode::NOT_FOUND, format!("Não há integração nº {id}."))
+            }
+            Error::Forbidden(_) => (
+                StatusCode::FORBIDDEN,
+                "Isto pertence a outro cliente: você não tem acesso.".to_owned(),
+            ),
+            _ => {
+                // Logs the cause (never shown) and gives the status it maps to.
+                let problem = e.problem();
+                match problem.status {
+                    503 => (
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "O banco de dados não respondeu. Tente de novo em instantes.".to_owned(),
+                    ),
+                    400..=499 => (
+                        StatusCode::BAD_REQUEST,
+                        "O pedido não pôde ser atendido como veio.".to_owned(),
+                    ),
+                    _ => (
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "Erro interno. O registro do serviço tem os detalhes deste pedido."
+                            .to_owned(),
+                    ),
+                }
+            }
+        };
+        ConsoleError::Page { status, message }
+    }
+}
+
+impl From<diesel_async::pooled_connection::deadpool::PoolError> for ConsoleError {
+    fn from(e: diesel_async::pooled_connection::deadpool::PoolError) -> Self {
+        Error::from(e).into()
+    }
+}
+
+impl From<diesel::result::Error> for ConsoleError {
+    fn from(e: diesel::result::Error) -> Self {
+        Error::from(e).into()
+    }
+}
+
+impl ResponseError for ConsoleError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            ConsoleError::SignIn { .. } => StatusCode::SEE_OTHER,
+            ConsoleError::CrossSite => StatusCode::FORBIDDEN,
+            ConsoleError::Page { status, .. } => *status,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let (status, message) = match self {
+            ConsoleError::SignIn { message, secure } => {
+                let mut res = see_other(&format!("{BASE}/entrar"));
+                session::end_session(&mut res, *secure);
+                if let Some(m) = message {
+                    m.set(&mut res, *secure);
+                }
+                return res.finish();
+            }
+            ConsoleError::CrossSite => (
+                StatusCode::FORBIDDEN,
+                "Pedido recusado: ele não partiu de uma página deste console. Abra o console e \
+                 tente de novo por ele.",
+            ),
+            ConsoleError::Page { status, message } => (*status, message.as_str()),
+        };
+        let title = match status {
+            StatusCode::NOT_FOUND => "Não encontrado",
+            StatusCode::FORBIDDEN => "Sem acesso",
+            StatusCode::BAD_REQUEST => "Pedido inválido",
+            StatusCode::SERVICE_UNAVAILABLE => "Serviço indisponível",
+            _ => "Erro",
+        };
+        let page = ErrorPage {
+            css: CSS_PATH,
+            title,
+            message,
+        };
+        match page.render() {
+            Ok(body) => html(status).body(body),
+            Err(e) => {
+                tracing::error!(error = %e, "console: error page not rendered");
+                html(status).body(message.to_owned())
+            }
+        }
+    }
+}

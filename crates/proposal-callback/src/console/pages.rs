@@ -1,0 +1,515 @@
+//! The console's pages and actions. Each page reads through the same functions as the admin
+//! JSON routes; each action (a POST) runs the same domain function as its JSON route, then
+//! answers with a redirect to a page and a flash message saying how it went.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, web};
+use askama::Template;
+use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+use serde::Deserialize;
+
+use crate::console::session::{
+    BASE, ConsoleAdmin, Flash, FlashMessage, end_session, is_https, looks_like_jwt, same_origin,
+    start_session,
+};
+use crate::console::views::{
+    self, Choice, IntegrationLine, IntegrationsPage, Layout, ProposalPage, ReceiptLine,
+    ReceiptPage, ReceiptsPage, SignInPage, StoryLines,
+};
+use crate::console::{ConsoleError, html, see_other, text};
+use crate::error::Error;
+use crate::insurer::INSURERS;
+use crate::proposal::pause::process;
+use crate::proposal::status::ReceiptStatus;
+use crate::registration::flow;
+use crate::registration::payload::ApiCallback;
+use crate::routes::admin::{IntegrationView, ReceiptView};
+use crate::routes::story::ProposalStory;
+use crate::state::AppState;
+use crate::store::integrations;
+use crate::store::receipts::{self, ReceiptFilter};
+
+/// Receipts per page of the callback log.
+pub const PAGE_SIZE: i64 = 25;
+/// The longest proposal id the console looks up (the tenant's ids are short).
+const MAX_PROPOSAL_ID_CHARS: usize = 100;
+
+fn render(page: &impl Template, flash: &Flash) -> Result<HttpResponse, ConsoleError> {
+    let body = page
+        .render()
+        .map_err(|e| ConsoleError::internal(&format!("console template: {e}")))?;
+    let mut res = html(StatusCode::OK);
+    flash.clear(&mut res);
+    Ok(res.body(body))
+}
+
+/// `see_other(location)` carrying `message` for the next page.
+fn redirect(location: &str, message: FlashMessage, secure: bool) -> HttpResponse {
+    let mut res = see_other(location);
+    message.set(&mut res, secure);
+    res.finish()
+}
+
+/// An id from the path; anything but a positive integer names nothing (404).
+fn path_id(raw: &str, what: &str) -> Result<i64, ConsoleError> {
+    raw.parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(|| {
+        ConsoleError::page(
+            StatusCode::NOT_FOUND,
+            format!("Não há {what} com o número “{raw}”."),
+        )
+    })
+}
+
+fn layout(title: &str, section: &'static str, admin: &ConsoleAdmin, flash: &Flash) -> Layout {
+    Layout::new(title, section)
+        .flash(flash.message.clone())
+        .who(&admin.admin.tenant, &admin.admin.sub)
+}
+
+// --- sign-in -----------------------------------------------------------------------------
+
+pub async fn sign_in_form(flash: Flash) -> Result<HttpResponse, ConsoleError> {
+    let page = SignInPage {
+        layout: Layout::new("Entrar", "").flash(flash.message.clone()),
+    };
+    render(&page, &flash)
+}
+
+#[derive(Debug, Deserialize)]
+pub struct SignInForm {
+    #[serde(default)]
+    token: String,
+}
+
+/// Checks the pasted token as the admin routes check a Bearer token and, when it passes,
+/// keeps it in the session cookie. The token is never logged, shown or put in a URL.
+pub async fn sign_in(
+    req: HttpRequest,
+    form: web::Form<SignInForm>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ConsoleError> {
+    same_origin(&req)?;
+    let secure = is_https(&req);
+    let pasted = form.token.trim();
+    let token = pasted.strip_prefix("Bearer ").unwrap_or(pasted).trim();
+    let again = |why: String| {
+        Ok(redirect(
+            &format!("{BASE}/entrar"),
+            FlashMessage::erro(why),
+            secure,
+        ))
+    };
+    if token.is_empty() {
+        return again("Cole o token de administrador no campo “Token de administrador”.".into());
+    }
+    if !looks_like_jwt(token) {
+        return again(
+            "Isto não é um token: um token tem só letras, números e os sinais - _ . (e no \
+             máximo 3.800 caracteres)."
+                .into(),
+        );
+    }
+    match state.admin_tokens.check(token).await {
+        Ok(admin) => {
+            tracing::info!(tenant = %admin.tenant, admin = %admin.sub, "console: signed in");
+            let mut res = see_other(BASE);
+            start_session(&mut res, token, secure);
+            FlashMessage::ok(format!(
+                "Você entrou como administrador do cliente {}.",
+                admin.tenant
+            ))
+            .set(&mut res, secure);
+            Ok(res.finish())
+        }
+        Err(refusal) => {
+            tracing::info!(reason = ?refusal, "console: sign-in refused");
+            again(text::refusal(&refusal))
+        }
+    }
+}
+
+pub async fn sign_out(req: HttpRequest) -> Result<HttpResponse, ConsoleError> {
+    same_origin(&req)?;
+    let secure = is_https(&req);
+    let mut res = see_other(&format!("{BASE}/entrar"));
+    end_session(&mut res, secure);
+    FlashMessage::info("Você saiu do console. O token não ficou guardado neste navegador.")
+        .set(&mut res, secure);
+    Ok(res.finish())
+}
+
+// --- integrations ------------------------------------------------------------------------
+
+pub async fn integrations(
+    admin: ConsoleAdmin,
+    flash: Flash,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ConsoleError> {
+    let tenant = &admin.admin.tenant;
+    let mut conn = state.pool.get().await?;
+    let base = &state.registrar.config.callback_base_url;
+    let rows = IntegrationView::list(&mut conn, tenant)
+        .await?
+        .into_iter()
+        .map(|i| {
+            let url = ApiCallback::new(base, tenant, &i.insurer).url_callback;
+            IntegrationLine::new(i, url)
+        })
+        .collect();
+    let page = IntegrationsPage {
+        layout: layout("Integrações", views::INTEGRATIONS, &admin, &flash),
+        rows,
+    };
+    render(&page, &flash)
+}
+
+/// RegisterCallback for one integration (the domain function of
+/// `POST /admin/integrations/{id}/register-callback`); the outcome comes back as a flash
+/// message, with the insurer's HTTP status when it refused.
+pub async fn register_callback(
+    req: HttpRequest,
+    admin: ConsoleAdmin,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ConsoleError> {
+    same_origin(&req)?;
+    let id = path_id(&path, "integração")?;
+    let tenant = admin.admin.tenant.clone();
+    let result = flow::register_detached(
+        state.pool.clone(),
+        state.registrar.clone(),
+        tenant.clone(),
+        admin.admin.sub.clone(),
+        id,
+    )
+    .await;
+    let name = |row: &integrations::IntegrationRow| {
+        format!(
+            "{} ({})",
+            text::insurer(&row.insurer),
+            text::environment(row.environment)
+        )
+    };
+    let message = match result {
+        Ok(row) => FlashMessage::ok(format!(
+            "Callback registrado: {} aceitou o registro (HTTP 200) e o callback está ativo.",
+            name(&row)
+        )),
+        Err(e) => {
+            let Some(why) = text::registration_failure(&e) else {
+                return Err(e.into());
+            };
+            let mut conn = state.pool.get().await?;
+            let which = integrations::find(&mut conn, id)
+                .await?
+                .filter(|row| row.tenant_id == tenant)
+                .map(|row| name(&row))
+                .unwrap_or_else(|| format!("integração nº {id}"));
+            FlashMessage::erro(format!("Registro de {which} não concluído. {why}"))
+        }
+    };
+    Ok(redirect(
+        &format!("{BASE}#integracao-{id}"),
+        message,
+        admin.secure,
+    ))
+}
+
+// --- the callback log --------------------------------------------------------------------
+
+/// The callback log's filters as the GET form sends them (and each replay form sends back).
+#[derive(Debug, Default, Deserialize)]
+pub struct LogQuery {
+    resultado: Option<String>,
+    seguradora: Option<String>,
+    proposta: Option<String>,
+    antes: Option<String>,
+    /// On a replay: `detalhe` comes back to the receipt's page, anything else to the list.
+    voltar: Option<String>,
+}
+
+/// The filters, checked.
+struct LogFilter {
+    filter: ReceiptFilter,
+    resultado: String,
+    seguradora: String,
+    proposta: String,
+    antes: Option<i64>,
+}
+
+impl LogFilter {
+    fn parse(q: &LogQuery) -> Result<Self, ConsoleError> {
+        let bad = |what: &str| {
+            ConsoleError::page(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "Filtro inválido: {what}. Volte ao registro de callbacks e escolha de novo."
+                ),
+            )
+        };
+        let field = |v: &Option<String>| v.as_deref().unwrap_or("").trim().to_owned();
+        let resultado = field(&q.resultado);
+        let seguradora = field(&q.seguradora);
+        let proposta = field(&q.proposta);
+        let mut filter = ReceiptFilter::default();
+        if !resultado.is_empty() {
+            if let Some(status) = ReceiptStatus::parse(&resultado) {
+                filter.status = Some(status);
+            } else if text::FAILURE_CODES.contains(&resultado.as_str()) {
+                filter.status = Some(ReceiptStatus::Failed);
+                filter.code = Some(resultado.clone());
+            } else {
+                return Err(bad("resultado desconhecido"));
+            }
+        }
+        if !seguradora.is_empty() {
+            if !INSURERS.contains(&seguradora.as_str()) {
+                return Err(bad("seguradora desconhecida"));
+            }
+            filter.insurer = Some(seguradora.clone());
+        }
+        if !proposta.is_empty() {
+            if proposta.chars().count() > MAX_PROPOSAL_ID_CHARS {
+                return Err(bad("número de proposta longo demais"));
+            }
+            filter.proposal_id = Some(proposta.clone());
+        }
+        let antes = match field(&q.antes).as_str() {
+            "" => None,
+            raw => Some(
+                raw.parse::<i64>()
+                    .ok()
+                    .filter(|id| *id > 0)
+                    .ok_or_else(|| bad("página inválida"))?,
+            ),
+        };
+        Ok(Self {
+            filter,
+            resultado,
+            seguradora,
+            proposta,
+            antes,
+        })
+    }
+
+    /// The filters that are set, as form fields.
+    fn fields(&self) -> Vec<(&'static str, String)> {
+        [
+            ("resultado", &self.resultado),
+            ("seguradora", &self.seguradora),
+            ("proposta", &self.proposta),
+        ]
+        .into_iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| (k, v.clone()))
+        .collect()
+    }
+
+    /// The log's URL with these filters, before receipt `antes` when given.
+    fn href(&self, antes: Option<i64>) -> String {
+        let mut fields = self.fields();
+        fields.extend(antes.map(|a| ("antes", a.to_string())));
+        let query: Vec<String> = fields
+            .iter()
+            .map(|(k, v)| format!("{k}={}", utf8_percent_encode(v, NON_ALPHANUMERIC)))
+            .collect();
+        if query.is_empty() {
+            format!("{BASE}/callbacks")
+        } else {
+            format!("{BASE}/callbacks?{}", query.join("&"))
+        }
+    }
+}
+
+fn outcome_choices(selected: &str) -> Vec<Choice> {
+    let mut choices = vec![
+        ("", "Todos".to_owned()),
+        ("failed", "Falhou (qualquer motivo)".to_owned()),
+    ];
+    choices.extend(
+        text::FAILURE_CODES
+            .iter()
+            .map(|c| (*c, format!("Falhou: {}", text::failure(c)))),
+    );
+    choices.extend(
+        ReceiptStatus::ALL
+            .into_iter()
+            .filter(|s| *s != ReceiptStatus::Failed)
+            .map(|s| (s.as_str(), text::receipt_status(s).to_owned())),
+    );
+    choices
+        .into_iter()
+        .map(|(value, label)| Choice {
+            selected: value == selected,
+            value: value.to_owned(),
+            label,
+        })
+        .collect()
+}
+
+fn insurer_choices(selected: &str) -> Vec<Choice> {
+    std::iter::once(("", "Todas"))
+        .chain(INSURERS.iter().map(|i| (*i, text::insurer(i))))
+        .map(|(value, label)| Choice {
+            selected: value == selected,
+            value: value.to_owned(),
+            label: label.to_owned(),
+        })
+        .collect()
+}
+
+/// The tenant's receipts, newest first, [`PAGE_SIZE`] a page, filtered by outcome, insurer
+/// and proposal (the store query of `GET /admin/receipts`).
+pub async fn receipts(
+    admin: ConsoleAdmin,
+    flash: Flash,
+    query: web::Query<LogQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ConsoleError> {
+    let f = LogFilter::parse(&query)?;
+    let mut conn = state.pool.get().await?;
+    let mut rows = receipts::list(
+        &mut conn,
+        &admin.admin.tenant,
+        &f.filter,
+        f.antes,
+        PAGE_SIZE + 1,
+    )
+    .await?;
+    let more = rows.len() as i64 > PAGE_SIZE;
+    rows.truncate(PAGE_SIZE as usize);
+    let older_href = more
+        .then(|| rows.last().map(|r| f.href(Some(r.id))))
+        .flatten();
+    let mut back = f.fields();
+    back.extend(f.antes.map(|a| ("antes", a.to_string())));
+    let page = ReceiptsPage {
+        layout: layout("Registro de callbacks", views::RECEIPTS, &admin, &flash),
+        outcome_options: outcome_choices(&f.resultado),
+        insurer_options: insurer_choices(&f.seguradora),
+        proposal: f.proposta.clone(),
+        rows: rows
+            .into_iter()
+            .map(|r| ReceiptLine::new(&ReceiptView::from(r)))
+            .collect(),
+        back,
+        newest_href: f.antes.map(|_| f.href(None)),
+        older_href,
+        filtered: !f.fields().is_empty(),
+    };
+    render(&page, &flash)
+}
+
+/// One receipt: what it was, how it ended, the headers kept and the body as received.
+pub async fn receipt(
+    admin: ConsoleAdmin,
+    flash: Flash,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ConsoleError> {
+    let id = path_id(&path, "callback")?;
+    let mut conn = state.pool.get().await?;
+    let row = receipts::find_row(&mut conn, &admin.admin.tenant, id)
+        .await?
+        .ok_or(Error::ReceiptNotFound(id))?;
+    let title = format!("Callback nº {id}");
+    let mut page = ReceiptPage::new(
+        layout(&title, views::RECEIPTS, &admin, &flash),
+        ReceiptView::from(row),
+    );
+    page.back = vec![("voltar", "detalhe".to_owned())];
+    render(&page, &flash)
+}
+
+/// Processes a stored receipt again (the domain function of
+/// `POST /admin/receipts/{id}/replay`), then back to where the operator was.
+pub async fn replay(
+    req: HttpRequest,
+    admin: ConsoleAdmin,
+    path: web::Path<String>,
+    form: web::Form<LogQuery>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ConsoleError> {
+    same_origin(&req)?;
+    let id = path_id(&path, "callback")?;
+    let back = LogFilter::parse(&form)?;
+    let mut conn = state.pool.get().await?;
+    let receipt = receipts::find(&mut conn, &admin.admin.tenant, id)
+        .await?
+        .ok_or(Error::ReceiptNotFound(id))?;
+    let result = process(&mut conn, &receipt).await;
+    crate::routes::count_callback(&receipt.tenant_id, &receipt.insurer, &result);
+    let message = match result {
+        Ok(done) => {
+            let now = match (&done.proposal_id, done.status) {
+                (Some(p), Some(s)) => {
+                    format!(" A proposta {p} está {}.", text::status(s).to_lowercase())
+                }
+                _ => String::new(),
+            };
+            FlashMessage::ok(format!(
+                "Callback nº {id} reprocessado: {}.{now}",
+                text::outcome(done.outcome)
+            ))
+        }
+        Err(e) if e.is_client_error() => FlashMessage::erro(format!(
+            "Callback nº {id} reprocessado, e falhou de novo: {}.",
+            text::failure(e.code())
+        )),
+        Err(e) => return Err(e.into()),
+    };
+    let location = if form.voltar.as_deref() == Some("detalhe") {
+        views::receipt_href(id)
+    } else {
+        format!("{}#callback-{id}", back.href(back.antes))
+    };
+    Ok(redirect(&location, message, admin.secure))
+}
+
+// --- proposals ---------------------------------------------------------------------------
+
+#[derive(Debug, Deserialize)]
+pub struct Lookup {
+    id: Option<String>,
+}
+
+/// The lookup form; with an id, to that proposal's page.
+pub async fn find_proposal(
+    admin: ConsoleAdmin,
+    flash: Flash,
+    query: web::Query<Lookup>,
+) -> Result<HttpResponse, ConsoleError> {
+    let wanted = query.id.as_deref().unwrap_or("").trim();
+    if !wanted.is_empty() {
+        return Ok(see_other(&views::proposal_href(wanted)).finish());
+    }
+    let page = ProposalPage {
+        layout: layout("Propostas", views::PROPOSALS, &admin, &flash),
+        lookup: String::new(),
+        story: None,
+    };
+    render(&page, &flash)
+}
+
+/// A proposal's story (the data of `GET /admin/proposals/{id}`): status, history, events,
+/// emails with their delivery state, and the callbacks that named it.
+pub async fn proposal(
+    admin: ConsoleAdmin,
+    flash: Flash,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ConsoleError> {
+    let proposal_id = path.into_inner();
+    if proposal_id.chars().count() > MAX_PROPOSAL_ID_CHARS {
+        return Err(Error::ProposalNotFound { proposal_id }.into());
+    }
+    let mut conn = state.pool.get().await?;
+    let story = ProposalStory::load(&mut conn, &admin.admin.tenant, proposal_id).await?;
+    let title = format!("Proposta {}", story.proposal_id);
+    let page = ProposalPage {
+        layout: layout(&title, views::PROPOSALS, &admin, &flash),
+        lookup: story.proposal_id.clone(),
+        story: Some(StoryLines::from(story)),
+    };
+    render(&page, &flash)
+}

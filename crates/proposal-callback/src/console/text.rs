@@ -1,0 +1,257 @@
+//! What the console says, in Portuguese (pt-BR): labels of statuses, outcomes and error codes,
+//! the outcome messages of its actions, and times in Brasília time.
+//!
+//! Times are shown at UTC−03:00: America/Sao_Paulo has had no daylight saving time since 2019,
+//! so a fixed offset is exact for current dates (docs/proposal-callback.md, "Order").
+
+use chrono::{DateTime, FixedOffset, Utc};
+use common::auth::TokenError;
+
+use crate::auth::admin::Refusal;
+use crate::error::Error;
+use crate::proposal::status::{Outcome, ReceiptStatus, Status};
+use crate::registration::client::RegistrationFailure;
+use crate::registration::config::Environment;
+use crate::store::outbox::Delivery;
+
+/// A time as a page shows it: `<time datetime="{iso}">{text}</time>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct When {
+    /// RFC 3339, UTC.
+    pub iso: String,
+    /// `24/11/2026 14:03:11`, Brasília time.
+    pub text: String,
+}
+
+pub fn when(t: DateTime<Utc>) -> When {
+    let brasilia = FixedOffset::west_opt(3 * 3600).expect("a valid offset");
+    When {
+        iso: t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        text: t
+            .with_timezone(&brasilia)
+            .format("%d/%m/%Y %H:%M:%S")
+            .to_string(),
+    }
+}
+
+pub fn when_opt(t: Option<DateTime<Utc>>) -> Option<When> {
+    t.map(when)
+}
+
+pub fn insurer(id: &str) -> &str {
+    crate::insurer::display_name(id)
+}
+
+pub fn environment(e: Environment) -> &'static str {
+    match e {
+        Environment::Homologation => "Homologação",
+        Environment::Production => "Produção",
+    }
+}
+
+pub fn status(s: Status) -> &'static str {
+    match s {
+        Status::UnderAnalysis => "Em análise",
+        Status::Pending => "Pendente",
+        Status::Approved => "Aprovada",
+        Status::Refused => "Recusada",
+    }
+}
+
+pub fn receipt_status(s: ReceiptStatus) -> &'static str {
+    match s {
+        ReceiptStatus::Received => "Recebido, sem resultado ainda",
+        ReceiptStatus::Deferred => "Adiado (integração pausada)",
+        ReceiptStatus::Processed => "Processado",
+        ReceiptStatus::Duplicate => "Duplicado (já aplicado antes)",
+        ReceiptStatus::Unchanged => "Sem mudança (mesmo status)",
+        ReceiptStatus::Stale => "Desatualizado (mais antigo que o último)",
+        ReceiptStatus::Ignored => "Ignorado (sem resultado de análise)",
+        ReceiptStatus::Failed => "Falhou",
+    }
+}
+
+pub fn outcome(o: Outcome) -> &'static str {
+    receipt_status(ReceiptStatus::from(o))
+}
+
+/// The error codes a failed receipt can carry, as the callback log's filter offers them.
+pub const FAILURE_CODES: [&str; 4] = [
+    "proposal_not_found",
+    "invalid_transition",
+    "invalid_payload",
+    "missing_field",
+];
+
+/// Why a callback failed, from its error code.
+pub fn failure(code: &str) -> String {
+    match code {
+        "proposal_not_found" => "proposta não encontrada".into(),
+        "invalid_transition" => "mudança de status não permitida".into(),
+        "invalid_payload" => "corpo inválido".into(),
+        "missing_field" => "campo obrigatório ausente".into(),
+        "unknown_insurer" => "seguradora desconhecida".into(),
+        other => format!("código {other}"),
+    }
+}
+
+/// A receipt's outcome in one phrase: `Falhou: proposta não encontrada`, `Processado`.
+pub fn receipt_outcome(status: ReceiptStatus, code: Option<&str>) -> String {
+    match (status, code) {
+        (ReceiptStatus::Failed, Some(code)) => format!("Falhou: {}", failure(code)),
+        (s, _) => receipt_status(s).to_owned(),
+    }
+}
+
+/// The tone of a receipt's outcome: `ok`, `erro`, `aviso` or `neutro` (a CSS class).
+pub fn receipt_tone(status: ReceiptStatus) -> &'static str {
+    match status {
+        ReceiptStatus::Processed => "ok",
+        ReceiptStatus::Failed => "erro",
+        ReceiptStatus::Received | ReceiptStatus::Deferred => "aviso",
+        _ => "neutro",
+    }
+}
+
+pub fn event_kind(kind: &str) -> &str {
+    match kind {
+        "callback_received" => "Callback recebido",
+        "status_changed" => "Status alterado",
+        "left_queue" => "Saiu da fila da seguradora",
+        "email_queued" => "E-mail enfileirado",
+        other => other,
+    }
+}
+
+pub fn delivery(d: Delivery) -> &'static str {
+    match d {
+        Delivery::Queued => "Na fila de envio",
+        Delivery::Failed => "Falhou; nova tentativa agendada",
+        Delivery::Sent => "Enviado",
+    }
+}
+
+/// A registration attempt's outcome in one phrase, from its recorded code.
+pub fn registration_outcome(code: &str, insurer_status: Option<i16>) -> String {
+    match (code, insurer_status) {
+        ("registered", _) => "Registrado (HTTP 200)".into(),
+        ("insurer_rejected", Some(s)) => format!("Falhou: a seguradora respondeu HTTP {s}"),
+        ("insurer_rejected", None) => "Falhou: a seguradora recusou".into(),
+        ("insurer_timeout", _) => "Falhou: a seguradora não respondeu a tempo".into(),
+        ("insurer_unreachable", _) => "Falhou: sem conexão com a seguradora".into(),
+        ("insurer_error", _) => "Falhou: a conexão caiu antes da resposta".into(),
+        ("not_configured", _) => "Falhou: registro não configurado neste serviço".into(),
+        ("registration_superseded", _) => {
+            "Sem efeito: um registro mais recente tomou o lugar".into()
+        }
+        (other, _) => format!("Falhou: código {other}"),
+    }
+}
+
+/// What the console tells an operator whose RegisterCallback failed (nothing changed).
+pub fn registration_failure(e: &Error) -> Option<String> {
+    Some(match e {
+        Error::Registration(RegistrationFailure::Rejected(status)) => format!(
+            "A seguradora recusou o registro: respondeu HTTP {}{}. Nada mudou: o callback \
+             continua como estava.",
+            status.as_u16(),
+            status
+                .canonical_reason()
+                .map(|r| format!(" {r}"))
+                .unwrap_or_default()
+        ),
+        Error::Registration(RegistrationFailure::Timeout(limit)) => format!(
+            "A seguradora não respondeu em {} s. Ela pode ter recebido o pedido: registre de \
+             novo para ter certeza de que ela tem o token atual.",
+            limit.as_secs_f32()
+        ),
+        Error::Registration(RegistrationFailure::Unreachable) => {
+            "Não foi possível conectar à seguradora (2 tentativas). Nada mudou.".into()
+        }
+        Error::Registration(RegistrationFailure::Transport) => {
+            "A conexão com a seguradora caiu antes da resposta. Nada mudou aqui; registre de \
+             novo."
+                .into()
+        }
+        Error::NotConfigured(missing) => format!(
+            "O registro com esta seguradora não está configurado neste serviço. Quem opera o \
+             serviço deve definir: {}.",
+            missing.0
+        ),
+        Error::RegistrationInProgress { retry_after_secs } => format!(
+            "Já há um registro desta integração esperando a seguradora. Tente de novo em \
+             {retry_after_secs} s."
+        ),
+        Error::RegistrationSuperseded => "A seguradora aceitou, mas um registro mais recente \
+             desta integração tomou o lugar deste. Registre de novo."
+            .into(),
+        _ => return None,
+    })
+}
+
+/// Why a token does not open the console, in words an operator can act on.
+pub fn refusal(r: &Refusal) -> String {
+    match r {
+        Refusal::Token(TokenError::Expired) => {
+            "O token expirou. Gere um token novo e entre de novo.".into()
+        }
+        Refusal::Token(TokenError::NotYetValid | TokenError::IssuedInFuture) => {
+            "O token ainda não vale (data de emissão no futuro). Confira o relógio de quem o \
+             gerou."
+                .into()
+        }
+        Refusal::Token(TokenError::WrongAudience { .. }) => {
+            "Este token não é de administrador deste serviço (é de outro serviço ou de uma \
+             seguradora). Use um token gerado com `proposal-callback token --tenant … --admin`."
+                .into()
+        }
+        Refusal::Token(TokenError::LifetimeTooLong { .. }) => {
+            "Este token vale por tempo demais (mais de 24 h). Gere um com validade menor.".into()
+        }
+        Refusal::Token(TokenError::ProviderUnavailable) => {
+            "O provedor de identidade não respondeu. Tente de novo em instantes.".into()
+        }
+        Refusal::Token(_) => "O token não é válido. Confira se colou o token inteiro, sem \
+             espaços no meio."
+            .into(),
+        Refusal::Forbidden(_) => {
+            "Este token não dá acesso de administrador a um cliente (tenant).".into()
+        }
+        Refusal::Internal(_) => "Erro interno ao conferir o token. Tente de novo.".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_are_shown_in_brasilia_time() {
+        let t = DateTime::parse_from_rfc3339("2026-11-20T17:03:11Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        assert_eq!(
+            when(t),
+            When {
+                iso: "2026-11-20T17:03:11Z".into(),
+                text: "20/11/2026 14:03:11".into()
+            }
+        );
+    }
+
+    #[test]
+    fn a_failed_receipt_says_why() {
+        assert_eq!(
+            receipt_outcome(ReceiptStatus::Failed, Some("proposal_not_found")),
+            "Falhou: proposta não encontrada"
+        );
+        assert_eq!(
+            receipt_outcome(ReceiptStatus::Processed, None),
+            "Processado"
+        );
+        assert_eq!(
+            registration_outcome("insurer_rejected", Some(503)),
+            "Falhou: a seguradora respondeu HTTP 503"
+        );
+    }
+}

@@ -1,0 +1,358 @@
+//! What each console page shows, ready to print: the templates under `templates/console/`
+//! and the lines they list, built from the same views the admin JSON routes answer with
+//! (`routes::admin`, `routes::story`). Every text is escaped by askama.
+
+use askama::Template;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+
+use crate::console::session::{BASE, FlashMessage};
+use crate::console::text::{self, When, when, when_opt};
+use crate::console::{CSS_PATH, pretty};
+use crate::proposal::status::ReceiptStatus;
+use crate::routes::admin::{IntegrationView, ReceiptView};
+use crate::routes::story::{EmailView, EventView, HistoryView, ProposalStory};
+
+/// What a path segment may hold as it is; everything else is percent-encoded.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.');
+
+/// The console's sections, for the navigation (`aria-current`).
+pub const INTEGRATIONS: &str = "integracoes";
+pub const RECEIPTS: &str = "callbacks";
+pub const PROPOSALS: &str = "propostas";
+
+/// What every page shares: its title, where it is, the flash message, who is signed in.
+pub struct Layout {
+    pub title: String,
+    pub section: &'static str,
+    pub flash: Option<FlashMessage>,
+    pub who: Option<Who>,
+    pub css: &'static str,
+}
+
+impl Layout {
+    pub fn new(title: impl Into<String>, section: &'static str) -> Self {
+        Self {
+            title: title.into(),
+            section,
+            flash: None,
+            who: None,
+            css: CSS_PATH,
+        }
+    }
+
+    pub fn flash(mut self, flash: Option<FlashMessage>) -> Self {
+        self.flash = flash;
+        self
+    }
+
+    pub fn who(mut self, tenant: &str, sub: &str) -> Self {
+        self.who = Some(Who {
+            tenant: tenant.to_owned(),
+            sub: sub.to_owned(),
+        });
+        self
+    }
+}
+
+/// The signed-in administrator.
+pub struct Who {
+    pub tenant: String,
+    pub sub: String,
+}
+
+pub fn proposal_href(proposal_id: &str) -> String {
+    format!(
+        "{BASE}/propostas/{}",
+        utf8_percent_encode(proposal_id, SEGMENT)
+    )
+}
+
+pub fn receipt_href(id: i64) -> String {
+    format!("{BASE}/callbacks/{id}")
+}
+
+#[derive(Template)]
+#[template(path = "console/sign_in.html")]
+pub struct SignInPage {
+    pub layout: Layout,
+}
+
+#[derive(Template)]
+#[template(path = "console/integrations.html")]
+pub struct IntegrationsPage {
+    pub layout: Layout,
+    pub rows: Vec<IntegrationLine>,
+}
+
+/// One integration's row.
+pub struct IntegrationLine {
+    pub id: i64,
+    pub insurer: String,
+    pub environment: &'static str,
+    pub active: bool,
+    /// The callback URL RegisterCallback gives the insurer.
+    pub callback_url: String,
+    pub registered_at: Option<When>,
+    pub last: Option<AttemptLine>,
+    pub paused_at: Option<When>,
+}
+
+/// The last registration attempt, in words.
+pub struct AttemptLine {
+    pub at: When,
+    pub text: String,
+    pub ok: bool,
+    pub by: String,
+}
+
+impl IntegrationLine {
+    pub fn new(i: IntegrationView, callback_url: String) -> Self {
+        Self {
+            id: i.id,
+            insurer: text::insurer(&i.insurer).to_owned(),
+            environment: text::environment(i.environment),
+            active: i.is_callback_active,
+            callback_url,
+            registered_at: when_opt(i.callback_registered_at),
+            last: i.last_registration.map(|a| AttemptLine {
+                at: when(a.finished_at),
+                ok: a.outcome == crate::store::registration_attempts::REGISTERED,
+                text: text::registration_outcome(&a.outcome, a.insurer_status),
+                by: a.requested_by,
+            }),
+            paused_at: when_opt(i.paused_at),
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "console/receipts.html")]
+pub struct ReceiptsPage {
+    pub layout: Layout,
+    pub outcome_options: Vec<Choice>,
+    pub insurer_options: Vec<Choice>,
+    pub proposal: String,
+    pub rows: Vec<ReceiptLine>,
+    /// The list's filters, as hidden fields of each replay form (it comes back to them).
+    pub back: Vec<(&'static str, String)>,
+    /// The first page with these filters, when this one is not.
+    pub newest_href: Option<String>,
+    /// The next (older) page, when there is one.
+    pub older_href: Option<String>,
+    /// Whether any filter is set (the empty list says so).
+    pub filtered: bool,
+}
+
+/// One `<option>` of a filter.
+pub struct Choice {
+    pub value: String,
+    pub label: String,
+    pub selected: bool,
+}
+
+/// A receipt's row in a list.
+pub struct ReceiptLine {
+    pub id: i64,
+    pub href: String,
+    pub received_at: When,
+    pub insurer: String,
+    pub proposal_id: Option<String>,
+    pub proposal_href: Option<String>,
+    pub outcome: String,
+    /// `ok`, `erro`, `aviso` or `neutro`.
+    pub tone: &'static str,
+    pub detail: String,
+    pub can_replay: bool,
+}
+
+impl ReceiptLine {
+    pub fn new(r: &ReceiptView) -> Self {
+        Self {
+            id: r.id,
+            href: receipt_href(r.id),
+            received_at: when(r.received_at),
+            insurer: text::insurer(&r.insurer).to_owned(),
+            proposal_id: r.proposal_id.clone(),
+            // A proposal the callback could not find has no page.
+            proposal_href: r
+                .proposal_id
+                .as_deref()
+                .filter(|_| r.error_code.as_deref() != Some("proposal_not_found"))
+                .map(proposal_href),
+            outcome: text::receipt_outcome(r.status, r.error_code.as_deref()),
+            tone: text::receipt_tone(r.status),
+            detail: r.error_detail.clone().unwrap_or_default(),
+            can_replay: r.status == ReceiptStatus::Failed,
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "console/receipt.html")]
+pub struct ReceiptPage {
+    pub layout: Layout,
+    pub r: ReceiptLine,
+    pub http_status: String,
+    pub event_at: Option<When>,
+    pub processed_at: Option<When>,
+    pub attempts: i32,
+    pub headers: Vec<(String, String)>,
+    /// The body indented, when it is JSON.
+    pub body_indented: Option<String>,
+    /// The body exactly as received (invalid UTF-8 replaced).
+    pub body: String,
+    pub body_bytes: usize,
+    pub back: Vec<(&'static str, String)>,
+}
+
+impl ReceiptPage {
+    pub fn new(layout: Layout, r: ReceiptView) -> Self {
+        let headers = match &r.headers {
+            serde_json::Value::Object(map) => map
+                .iter()
+                .map(|(k, v)| {
+                    let v = match v {
+                        serde_json::Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        Self {
+            layout,
+            r: ReceiptLine::new(&r),
+            http_status: r
+                .http_status
+                .map(|s| s.to_string())
+                .unwrap_or_else(|| "—".into()),
+            event_at: when_opt(r.event_at),
+            processed_at: when_opt(r.processed_at),
+            attempts: r.attempts,
+            headers,
+            body_indented: pretty::indent_json(&r.body),
+            body_bytes: r.body.len(),
+            body: r.body,
+            back: Vec::new(),
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "console/proposal.html")]
+pub struct ProposalPage {
+    pub layout: Layout,
+    /// What the lookup form shows.
+    pub lookup: String,
+    pub story: Option<StoryLines>,
+}
+
+/// A proposal's story, in lines.
+pub struct StoryLines {
+    pub proposal_id: String,
+    pub status: &'static str,
+    pub in_queue: bool,
+    pub contact_email: String,
+    pub created_at: When,
+    pub updated_at: When,
+    pub last_event_at: Option<When>,
+    pub history: Vec<HistoryLine>,
+    pub events: Vec<EventLine>,
+    pub emails: Vec<EmailLine>,
+    pub receipts: Vec<ReceiptLine>,
+}
+
+pub struct HistoryLine {
+    pub at: When,
+    pub from: &'static str,
+    pub to: &'static str,
+    pub insurer: String,
+    pub note: String,
+    pub insurer_time: Option<When>,
+    pub receipt_href: Option<String>,
+    pub receipt_id: Option<i64>,
+}
+
+pub struct EventLine {
+    pub at: When,
+    pub kind: String,
+    pub data: String,
+}
+
+pub struct EmailLine {
+    pub queued_at: When,
+    pub subject: String,
+    pub recipient: String,
+    pub delivery: &'static str,
+    /// `ok` once sent, `erro` after a failed attempt, `aviso` while queued.
+    pub tone: &'static str,
+    pub sent_at: Option<When>,
+    pub next_attempt_at: Option<When>,
+    pub attempts: i32,
+    pub last_error: String,
+}
+
+impl From<HistoryView> for HistoryLine {
+    fn from(h: HistoryView) -> Self {
+        Self {
+            at: when(h.recorded_at),
+            from: text::status(h.from),
+            to: text::status(h.to),
+            insurer: text::insurer(&h.insurer).to_owned(),
+            note: h.insurer_note.unwrap_or_default(),
+            insurer_time: when_opt(h.insurer_time),
+            receipt_href: h.receipt_id.map(receipt_href),
+            receipt_id: h.receipt_id,
+        }
+    }
+}
+
+impl From<EventView> for EventLine {
+    fn from(e: EventView) -> Self {
+        Self {
+            at: when(e.recorded_at),
+            kind: text::event_kind(&e.kind).to_owned(),
+            data: e.data.to_string(),
+        }
+    }
+}
+
+impl From<EmailView> for EmailLine {
+    fn from(e: EmailView) -> Self {
+        use crate::store::outbox::Delivery;
+        Self {
+            queued_at: when(e.queued_at),
+            subject: e.subject,
+            recipient: e.recipient,
+            delivery: text::delivery(e.status),
+            tone: match e.status {
+                Delivery::Sent => "ok",
+                Delivery::Failed => "erro",
+                Delivery::Queued => "aviso",
+            },
+            sent_at: when_opt(e.sent_at),
+            next_attempt_at: when_opt(e.next_attempt_at),
+            attempts: e.attempts,
+            last_error: e.last_error.unwrap_or_default(),
+        }
+    }
+}
+
+impl From<ProposalStory> for StoryLines {
+    fn from(s: ProposalStory) -> Self {
+        Self {
+            proposal_id: s.proposal_id,
+            status: text::status(s.status),
+            in_queue: s.in_queue,
+            contact_email: s.contact_email,
+            created_at: when(s.created_at),
+            updated_at: when(s.updated_at),
+            last_event_at: when_opt(s.last_event_at),
+            history: s.history.into_iter().map(HistoryLine::from).collect(),
+            events: s.events.into_iter().map(EventLine::from).collect(),
+            emails: s.emails.into_iter().map(EmailLine::from).collect(),
+            receipts: s.receipts.iter().map(ReceiptLine::new).collect(),
+        }
+    }
+}

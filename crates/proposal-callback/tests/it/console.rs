@@ -1,0 +1,233 @@
+//! The integrations console's HTTP rules (the pages themselves are driven in a real browser
+//! by `tests/tests/browser.rs`): the session cookie, the sign-in refusals, cross-site posts,
+//! another tenant's ids, and that the pages are not API.
+
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use proposal_callback::schema::proposal::callback_receipts as r;
+use reqwest::redirect::Policy;
+use reqwest::{Response, header};
+
+use crate::support::{TestApp, example};
+
+const CONSOLE: &str = "/admin/integracao";
+
+/// A browser-like client that shows redirects instead of following them.
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(Policy::none())
+        .build()
+        .unwrap()
+}
+
+fn set_cookies(res: &Response) -> Vec<String> {
+    res.headers()
+        .get_all(header::SET_COOKIE)
+        .iter()
+        .map(|v| v.to_str().unwrap().to_owned())
+        .collect()
+}
+
+fn location(res: &Response) -> &str {
+    res.headers()[header::LOCATION].to_str().unwrap()
+}
+
+/// Signs in with `token`; the session cookie (`name=value`) the answer sets, if any, and the
+/// answer.
+async fn sign_in(t: &TestApp, token: &str) -> (Option<String>, Response) {
+    let res = client()
+        .post(format!("{}{CONSOLE}/entrar", t.base))
+        .header("sec-fetch-site", "same-origin")
+        .form(&[("token", token)])
+        .send()
+        .await
+        .unwrap();
+    let session = set_cookies(&res)
+        .into_iter()
+        .find(|c| c.starts_with("console_session=") && !c.contains("Max-Age=0"))
+        .map(|c| c.split(';').next().unwrap().to_owned());
+    (session, res)
+}
+
+async fn page(t: &TestApp, path: &str, cookie: &str) -> (u16, String) {
+    let res = client()
+        .get(format!("{}{path}", t.base))
+        .header(header::COOKIE, cookie)
+        .send()
+        .await
+        .unwrap();
+    (res.status().as_u16(), res.text().await.unwrap())
+}
+
+#[actix_web::test]
+async fn the_token_lives_in_a_session_cookie_of_the_console_only() {
+    let t = TestApp::start().await;
+    let token = t.admin("demo-a");
+    let (session, res) = sign_in(&t, &token).await;
+    assert_eq!(res.status(), 303);
+    assert_eq!(location(&res), CONSOLE);
+    let cookie = set_cookies(&res)
+        .into_iter()
+        .find(|c| c.starts_with("console_session="))
+        .unwrap();
+    assert_eq!(
+        cookie,
+        format!("console_session={token}; Path=/admin/integracao; HttpOnly; SameSite=Strict"),
+        "no Max-Age or Expires: it dies with the browser session"
+    );
+    let session = session.unwrap();
+    let (status, html) = page(&t, CONSOLE, &session).await;
+    assert_eq!(status, 200);
+    assert!(html.contains("Porto Seguro") && html.contains("Cliente <strong>demo-a</strong>"));
+    assert!(!html.contains(&token), "the token is never in a page");
+
+    // Over https (as a proxy says), the cookie is Secure.
+    let res = client()
+        .post(format!("{}{CONSOLE}/entrar", t.base))
+        .header("sec-fetch-site", "same-origin")
+        .header("x-forwarded-proto", "https")
+        .form(&[("token", token.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        set_cookies(&res)
+            .iter()
+            .any(|c| c.starts_with("console_session=") && c.ends_with("; Secure")),
+        "{:?}",
+        set_cookies(&res)
+    );
+
+    // Sign-out drops it.
+    let res = client()
+        .post(format!("{}{CONSOLE}/sair", t.base))
+        .header("sec-fetch-site", "same-origin")
+        .header(header::COOKIE, &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(location(&res), "/admin/integracao/entrar");
+    assert!(
+        set_cookies(&res)
+            .iter()
+            .any(|c| c.starts_with("console_session=;") && c.contains("Max-Age=0"))
+    );
+}
+
+#[actix_web::test]
+async fn tokens_the_admin_routes_refuse_open_no_session() {
+    let t = TestApp::start().await;
+    let callback_token = t.bearer("demo-a", "porto");
+    for token in ["", "not a token", "a.b.c", callback_token.as_str()] {
+        let (session, res) = sign_in(&t, token).await;
+        assert_eq!(res.status(), 303, "{token}");
+        assert_eq!(location(&res), "/admin/integracao/entrar", "{token}");
+        assert_eq!(session, None, "{token}");
+    }
+    // Without a session, and with a session whose token does not pass, the pages send to
+    // sign-in.
+    for cookie in ["", "console_session=a.b.c"] {
+        let res = client()
+            .get(format!("{}{CONSOLE}/callbacks", t.base))
+            .header(header::COOKIE, cookie)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 303, "{cookie}");
+        assert_eq!(location(&res), "/admin/integracao/entrar");
+    }
+}
+
+#[actix_web::test]
+async fn a_cross_site_post_is_refused_and_changes_nothing() {
+    let t = TestApp::start().await;
+    let (status, _) = t
+        .callback("demo-a", "porto", example("porto", "approved"))
+        .await;
+    assert_eq!(status, 200);
+    let (session, _) = sign_in(&t, &t.admin("demo-a")).await;
+    let session = session.unwrap();
+    let id: i64 = r::table
+        .select(r::id)
+        .first(&mut t.conn().await)
+        .await
+        .unwrap();
+    for headers in [
+        vec![("sec-fetch-site", "cross-site")],
+        vec![("origin", "http://evil.example")],
+        vec![],
+    ] {
+        let mut req = client()
+            .post(format!("{}{CONSOLE}/callbacks/{id}/reprocessar", t.base))
+            .header(header::COOKIE, &session)
+            .form(&[("resultado", "")]);
+        for (k, v) in &headers {
+            req = req.header(*k, *v);
+        }
+        let res = req.send().await.unwrap();
+        assert_eq!(res.status(), 403, "{headers:?}");
+        assert!(
+            res.text()
+                .await
+                .unwrap()
+                .contains("não partiu de uma página deste console")
+        );
+    }
+    let attempts: i32 = r::table
+        .find(id)
+        .select(r::attempts)
+        .first(&mut t.conn().await)
+        .await
+        .unwrap();
+    assert_eq!(attempts, 1, "not replayed");
+}
+
+#[actix_web::test]
+async fn another_tenants_ids_give_pages_without_their_data() {
+    let t = TestApp::start().await;
+    let (status, _) = t
+        .callback("demo-a", "porto", example("porto", "approved"))
+        .await;
+    assert_eq!(status, 200);
+    let (session, _) = sign_in(&t, &t.admin("demo-b")).await;
+    let session = session.unwrap();
+    let id: i64 = r::table
+        .select(r::id)
+        .first(&mut t.conn().await)
+        .await
+        .unwrap();
+    let (status, html) = page(&t, &format!("{CONSOLE}/callbacks/{id}"), &session).await;
+    assert_eq!(status, 404);
+    assert!(html.contains(&format!("Não há callback nº {id} neste cliente")));
+    assert!(!html.contains("idProposta"));
+    let (status, html) = page(&t, &format!("{CONSOLE}/propostas/99121"), &session).await;
+    assert_eq!(status, 404);
+    assert!(!html.contains("locatario.99121"));
+    let (_, html) = page(&t, &format!("{CONSOLE}/callbacks"), &session).await;
+    assert!(html.contains("Nenhum callback recebido ainda"), "{html}");
+    let res = client()
+        .post(format!(
+            "{}{CONSOLE}/integracoes/{}/registrar",
+            t.base,
+            t.integration_id("demo-a", "porto")
+        ))
+        .header("sec-fetch-site", "same-origin")
+        .header(header::COOKIE, &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 403);
+    // Unknown pages are HTML too, and the console is not in the OpenAPI document.
+    let (status, html) = page(&t, &format!("{CONSOLE}/nada"), &session).await;
+    assert_eq!(status, 404);
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    let (_, doc) = t.get("/openapi.json", None).await;
+    assert!(
+        !doc["paths"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .any(|p| p.starts_with(CONSOLE)),
+        "pages are not API"
+    );
+}

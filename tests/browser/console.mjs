@@ -1,0 +1,334 @@
+// The integrations console (/admin/integracao) and both /docs pages in headless Chromium.
+// Started by tests/tests/browser.rs, which runs the services on a fresh database, prepares
+// the data named in the environment below, and checks the database afterwards. Every check
+// here is on what the screen shows. Prints one line per check and "N passed, N failed";
+// exits non-zero on the first failure.
+
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+function env(name) {
+  const value = process.env[name];
+  if (!value) {
+    throw new Error(`${name} is not set: run this through tests/tests/browser.rs (see tests/README.md)`);
+  }
+  return value;
+}
+
+const CALLBACK = env('CALLBACK_URL');
+const DISPATCH = env('DISPATCH_URL');
+const ADMIN_A = env('ADMIN_TOKEN_A');
+const ADMIN_B = env('ADMIN_TOKEN_B');
+const DISPATCH_TOKEN = env('DISPATCH_TOKEN');
+const FAILED_RECEIPT = env('FAILED_RECEIPT_ID');
+const FAILED_PROPOSAL = env('FAILED_PROPOSAL');
+const FAILED_MARKUP = env('FAILED_MARKUP');
+const STORY_PROPOSAL = env('STORY_PROPOSAL');
+const OTHER_PROPOSAL = env('OTHER_PROPOSAL');
+const OTHER_SECRET = env('OTHER_SECRET');
+const OTHER_RECEIPT = env('OTHER_RECEIPT_ID');
+const OTHER_INTEGRATION = env('OTHER_INTEGRATION_ID');
+const SHOTS = process.env.SCREENSHOTS_DIR;
+const CONSOLE = `${CALLBACK}/admin/integracao`;
+
+let passed = 0;
+let failed = 0;
+
+async function check(name, body) {
+  try {
+    await body();
+    passed += 1;
+    console.log(`ok - ${name}`);
+  } catch (e) {
+    failed += 1;
+    console.log(`not ok - ${name}\n${e.stack ?? e}`);
+    throw e;
+  }
+}
+
+async function shot(page, name) {
+  if (!SHOTS) return;
+  mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: join(SHOTS, `${name}.png`) });
+}
+
+/** Clicks (or presses) something that submits a form, and waits for the page it leads to. */
+async function andWait(page, action) {
+  await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), action()]);
+}
+
+async function text(locator) {
+  return (await locator.innerText()).replace(/\s+/g, ' ').trim();
+}
+
+async function flash(page) {
+  return text(page.locator('.flash'));
+}
+
+/** The row of the integrations table whose header cell names the insurer. */
+function integrationRow(page, insurer) {
+  return page.locator('tbody tr', { has: page.locator('th', { hasText: insurer }) });
+}
+
+async function signIn(page, token) {
+  await page.goto(`${CONSOLE}/entrar`);
+  await page.getByLabel('Token de administrador').fill(token);
+  await andWait(page, () => page.getByRole('button', { name: 'Entrar' }).click());
+}
+
+const browser = await chromium.launch({
+  executablePath: env('CHROMIUM'),
+  // The tests run as root in CI, where Chromium's sandbox cannot start; and the machine has
+  // no network but loopback, so none of Chromium's own background traffic.
+  args: [
+    '--no-sandbox',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--disable-quic',
+    '--no-first-run',
+  ],
+});
+
+try {
+  const context = await browser.newContext({ viewport: { width: 1366, height: 768 }, locale: 'pt-BR' });
+  const page = await context.newPage();
+
+  await check('the sign-in page loads, in Portuguese, with a labelled password field', async () => {
+    const res = await page.goto(CONSOLE);
+    assert.ok(res.ok());
+    assert.equal(new URL(page.url()).pathname, '/admin/integracao/entrar', 'not signed in: sent to sign-in');
+    assert.equal(await page.getAttribute('html', 'lang'), 'pt-BR');
+    assert.equal(await text(page.locator('h1')), 'Entrar');
+    assert.equal(await page.getByLabel('Token de administrador').getAttribute('type'), 'password');
+    await shot(page, 'console-sign-in');
+  });
+
+  await check('a token that is not valid is refused with a clear message', async () => {
+    await signIn(page, 'abc.def.ghi');
+    assert.equal(new URL(page.url()).pathname, '/admin/integracao/entrar');
+    assert.match(await flash(page), /O token não é válido/);
+    await signIn(page, DISPATCH_TOKEN);
+    assert.match(await flash(page), /não é de administrador deste serviço/);
+    await signIn(page, 'não é token');
+    assert.match(await flash(page), /Isto não é um token/);
+  });
+
+  await check("sign-in keeps the token in a session cookie only, and lists demo-a's integrations", async () => {
+    await signIn(page, ADMIN_A);
+    assert.equal(new URL(page.url()).pathname, '/admin/integracao');
+    assert.match(await flash(page), /Você entrou como administrador do cliente demo-a/);
+    const cookie = (await context.cookies(CONSOLE)).find((c) => c.name === 'console_session');
+    assert.ok(cookie, 'a session cookie');
+    assert.equal(cookie.httpOnly, true);
+    assert.equal(cookie.sameSite, 'Strict');
+    assert.equal(cookie.path, '/admin/integracao');
+    assert.equal(cookie.expires, -1, 'dies with the browser session');
+    assert.ok(!page.url().includes(ADMIN_A), 'never in a URL');
+    assert.ok(!(await page.content()).includes(ADMIN_A), 'never in a page');
+    const insurers = await page.locator('tbody th[scope="row"]').allInnerTexts();
+    assert.deepEqual(insurers, ['Porto Seguro', 'Tokio Marine', 'Too Seguros']);
+    for (const insurer of insurers) {
+      assert.equal(await text(integrationRow(page, insurer).locator('td.flag .badge')), 'Não');
+    }
+    // The flash is shown once: a reload no longer has it.
+    await page.reload();
+    assert.equal(await page.locator('.flash').count(), 0);
+  });
+
+  await check('keyboard: Tab reaches Register Callback for Porto Seguro, Enter registers it (200)', async () => {
+    const target = 'Registrar callback: Porto Seguro, Homologação';
+    await page.locator('body').focus();
+    let reached = false;
+    for (let i = 0; i < 40 && !reached; i += 1) {
+      await page.keyboard.press('Tab');
+      reached = await page.evaluate((label) => document.activeElement?.getAttribute('aria-label') === label, target);
+    }
+    assert.ok(reached, 'the button is reachable with Tab');
+    const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+    assert.notEqual(outline, 'none', 'focus is visible');
+    await andWait(page, () => page.keyboard.press('Enter'));
+    assert.match(await flash(page), /Callback registrado: Porto Seguro \(Homologação\) aceitou o registro \(HTTP 200\)/);
+    const porto = integrationRow(page, 'Porto Seguro');
+    assert.equal(await text(porto.locator('td.flag .badge')), 'Sim', 'is_callback_active flipped on screen');
+    assert.match(await text(porto), /Registrado \(HTTP 200\)/);
+  });
+
+  await check("a failing insurer's status is shown, and the flag stays off", async () => {
+    const tokio = integrationRow(page, 'Tokio Marine');
+    await andWait(page, () => tokio.getByRole('button', { name: /Registrar callback/ }).click());
+    assert.match(await flash(page), /Tokio Marine \(Homologação\) não concluído\. A seguradora recusou o registro: respondeu HTTP 503 Service Unavailable/);
+    assert.equal(await text(tokio.locator('td.flag .badge')), 'Não');
+    assert.match(await text(tokio), /Falhou: a seguradora respondeu HTTP 503/);
+    assert.equal(await text(integrationRow(page, 'Porto Seguro').locator('td.flag .badge')), 'Sim');
+    await shot(page, 'console-integrations');
+  });
+
+  await check('the callback log filters by outcome and insurer', async () => {
+    await andWait(page, () => page.getByRole('link', { name: 'Registro de callbacks' }).click());
+    assert.equal(await text(page.locator('h1')), 'Registro de callbacks');
+    await page.getByLabel('Resultado').selectOption('proposal_not_found');
+    await page.getByLabel('Seguradora').selectOption('porto');
+    await andWait(page, () => page.getByRole('button', { name: 'Filtrar' }).click());
+    const url = new URL(page.url());
+    assert.equal(url.searchParams.get('resultado'), 'proposal_not_found');
+    assert.equal(url.searchParams.get('seguradora'), 'porto');
+    const outcomes = await page.locator('tbody .badge').allInnerTexts();
+    assert.ok(outcomes.length >= 1, 'the failed receipt is listed');
+    for (const o of outcomes) assert.equal(o.trim(), 'Falhou: proposta não encontrada');
+    const row = page.locator(`#callback-${FAILED_RECEIPT}`);
+    assert.match(await text(row), new RegExp(`Porto Seguro ${FAILED_PROPOSAL} Falhou: proposta não encontrada`));
+    assert.ok(!(await page.content()).includes(OTHER_PROPOSAL), "another tenant's receipt never appears");
+    await shot(page, 'console-callback-log');
+    await page.getByLabel('Resultado').selectOption('processed');
+    await andWait(page, () => page.getByRole('button', { name: 'Filtrar' }).click());
+    for (const o of await page.locator('tbody .badge').allInnerTexts()) assert.equal(o.trim(), 'Processado');
+    assert.equal(await page.locator(`#callback-${FAILED_RECEIPT}`).count(), 0);
+  });
+
+  await check('the raw body is shown escaped and indented', async () => {
+    await page.goto(`${CONSOLE}/callbacks?resultado=failed`);
+    await andWait(page, () => page.getByRole('link', { name: `Ver corpo do callback nº ${FAILED_RECEIPT}` }).click());
+    assert.equal(await text(page.locator('h1')), `Callback nº ${FAILED_RECEIPT}`);
+    const body = await page.locator('pre.body').first().innerText();
+    assert.match(body, /^\{\n {2}"idProposta": "NOVA-1",\n {2}"situacao": "APROVADA",/, 'indented, keys in arrival order');
+    assert.ok(body.includes(FAILED_MARKUP), 'the markup is shown as text');
+    assert.equal(await page.locator('main img').count(), 0, 'and never becomes an element');
+    assert.match(await text(page.locator('.facts')), /Resposta HTTP à seguradora 404/);
+    await shot(page, 'console-raw-body');
+  });
+
+  await check("Replay of a failed receipt changes its outcome on screen", async () => {
+    await page.goto(`${CONSOLE}/callbacks`);
+    const row = page.locator(`#callback-${FAILED_RECEIPT}`);
+    assert.match(await text(row.locator('.badge')), /Falhou: proposta não encontrada/);
+    await andWait(page, () => row.getByRole('button', { name: `Reprocessar o callback nº ${FAILED_RECEIPT}` }).click());
+    assert.match(await flash(page), new RegExp(`Callback nº ${FAILED_RECEIPT} reprocessado: Processado\\. A proposta ${FAILED_PROPOSAL} está aprovada\\.`));
+    assert.equal(await text(page.locator(`#callback-${FAILED_RECEIPT} .badge`)), 'Processado');
+    assert.equal(await page.locator(`#callback-${FAILED_RECEIPT}`).getByRole('button', { name: /Reprocessar/ }).count(), 0);
+  });
+
+  await check('the proposal page shows status, history, events and emails', async () => {
+    await andWait(page, () => page.getByRole('link', { name: 'Propostas' }).click());
+    await page.getByLabel('Número da proposta').fill(STORY_PROPOSAL);
+    await andWait(page, () => page.getByRole('button', { name: 'Abrir proposta' }).click());
+    assert.equal(new URL(page.url()).pathname, `/admin/integracao/propostas/${STORY_PROPOSAL}`);
+    assert.equal(await text(page.locator('h1')), `Proposta ${STORY_PROPOSAL}`);
+    assert.match(await text(page.locator('.facts')), /Status Aprovada/);
+    const history = page.locator('table', { has: page.locator('caption', { hasText: 'Mudanças de status' }) });
+    assert.deepEqual(
+      (await history.locator('tbody tr').allInnerTexts()).map((r) => r.split('\t').slice(1, 4).join(' ')),
+      ['Em análise Pendente Porto Seguro', 'Pendente Aprovada Porto Seguro'],
+    );
+    const emails = page.locator('table', { has: page.locator('caption', { hasText: 'E-mails' }) });
+    const subjects = await emails.locator('tbody tr td:nth-child(2)').allInnerTexts();
+    assert.equal(subjects.length, 2);
+    assert.match(subjects[0], /pendente/);
+    assert.match(subjects[1], /aprovada/);
+    for (const d of await emails.locator('.badge').allInnerTexts()) assert.equal(d.trim(), 'Na fila de envio');
+    const events = await page.locator('table', { has: page.locator('caption', { hasText: 'Eventos' }) }).locator('tbody tr').count();
+    assert.ok(events >= 6, `events listed (${events})`);
+    await shot(page, 'console-proposal');
+  });
+
+  await check("another tenant's proposal, receipt and integration give a page without their data", async () => {
+    let res = await page.goto(`${CONSOLE}/propostas/${OTHER_PROPOSAL}`);
+    assert.equal(res.status(), 404);
+    assert.match(await text(page.locator('main')), new RegExp(`Não há proposta ${OTHER_PROPOSAL} neste cliente`));
+    res = await page.goto(`${CONSOLE}/callbacks/${OTHER_RECEIPT}`);
+    assert.equal(res.status(), 404);
+    assert.ok(!(await page.content()).includes(OTHER_SECRET));
+    await page.goto(`${CONSOLE}/callbacks?proposta=${OTHER_PROPOSAL}`);
+    assert.match(await text(page.locator('main')), /Nenhum callback com estes filtros/);
+    // A register POST for demo-b's integration, as a form of this console would send it.
+    const post = await context.request.post(`${CONSOLE}/integracoes/${OTHER_INTEGRATION}/registrar`, {
+      headers: { Origin: CALLBACK },
+      maxRedirects: 0,
+    });
+    assert.equal(post.status(), 403);
+    assert.match(await post.text(), /pertence a outro cliente/);
+  });
+
+  await check('a POST from another site is refused', async () => {
+    const post = await context.request.post(`${CONSOLE}/integracoes/1/registrar`, {
+      headers: { Origin: 'http://evil.example', 'Sec-Fetch-Site': 'cross-site' },
+      maxRedirects: 0,
+    });
+    assert.equal(post.status(), 403);
+    assert.match(await post.text(), /não partiu de uma página deste console/);
+  });
+
+  await check('Sair signs out: the cookie is gone and the console asks for a token again', async () => {
+    await page.goto(CONSOLE);
+    await andWait(page, () => page.getByRole('button', { name: 'Sair' }).click());
+    assert.equal(new URL(page.url()).pathname, '/admin/integracao/entrar');
+    assert.match(await flash(page), /Você saiu do console/);
+    assert.equal((await context.cookies(CONSOLE)).filter((c) => c.name === 'console_session').length, 0);
+    await page.goto(`${CONSOLE}/callbacks`);
+    assert.equal(new URL(page.url()).pathname, '/admin/integracao/entrar');
+  });
+
+  await check('a session whose token no longer passes goes back to sign-in with the reason', async () => {
+    const { hostname } = new URL(CALLBACK);
+    await context.addCookies([{ name: 'console_session', value: 'eyJ.forjado.x', domain: hostname, path: '/admin/integracao', httpOnly: true, sameSite: 'Strict' }]);
+    await page.goto(`${CONSOLE}/callbacks`);
+    assert.equal(new URL(page.url()).pathname, '/admin/integracao/entrar');
+    assert.match(await flash(page), /Sua sessão terminou\. O token não é válido/);
+  });
+
+  await check("demo-b's administrator sees demo-b's data and none of demo-a's", async () => {
+    await signIn(page, ADMIN_B);
+    assert.match(await text(page.locator('.who')), /Cliente demo-b/);
+    for (const insurer of ['Porto Seguro', 'Tokio Marine']) {
+      assert.equal(await text(integrationRow(page, insurer).locator('td.flag .badge')), 'Não');
+    }
+    await page.goto(`${CONSOLE}/callbacks`);
+    const all = await text(page.locator('main'));
+    assert.ok(all.includes(OTHER_PROPOSAL));
+    assert.ok(!all.includes(FAILED_PROPOSAL) && !all.includes(STORY_PROPOSAL));
+    const res = await page.goto(`${CONSOLE}/propostas/${STORY_PROPOSAL}`);
+    assert.equal(res.status(), 404);
+    await page.goto(CONSOLE);
+    await andWait(page, () => page.getByRole('button', { name: 'Sair' }).click());
+  });
+
+  for (const [service, base, token, path] of [
+    ['proposal-callback', CALLBACK, ADMIN_A, '/admin/integrations'],
+    ['dispatch-api', DISPATCH, DISPATCH_TOKEN, '/shared/default-values'],
+  ]) {
+    await check(`${service} /docs renders offline, and Try it out with a pasted token answers 200`, async () => {
+      const docs = await context.newPage();
+      const requests = [];
+      docs.on('request', (r) => requests.push(r.url()));
+      await docs.goto(`${base}/docs`);
+      const summary = docs.locator(`.opblock-summary-path[data-path="${path}"]`);
+      await summary.waitFor();
+      assert.ok((await docs.locator('.opblock').count()) >= 5, 'the route list renders');
+      await docs.getByRole('button', { name: /Authorize/ }).first().click();
+      // The bearer scheme's form (proposal-callback also declares Basic for /callback/auth).
+      const bearer = docs.locator('.modal-ux .auth-container', { hasText: /\(http, Bearer\)/ });
+      await bearer.locator('input').fill(token);
+      await bearer.getByRole('button', { name: 'Apply credentials' }).click();
+      await bearer.getByRole('button', { name: 'Remove authorization' }).waitFor();
+      await bearer.getByRole('button', { name: 'Close', exact: true }).click();
+      const op = docs.locator('.opblock', { has: summary });
+      await summary.click();
+      await op.getByRole('button', { name: 'Try it out' }).click();
+      await op.getByRole('button', { name: 'Execute' }).click();
+      const status = op.locator('.live-responses-table tbody .response-col_status').first();
+      await status.waitFor();
+      assert.equal((await status.innerText()).trim(), '200');
+      await status.scrollIntoViewIfNeeded();
+      await shot(docs, `docs-${service}`);
+      const outside = requests.filter((u) => !u.startsWith('http://127.0.0.1') && !u.startsWith('data:'));
+      assert.deepEqual(outside, [], 'no request leaves 127.0.0.1');
+      assert.ok(requests.some((u) => u.endsWith('/openapi.json')));
+      await docs.close();
+    });
+  }
+} finally {
+  await browser.close();
+  console.log(`${passed} passed, ${failed} failed`);
+}

@@ -1,0 +1,424 @@
+//! The integrations console and both `/docs` pages in a real browser: headless Chromium
+//! (Debian's `chromium`) driven by Playwright (`tests/browser/console.mjs`), against the real
+//! binaries on a fresh database with the demo data, and a local HTTP server playing the
+//! insurers' registration route. This test prepares the data the browser looks at, runs the
+//! script, and then checks in the database what the clicks changed.
+//!
+//! Needs `node` (20 or newer) and `chromium`; without them it fails saying what to install
+//! (`.ci/run` installs them). `SCREENSHOTS_DIR=docs/screenshots` also saves a screenshot of
+//! each screen (`tests/browser/screenshots.sh`).
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use common::test_support::TestDb;
+
+use support::{Service, callback_jwt, client, count, exec, read, run_bin, texts};
+
+/// The browser script and its Node project.
+fn browser_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("browser")
+}
+
+/// The Chromium to drive: `CHROMIUM`, else Debian's `/usr/bin/chromium`, else one on PATH.
+fn chromium() -> PathBuf {
+    if let Some(named) = std::env::var_os("CHROMIUM").map(PathBuf::from) {
+        assert!(
+            named.is_file(),
+            "CHROMIUM={} is not a file: point it at a Chromium or Chrome binary, or unset it to \
+             use /usr/bin/chromium (apt-get install chromium)",
+            named.display()
+        );
+        return named;
+    }
+    let candidates = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(which("chromium"));
+    for c in candidates {
+        if c.is_file() {
+            return c;
+        }
+    }
+    panic!(
+        "the browser tests need Chromium and found none (CHROMIUM, /usr/bin/chromium, PATH).\n\
+         Install it: apt-get install chromium   (Debian; .ci/run does this)\n\
+         or set CHROMIUM to a Chromium or Chrome binary."
+    );
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join(name))
+            .find(|p| p.is_file())
+    })
+}
+
+/// Node 20 or newer (playwright-core's minimum), and the script's dependencies installed
+/// (`npm ci` from the committed lock file when `node_modules` is missing; it never downloads
+/// a browser).
+fn node_ready() {
+    let version = Command::new("node")
+        .arg("--version")
+        .output()
+        .unwrap_or_else(|e| {
+            panic!(
+                "the browser tests need Node.js 20 or newer and `node` cannot be run ({e}).\n\
+             Install it: apt-get install nodejs npm   (Debian; .ci/run does this)"
+            )
+        });
+    let version = String::from_utf8_lossy(&version.stdout).trim().to_owned();
+    let major: u32 = version
+        .trim_start_matches('v')
+        .split('.')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(0);
+    assert!(
+        major >= 20,
+        "the browser tests need Node.js 20 or newer; `node --version` says {version:?}"
+    );
+    let dir = browser_dir();
+    if !dir
+        .join("node_modules/playwright-core/package.json")
+        .is_file()
+    {
+        let out = Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund"])
+            .current_dir(&dir)
+            .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+            .output()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "`npm ci` in {} cannot run ({e}): apt-get install npm",
+                    dir.display()
+                )
+            });
+        assert!(
+            out.status.success(),
+            "`npm ci` in {} failed:\n{}{}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// A request the fake insurer received.
+#[derive(Debug, Clone)]
+struct Received {
+    path: String,
+    body: String,
+}
+
+/// The insurers' registration route on 127.0.0.1: a path under `/aceita` answers 200, one
+/// under `/recusa` 503 Service Unavailable. Each request is recorded before it is answered.
+struct FakeInsurer {
+    base: String,
+    received: Arc<Mutex<Vec<Received>>>,
+}
+
+impl FakeInsurer {
+    fn start() -> FakeInsurer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let log = received.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let log = log.clone();
+                std::thread::spawn(move || answer(stream, &log));
+            }
+        });
+        FakeInsurer { base, received }
+    }
+
+    fn received(&self) -> Vec<Received> {
+        self.received.lock().unwrap().clone()
+    }
+}
+
+/// Reads one HTTP/1.1 request (head, then `Content-Length` bytes) and answers it.
+fn answer(stream: std::net::TcpStream, log: &Mutex<Vec<Received>>) {
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    if reader.read_line(&mut line).is_err() {
+        return;
+    }
+    let path = line.split_whitespace().nth(1).unwrap_or("").to_owned();
+    let mut length = 0usize;
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header).unwrap_or(0) == 0 || header.trim().is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0u8; length];
+    let _ = reader.read_exact(&mut body);
+    log.lock().unwrap().push(Received {
+        path: path.clone(),
+        body: String::from_utf8_lossy(&body).into_owned(),
+    });
+    let (status, text) = if path.starts_with("/aceita/") {
+        ("200 OK", r#"{"mensagem":"cadastro incluído"}"#)
+    } else {
+        ("503 Service Unavailable", r#"{"mensagem":"em manutenção"}"#)
+    };
+    let reply = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+        text.len()
+    );
+    let _ = reader.get_mut().write_all(reply.as_bytes());
+}
+
+/// A porto callback body naming `proposal`, with `motivo` as given, its keys in the order
+/// written here (not sorted: the raw body page must show them as they came).
+fn porto(proposal: &str, situacao: &str, protocolo: &str, motivo: &str) -> Vec<u8> {
+    let s = |v: &str| serde_json::to_string(v).unwrap();
+    format!(
+        r#"{{"idProposta":{},"situacao":{},"dataHora":"2026-11-20T14:03:11-03:00","motivo":{},"protocolo":{}}}"#,
+        s(proposal),
+        s(situacao),
+        s(motivo),
+        s(protocolo)
+    )
+    .into_bytes()
+}
+
+/// Posts a porto callback as the tenant's porto integration; the answer's status.
+async fn callback(base: &str, basic: &str, tenant: &str, body: Vec<u8>) -> u16 {
+    let http = client();
+    let jwt = callback_jwt(&http, base, basic).await;
+    let res = http
+        .post(format!("{base}/callback/{tenant}/porto"))
+        .bearer_auth(jwt)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    read(res).await.0
+}
+
+async fn one_text(url: &str, sql: &str) -> String {
+    let rows = texts(url, sql).await;
+    assert_eq!(rows.len(), 1, "{sql}: {rows:?}");
+    rows.into_iter().next().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_integrations_console_and_the_docs_work_in_a_real_browser() {
+    let chromium = chromium();
+    node_ready();
+
+    let db = TestDb::blank().await;
+    let url = db.url();
+    let insurer = FakeInsurer::start();
+    let accepts = format!("{}/aceita", insurer.base);
+    let refuses = format!("{}/recusa", insurer.base);
+    let callback_service = Service::start(
+        "proposal-callback",
+        url,
+        &[
+            ("INSURER_PORTO_HOMOLOGATION_URL", &accepts),
+            ("INSURER_PORTO_CLIENT_ID", "porto-console-test"),
+            ("INSURER_PORTO_CLIENT_SECRET", "porto-console-secret"),
+            ("INSURER_TOKIO_HOMOLOGATION_URL", &refuses),
+            ("INSURER_TOKIO_CLIENT_ID", "tokio-console-test"),
+            ("INSURER_TOKIO_CLIENT_SECRET", "tokio-console-secret"),
+        ],
+    );
+    let dispatch = Service::start("dispatch-api", url, &[]);
+    let basic = support::seed_both(url);
+    let cb = callback_service.base();
+
+    // demo-b's data, which demo-a's administrator must never see.
+    exec(
+        url,
+        "INSERT INTO proposal.proposals (tenant_id, proposal_id, status, contact_email, in_queue) \
+         VALUES ('demo-b', 'B-SIGILO-7', 'under_analysis', 'sigilo@demo-b.example.com', true)",
+    )
+    .await;
+    let status = callback(
+        &cb,
+        &support::basic_token(&basic, "demo-b/porto"),
+        "demo-b",
+        porto("B-SIGILO-7", "APROVADA", "console-b-1", "segredo de demo-b"),
+    )
+    .await;
+    assert_eq!(status, 200);
+
+    // demo-a: proposal 99121 moves twice (a story with history and emails); a callback for a
+    // proposal that does not exist yet fails, and the proposal is created afterwards, so the
+    // browser's replay applies it. Its `motivo` is markup: the pages must show it as text.
+    let demo_a_porto = support::basic_token(&basic, "demo-a/porto");
+    for (situacao, protocolo) in [("PENDENTE", "console-a-1"), ("APROVADA", "console-a-2")] {
+        let body = porto("99121", situacao, protocolo, "documentos conferidos");
+        assert_eq!(callback(&cb, &demo_a_porto, "demo-a", body).await, 200);
+    }
+    let markup = "<img src=x onerror=alert(1)> renda comprovada";
+    let status = callback(
+        &cb,
+        &demo_a_porto,
+        "demo-a",
+        porto("NOVA-1", "APROVADA", "console-a-3", markup),
+    )
+    .await;
+    assert_eq!(
+        status, 404,
+        "a callback for a proposal not created yet fails"
+    );
+    exec(
+        url,
+        "INSERT INTO proposal.proposals (tenant_id, proposal_id, status, contact_email, in_queue) \
+         VALUES ('demo-a', 'NOVA-1', 'under_analysis', 'nova.1@demo-a.example.com', true)",
+    )
+    .await;
+
+    let id_of = |sql: &'static str| async move { one_text(url, sql).await };
+    let failed_receipt = id_of(
+        "SELECT id::text AS t FROM proposal.callback_receipts \
+         WHERE tenant_id = 'demo-a' AND status = 'failed' AND proposal_id = 'NOVA-1'",
+    )
+    .await;
+    let other_receipt =
+        id_of("SELECT id::text AS t FROM proposal.callback_receipts WHERE tenant_id = 'demo-b'")
+            .await;
+    let other_integration = id_of(
+        "SELECT id::text AS t FROM proposal.integrations \
+         WHERE tenant_id = 'demo-b' AND insurer = 'porto'",
+    )
+    .await;
+    let admin_a = run_bin(
+        "proposal-callback",
+        url,
+        &["token", "--tenant", "demo-a", "--admin"],
+    )
+    .trim()
+    .to_owned();
+    let admin_b = run_bin(
+        "proposal-callback",
+        url,
+        &["token", "--tenant", "demo-b", "--admin"],
+    )
+    .trim()
+    .to_owned();
+    let dispatch_token = support::dispatch_token(url, "admin");
+
+    let mut node = Command::new("node");
+    node.arg(browser_dir().join("console.mjs"))
+        .current_dir(browser_dir())
+        .env("CHROMIUM", &chromium)
+        .env("CALLBACK_URL", &cb)
+        .env("DISPATCH_URL", dispatch.base())
+        .env("ADMIN_TOKEN_A", &admin_a)
+        .env("ADMIN_TOKEN_B", &admin_b)
+        .env("DISPATCH_TOKEN", &dispatch_token)
+        .env("FAILED_RECEIPT_ID", &failed_receipt)
+        .env("FAILED_PROPOSAL", "NOVA-1")
+        .env("FAILED_MARKUP", markup)
+        .env("STORY_PROPOSAL", "99121")
+        .env("OTHER_PROPOSAL", "B-SIGILO-7")
+        .env("OTHER_SECRET", "segredo de demo-b")
+        .env("OTHER_RECEIPT_ID", &other_receipt)
+        .env("OTHER_INTEGRATION_ID", &other_integration);
+    if let Some(dir) = std::env::var_os("SCREENSHOTS_DIR") {
+        node.env("SCREENSHOTS_DIR", dir);
+    }
+    let out = node.output().expect("run node tests/browser/console.mjs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the browser script failed ({}):\n{stdout}\n{}\n--- proposal-callback's log ---\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr),
+        callback_service.logs()
+    );
+    assert!(
+        stdout.contains(" passed, 0 failed"),
+        "the browser script ran no checks:\n{stdout}"
+    );
+
+    // What the clicks changed, in the database.
+    let active = |insurer: &'static str| async move {
+        one_text(
+            url,
+            &format!(
+                "SELECT is_callback_active::text AS t FROM proposal.integrations \
+                 WHERE tenant_id = 'demo-a' AND insurer = '{insurer}'"
+            ),
+        )
+        .await
+    };
+    assert_eq!(active("porto").await, "true", "Register on porto (200)");
+    assert_eq!(active("tokio").await, "false", "Register on tokio (503)");
+    assert_eq!(
+        texts(
+            url,
+            "SELECT i.insurer || ' ' || a.outcome || ' ' || coalesce(a.insurer_status::text, '-') AS t \
+             FROM proposal.registration_attempts a JOIN proposal.integrations i ON i.id = a.integration_id \
+             ORDER BY a.id"
+        )
+        .await,
+        ["porto registered 200", "tokio insurer_rejected 503"],
+        "one attempt per click, each with its outcome"
+    );
+    let registrations: Vec<_> = insurer
+        .received()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/envio/v1/inclusaoCadastro"))
+        .collect();
+    assert_eq!(registrations.len(), 2, "{registrations:?}");
+    assert!(
+        registrations[0]
+            .body
+            .contains("\"nomeParceiro\":\"demo-a/porto\""),
+        "{registrations:?}"
+    );
+    assert_eq!(
+        one_text(
+            url,
+            "SELECT status AS t FROM proposal.proposals WHERE tenant_id = 'demo-a' AND proposal_id = 'NOVA-1'"
+        )
+        .await,
+        "approved",
+        "the replay applied the failed callback"
+    );
+    assert_eq!(
+        count(
+            url,
+            &format!(
+                "SELECT count(*) AS n FROM proposal.callback_receipts WHERE id = {failed_receipt} AND status = 'processed'"
+            )
+        )
+        .await,
+        1
+    );
+    assert_eq!(
+        count(
+            url,
+            "SELECT count(*) AS n FROM proposal.integrations WHERE tenant_id = 'demo-b' AND is_callback_active"
+        )
+        .await,
+        0,
+        "demo-b's integrations untouched"
+    );
+    let logs = callback_service.logs();
+    for (what, secret) in [("demo-a's", &admin_a), ("demo-b's", &admin_b)] {
+        assert!(
+            !logs.contains(secret.as_str()),
+            "{what} admin token reached the log"
+        );
+    }
+}
