@@ -1,4 +1,5 @@
--- wrk: each request is a new Porto callback (approved) for its own proposal B-<n>, with its
+-- wrk: each request is a new Porto callback (approved) for its own proposal B-<n> (PREFIX-<n>
+-- when PREFIX is set), with its
 -- own protocolo, so every request is one real transition (no duplicates, no lock waits).
 -- Each wrk thread takes its own range of proposal numbers: thread t sends OFFSET + t*PER + 1,
 -- + 2, ... (OFFSET, default 0, lets several runs on one database use fresh proposals).
@@ -12,6 +13,7 @@ end
 function init(args)
   per = tonumber(os.getenv("PER_THREAD") or "100000")
   base = tonumber(os.getenv("OFFSET") or "0") + tid * per
+  prefix = os.getenv("PREFIX") or "B"
   counter = 0
   wrk.method = "POST"
   wrk.headers["Content-Type"] = "application/json"
@@ -25,7 +27,7 @@ function request()
   end
   local n = base + counter
   local body = string.format(
-    '{"idProposta":"B-%d","situacao":"APROVADA","dataHora":"2026-11-20T14:03:11-03:00","motivo":null,"protocolo":"bench-%d"}',
-    n, n)
+    '{"idProposta":"%s-%d","situacao":"APROVADA","dataHora":"2026-11-20T14:03:11-03:00","motivo":null,"protocolo":"bench-%s-%d"}',
+    prefix, n, prefix, n)
   return wrk.format(nil, nil, nil, body)
 end

@@ -77,8 +77,10 @@ ALTER TABLE scale_build.props
 UPDATE scale_build.props SET
     proposal_id = CASE insurer
         WHEN 'porto' THEN 'POR-' || extract(year FROM created_at) || '-' || lpad(q::text, 7, '0')
+        -- Disjoint ranges per insurer (a tenant has a proposal per id): tokio 600,001 up,
+        -- too 10,000,001 up (proposals that were never sent: 5 M and 20 M up, below).
         WHEN 'tokio' THEN (600000 + q)::text
-        ELSE (100000 + q)::text END,
+        ELSE (10000000 + q)::text END,
     path = CASE WHEN r < 35 THEN 0 WHEN r < 50 THEN 1 WHEN r < 70 THEN 2 WHEN r < 78 THEN 3
                 WHEN r < 85 THEN CASE WHEN insurer = 'too' THEN 2 ELSE 4 END
                 WHEN r < 90 THEN 5
