@@ -523,32 +523,40 @@ pub async fn decisions(
 /// How many prank calls to list; `total` still counts them all.
 const PRANK_CALLS_SHOWN: i64 = 20;
 
+/// The count of the prank calls `$matching` selects, read from the index
+/// `prank_calls_phone_key` alone, and the 20 newest with their incidents' numbers, in one
+/// pipeline on `$conn`. (`$matching` is written once and built twice, once per statement.)
+macro_rules! prank_calls_where {
+    ($conn:expr, $matching:expr) => {
+        tokio::try_join!(
+            async {
+                let mut conn = $conn;
+                prank_calls::table
+                    .filter($matching)
+                    .count()
+                    .get_result::<i64>(&mut conn)
+                    .await
+            },
+            async {
+                let mut conn = $conn;
+                prank_calls::table
+                    .inner_join(incidents::table)
+                    .filter($matching)
+                    .order_by((prank_calls::recorded_at.desc(), prank_calls::id.desc()))
+                    .select(PrankRow::as_select())
+                    .limit(PRANK_CALLS_SHOWN)
+                    .load::<PrankRow>(&mut conn)
+                    .await
+            },
+        )
+    };
+}
+
 /// Prank calls of a phone, given by its key (`domain::phone::Phone::key`), newest first: the
-/// 20 newest with their incidents' numbers, and the count of all of them read from the index
-/// `prank_calls_phone_key` alone, in one pipeline. A number with years of prank calls costs
-/// 20 incident rows, not one per call (bench/scale/README.md).
+/// 20 newest and the count of all. A number with years of prank calls costs 20 incident rows,
+/// not one per call (bench/scale/README.md).
 pub async fn prank_calls(conn: &AsyncPgConnection, key: &str) -> Result<PrankCalls, Error> {
-    let (total, rows) = tokio::try_join!(
-        async {
-            let mut conn = conn;
-            prank_calls::table
-                .filter(prank_calls::phone_key.eq(key))
-                .count()
-                .get_result::<i64>(&mut conn)
-                .await
-        },
-        async {
-            let mut conn = conn;
-            prank_calls::table
-                .inner_join(incidents::table)
-                .filter(prank_calls::phone_key.eq(key))
-                .order_by((prank_calls::recorded_at.desc(), prank_calls::id.desc()))
-                .select(PrankRow::as_select())
-                .limit(PRANK_CALLS_SHOWN)
-                .load::<PrankRow>(&mut conn)
-                .await
-        },
-    )?;
+    let (total, rows) = prank_calls_where!(conn, prank_calls::phone_key.eq(key))?;
     Ok(prank_page(key.to_owned(), total, rows))
 }
 
@@ -613,27 +621,7 @@ pub async fn prank_calls_of_incident(
         .bind::<diesel::sql_types::BigInt, _>(incident_id)
         .sql(")")
     };
-    let (total, rows) = tokio::try_join!(
-        async {
-            let mut conn = conn;
-            prank_calls::table
-                .filter(same_phone())
-                .count()
-                .get_result::<i64>(&mut conn)
-                .await
-        },
-        async {
-            let mut conn = conn;
-            prank_calls::table
-                .inner_join(incidents::table)
-                .filter(same_phone())
-                .order_by((prank_calls::recorded_at.desc(), prank_calls::id.desc()))
-                .select(PrankRow::as_select())
-                .limit(PRANK_CALLS_SHOWN)
-                .load::<PrankRow>(&mut conn)
-                .await
-        },
-    )?;
+    let (total, rows) = prank_calls_where!(conn, same_phone())?;
     Ok(prank_page(String::new(), total, rows))
 }
 
