@@ -6,7 +6,8 @@
 #   1. GET /health-unit?q=sao jose        vs GET /bench/constant (same bytes: framework ceiling)
 #   2. GET /incident/{id} (random ids)    vs pgbench running that route's SQL (database ceiling)
 # Environment: PGURL (server, default postgres://postgres@127.0.0.1:5432), DURATION (s, 15),
-# CONNECTIONS (32), PORT (18090), TARGET_DIR (target-dispatch).
+# CONNECTIONS (32), PORT (18090), TARGET_DIR (target-dispatch); BIN=path runs that binary
+# (built with `--features bench`) instead of building one, to compare two builds in one sitting.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PGURL=${PGURL:-postgres://postgres@127.0.0.1:5432}
@@ -15,13 +16,15 @@ DURATION=${DURATION:-15}
 CONNECTIONS=${CONNECTIONS:-32}
 PORT=${PORT:-18090}
 TARGET_DIR=${TARGET_DIR:-target-dispatch}
-BIN=$TARGET_DIR/release/dispatch-api
 HERE=bench/dispatch
 WORK=$(mktemp -d)
 export DATABASE_URL=$PGURL/$DB JWT_SECRET=bench-secret-bench-secret-bench-secret-0 BIND=127.0.0.1:$PORT
 export RUST_LOG=warn LOG_FORMAT=json DATABASE_POOL_SIZE=${DATABASE_POOL_SIZE:-16}
 
-CARGO_TARGET_DIR=$TARGET_DIR cargo build --release -q -p dispatch-api --features bench
+if [ -z "${BIN:-}" ]; then
+  BIN=$TARGET_DIR/release/dispatch-api
+  CARGO_TARGET_DIR=$TARGET_DIR cargo build --release -q -p dispatch-api --features bench
+fi
 psql -X -q "$PGURL/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
 "$BIN" seed > /dev/null
 psql -X -q "$DATABASE_URL" -c "VACUUM ANALYZE"
