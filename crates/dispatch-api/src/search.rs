@@ -35,6 +35,10 @@ pub const COMBINING_MARKS: [(char, char); 5] = [
 /// marks above removed, lower case, then the letters that have no decomposition spelt out
 /// ("ß" -> "ss", "æ" -> "ae", "ø" -> "o"...; docs/dispatch-routes.md, "Search").
 pub fn fold(s: &str) -> String {
+    // ASCII decomposes to itself and has no marks: only the case changes.
+    if s.is_ascii() {
+        return s.to_ascii_lowercase();
+    }
     let mut out = String::with_capacity(s.len());
     for c in s.nfkd().filter(|c| !is_combining_mark(*c)) {
         for lower in c.to_lowercase() {
@@ -440,28 +444,37 @@ impl<T> NameIndex<T> {
                 .collect();
         };
         let wanted = offset + limit;
-        // The entries are in folded-name order, so those starting with the term are one run.
+        // The entries are in folded-name order, so those starting with the term are one run;
+        // the page needs at most `wanted` of them.
         let first = self.entries.partition_point(|(key, _)| key.as_str() < term);
-        let prefixed = self.entries[first..].partition_point(|(key, _)| key.starts_with(term));
-        let prefixed = first..first + prefixed;
-        let mut page: Vec<&T> = self.entries[prefixed.start..prefixed.end.min(first + wanted)]
-            .iter()
-            .map(|e| &e.1)
-            .collect();
-        // Infix matches follow, as many as the page still needs.
+        let mut page: Vec<&T> = Vec::with_capacity(wanted.min(2 * MAX_LIMIT as usize));
+        page.extend(
+            self.entries[first..]
+                .iter()
+                .take(wanted)
+                .take_while(|(key, _)| key.starts_with(term))
+                .map(|e| &e.1),
+        );
+        // Fewer than `wanted`: that was the whole run, and infix matches follow, as many as
+        // the page still needs.
         if page.len() < wanted {
+            let prefixed = first..first + page.len();
             let term = term.as_bytes();
-            for pos in self.candidates(term) {
-                if prefixed.contains(&pos) {
-                    continue;
-                }
-                let (key, item) = &self.entries[pos];
-                if contains(key.as_bytes(), term) {
-                    page.push(item);
-                    if page.len() >= wanted {
-                        break;
+            let mut fill = |candidates: &mut dyn Iterator<Item = usize>| {
+                for pos in candidates {
+                    let (key, item) = &self.entries[pos];
+                    if !prefixed.contains(&pos) && contains(key.as_bytes(), term) {
+                        page.push(item);
+                        if page.len() >= wanted {
+                            break;
+                        }
                     }
                 }
+            };
+            match self.rarest_trigram(term) {
+                Some(list) => fill(&mut list.iter().map(|pos| *pos as usize)),
+                // A term of one or two bytes: every entry may hold it.
+                None => fill(&mut (0..self.entries.len())),
             }
         }
         page.drain(..offset.min(page.len()));
@@ -476,15 +489,13 @@ impl<T> NameIndex<T> {
         }
     }
 
-    /// Positions that may contain `term`, ascending (so in name order).
-    fn candidates(&self, term: &[u8]) -> Box<dyn Iterator<Item = usize> + '_> {
-        let rarest = trigrams(term)
+    /// The positions of the entries holding the rarest trigram of `term`, ascending (so in
+    /// name order): every entry containing `term` is among them. `None` for a term shorter
+    /// than a trigram.
+    fn rarest_trigram(&self, term: &[u8]) -> Option<&[u32]> {
+        trigrams(term)
             .map(|t| self.postings(t))
-            .min_by_key(|list| list.len());
-        match rarest {
-            Some(list) => Box::new(list.iter().map(|p| *p as usize)),
-            None => Box::new(0..self.entries.len()),
-        }
+            .min_by_key(|list| list.len())
     }
 }
 
@@ -505,6 +516,17 @@ mod tests {
 
     fn search(q: &str) -> Search {
         Search::new("q", Some(q.into()), None, None).unwrap()
+    }
+
+    #[test]
+    fn ascii_folds_to_its_lower_case() {
+        let ascii: String = (0..=127u8).map(char::from).collect();
+        let mut slow = String::new();
+        for c in ascii.nfkd().filter(|c| !is_combining_mark(*c)) {
+            slow.extend(c.to_lowercase().map(spelt_out));
+        }
+        assert_eq!(fold(&ascii), slow);
+        assert_eq!(fold(&ascii), ascii.to_ascii_lowercase());
     }
 
     #[test]
