@@ -2,6 +2,7 @@
 //! `Path`, `Query` and `Json` stand in for actix's own, which answer in plain text
 //! and do not always say which parameter failed.
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
@@ -73,7 +74,7 @@ impl<T: DeserializeOwned> Query<T> {
         let query = match struct_fields::<T>() {
             Some(fields) => {
                 known = only_named(query, fields);
-                known.as_str()
+                known.as_ref()
             }
             None => query,
         };
@@ -83,8 +84,14 @@ impl<T: DeserializeOwned> Query<T> {
                 "must be UTF-8 text: its percent-encoded bytes are not",
             ));
         }
-        let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
-        serde_path_to_error::deserialize(de).map_err(|e| {
+        let parse =
+            || serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
+        // Read once without tracking where it is; only a refusal reads again to name the
+        // parameter (the same input fails the same way).
+        if let Ok(value) = T::deserialize(parse()) {
+            return Ok(value);
+        }
+        serde_path_to_error::deserialize(parse()).map_err(|e| {
             let field = e.path().to_string();
             let message = describe(&e.into_inner().to_string());
             if field == "." {
@@ -102,19 +109,22 @@ impl<T: DeserializeOwned> Query<T> {
 }
 
 /// The `name=value` pairs of `query` whose name (percent-decoded) is one of `fields`, as
-/// they were written.
-fn only_named(query: &str, fields: &[&str]) -> String {
-    query
-        .split('&')
-        .filter(|pair| {
-            let name = pair.split_once('=').map_or(*pair, |(name, _)| name);
-            let name = name.replace('+', " ");
-            percent_encoding::percent_decode_str(&name)
-                .decode_utf8()
-                .is_ok_and(|name| fields.contains(&name.as_ref()))
-        })
-        .collect::<Vec<_>>()
-        .join("&")
+/// they were written: `query` itself when it names nothing else.
+fn only_named<'q>(query: &'q str, fields: &[&str]) -> Cow<'q, str> {
+    let known = |pair: &&str| {
+        let name = pair.split_once('=').map_or(*pair, |(name, _)| name);
+        if !name.contains(['+', '%']) {
+            return fields.contains(&name);
+        }
+        let name = name.replace('+', " ");
+        percent_encoding::percent_decode_str(&name)
+            .decode_utf8()
+            .is_ok_and(|name| fields.contains(&name.as_ref()))
+    };
+    if query.split('&').all(|pair| known(&pair)) {
+        return Cow::Borrowed(query);
+    }
+    Cow::Owned(query.split('&').filter(known).collect::<Vec<_>>().join("&"))
 }
 
 /// The field names `T` deserialises from, when `T` is a struct (what serde's derive hands to
@@ -348,6 +358,33 @@ mod tests {
         q: Option<String>,
         #[serde(rename = "page-size")]
         page_size: Option<u32>,
+    }
+
+    #[test]
+    fn only_the_named_parameters_are_kept_as_written() {
+        let fields = &["q", "page-size"];
+        // Each query, what is kept, and whether that is the query itself (nothing copied).
+        for (query, kept, itself) in [
+            (
+                "q=s%C3%A3o+jos%C3%A9&page-size=2",
+                "q=s%C3%A3o+jos%C3%A9&page-size=2",
+                true,
+            ),
+            ("q", "q", true),
+            ("page%2Dsize=1&q=a", "page%2Dsize=1&q=a", true),
+            ("", "", false),
+            (
+                "_=1&q=a&&utm_source=x&page-size=3",
+                "q=a&page-size=3",
+                false,
+            ),
+            ("page+size=1&q=a", "q=a", false),
+            ("%FF=1&q=a", "q=a", false),
+        ] {
+            let got = only_named(query, fields);
+            assert_eq!(got, kept, "{query}");
+            assert_eq!(matches!(got, Cow::Borrowed(_)), itself, "{query}");
+        }
     }
 
     #[test]
