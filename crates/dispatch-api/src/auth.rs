@@ -13,7 +13,7 @@
 //! The extractor for [`CurrentUser`] is here.
 
 use std::collections::HashMap;
-use std::future::Future;
+use std::future::{Future, Ready, ready};
 use std::pin::Pin;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -25,6 +25,7 @@ use common::auth::idp::IdpConfig;
 use common::auth::{JwtKeys, TokenVerifier, Verified, authorization, now_secs};
 use common::config::{ConfigError, Source};
 use common::db::Pool;
+use futures_util::future::Either;
 use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 
@@ -264,20 +265,34 @@ fn active(caller: Option<Caller>) -> Result<CurrentUser> {
     }
 }
 
+/// The caller without waiting, when its token was accepted before ([`VerifiedTokens`]) and its
+/// user is in the user cache: what [`authenticate`] finds then, without the database.
+fn remembered(state: &AppState, token: &str) -> Option<CurrentUser> {
+    let (id, _) = state.verified_tokens.get(token, now_secs())?;
+    state.users.get(id)
+}
+
 impl FromRequest for CurrentUser {
     type Error = Error;
-    type Future = Pin<Box<dyn Future<Output = Result<Self>>>>;
+    type Future = Either<Ready<Result<Self>>, Pin<Box<dyn Future<Output = Result<Self>>>>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let state = req.app_data::<web::Data<AppState>>().cloned();
-        let token = authorization(req, "Bearer").map(str::to_owned);
-        Box::pin(async move {
+        let state = req.app_data::<web::Data<AppState>>();
+        let token = authorization(req, "Bearer");
+        if let (Some(state), Some(token)) = (state, token)
+            && let Some(user) = remembered(state, token)
+        {
+            return Either::Left(ready(Ok(user)));
+        }
+        let state = state.cloned();
+        let token = token.map(str::to_owned);
+        Either::Right(Box::pin(async move {
             let state = state.ok_or_else(|| Error::Internal("no AppState".to_owned()))?;
             let token = token.ok_or_else(|| {
                 Problem::unauthorized("an `Authorization: Bearer <token>` header is required")
             })?;
             authenticate(&state, &token).await
-        })
+        }))
     }
 }
 
