@@ -185,9 +185,22 @@ fn not_utf8(query: &str) -> Option<String> {
         return None;
     }
     let decodes = |s: &str| {
-        percent_encoding::percent_decode_str(s)
-            .decode_utf8()
-            .is_ok()
+        if !s.contains('%') {
+            return true;
+        }
+        // Most parameters are short: decoded on the stack, without an allocation.
+        let mut buf = [0u8; 512];
+        let mut len = 0;
+        for b in percent_encoding::percent_decode_str(s) {
+            if len == buf.len() {
+                return percent_encoding::percent_decode_str(s)
+                    .decode_utf8()
+                    .is_ok();
+            }
+            buf[len] = b;
+            len += 1;
+        }
+        std::str::from_utf8(&buf[..len]).is_ok()
     };
     query.split('&').find_map(|pair| {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
@@ -418,6 +431,13 @@ mod tests {
         // A name that is not UTF-8 is named as well as it can be (where every name counts).
         let p = Query::<std::collections::HashMap<String, String>>::parse("%FFx=1").unwrap_err();
         assert_eq!(p.errors[0].field, "\u{FFFD}x");
+        // Long ones too (past what is decoded on the stack).
+        let long = format!("q={}%FF", "%C3%A3".repeat(300));
+        let p = Query::<Search>::parse(&long).unwrap_err();
+        assert_eq!(p.errors[0].field, "q");
+        let long = "%C3%A3".repeat(300);
+        let ok = Query::<Search>::parse(&format!("q={long}")).unwrap();
+        assert_eq!(ok.q.as_deref(), Some("ã".repeat(300).as_str()));
         // Well-formed UTF-8, percent-encoded or plus-encoded, passes, U+FFFD itself included.
         let ok = Query::<Search>::parse("q=s%C3%A3o+jos%C3%A9").unwrap();
         assert_eq!(ok.q.as_deref(), Some("são josé"));
