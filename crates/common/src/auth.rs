@@ -355,12 +355,21 @@ pub fn now_secs() -> i64 {
 /// The credentials of an `Authorization: <scheme> <credentials>` header, scheme matched
 /// case-insensitively.
 pub fn authorization<'r>(req: &'r HttpRequest, scheme: &str) -> Option<&'r str> {
-    let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
+    let value = visible_ascii(req.headers().get(header::AUTHORIZATION)?.as_bytes())?;
     let (given, credentials) = value.split_once(' ')?;
     given
         .eq_ignore_ascii_case(scheme)
         .then(|| credentials.trim())
         .filter(|c| !c.is_empty())
+}
+
+/// `bytes` as text when they are visible ASCII or tabs: what `HeaderValue::to_str` accepts,
+/// checked without a branch per byte (a token is a few hundred bytes, on every request).
+fn visible_ascii(bytes: &[u8]) -> Option<&str> {
+    let visible = bytes.iter().fold(true, |all, &b| {
+        all & (matches!(b, b' '..=b'~') | (b == b'\t'))
+    });
+    visible.then(|| std::str::from_utf8(bytes).ok()).flatten()
 }
 
 #[cfg(test)]
@@ -769,6 +778,24 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn header_text_is_what_header_value_to_str_accepts() {
+        for b in 0..=u8::MAX {
+            let bytes = [b'a', b, b'\t', b'z'];
+            if let Ok(value) = header::HeaderValue::from_bytes(&bytes) {
+                assert_eq!(visible_ascii(&bytes), value.to_str().ok(), "byte {b}");
+            }
+            assert_eq!(
+                visible_ascii(&bytes).is_some(),
+                matches!(b, 9 | 32..=126),
+                "byte {b}"
+            );
+        }
+        let token = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiI3In0.c2lnbmF0dXJl".repeat(4);
+        assert_eq!(visible_ascii(token.as_bytes()), Some(token.as_str()));
+        assert_eq!(visible_ascii(b""), Some(""));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! `Path`, `Query` and `Json` stand in for actix's own, which answer in plain text
 //! and do not always say which parameter failed.
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
@@ -73,7 +74,7 @@ impl<T: DeserializeOwned> Query<T> {
         let query = match struct_fields::<T>() {
             Some(fields) => {
                 known = only_named(query, fields);
-                known.as_str()
+                known.as_ref()
             }
             None => query,
         };
@@ -83,8 +84,14 @@ impl<T: DeserializeOwned> Query<T> {
                 "must be UTF-8 text: its percent-encoded bytes are not",
             ));
         }
-        let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
-        serde_path_to_error::deserialize(de).map_err(|e| {
+        let parse =
+            || serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
+        // Read once without tracking where it is; only a refusal reads again to name the
+        // parameter (the same input fails the same way).
+        if let Ok(value) = T::deserialize(parse()) {
+            return Ok(value);
+        }
+        serde_path_to_error::deserialize(parse()).map_err(|e| {
             let field = e.path().to_string();
             let message = describe(&e.into_inner().to_string());
             if field == "." {
@@ -102,19 +109,22 @@ impl<T: DeserializeOwned> Query<T> {
 }
 
 /// The `name=value` pairs of `query` whose name (percent-decoded) is one of `fields`, as
-/// they were written.
-fn only_named(query: &str, fields: &[&str]) -> String {
-    query
-        .split('&')
-        .filter(|pair| {
-            let name = pair.split_once('=').map_or(*pair, |(name, _)| name);
-            let name = name.replace('+', " ");
-            percent_encoding::percent_decode_str(&name)
-                .decode_utf8()
-                .is_ok_and(|name| fields.contains(&name.as_ref()))
-        })
-        .collect::<Vec<_>>()
-        .join("&")
+/// they were written: `query` itself when it names nothing else.
+fn only_named<'q>(query: &'q str, fields: &[&str]) -> Cow<'q, str> {
+    let known = |pair: &&str| {
+        let name = pair.split_once('=').map_or(*pair, |(name, _)| name);
+        if !name.contains(['+', '%']) {
+            return fields.contains(&name);
+        }
+        let name = name.replace('+', " ");
+        percent_encoding::percent_decode_str(&name)
+            .decode_utf8()
+            .is_ok_and(|name| fields.contains(&name.as_ref()))
+    };
+    if query.split('&').all(|pair| known(&pair)) {
+        return Cow::Borrowed(query);
+    }
+    Cow::Owned(query.split('&').filter(known).collect::<Vec<_>>().join("&"))
 }
 
 /// The field names `T` deserialises from, when `T` is a struct (what serde's derive hands to
@@ -175,9 +185,22 @@ fn not_utf8(query: &str) -> Option<String> {
         return None;
     }
     let decodes = |s: &str| {
-        percent_encoding::percent_decode_str(s)
-            .decode_utf8()
-            .is_ok()
+        if !s.contains('%') {
+            return true;
+        }
+        // Most parameters are short: decoded on the stack, without an allocation.
+        let mut buf = [0u8; 512];
+        let mut len = 0;
+        for b in percent_encoding::percent_decode_str(s) {
+            if len == buf.len() {
+                return percent_encoding::percent_decode_str(s)
+                    .decode_utf8()
+                    .is_ok();
+            }
+            buf[len] = b;
+            len += 1;
+        }
+        std::str::from_utf8(&buf[..len]).is_ok()
     };
     query.split('&').find_map(|pair| {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
@@ -351,6 +374,33 @@ mod tests {
     }
 
     #[test]
+    fn only_the_named_parameters_are_kept_as_written() {
+        let fields = &["q", "page-size"];
+        // Each query, what is kept, and whether that is the query itself (nothing copied).
+        for (query, kept, itself) in [
+            (
+                "q=s%C3%A3o+jos%C3%A9&page-size=2",
+                "q=s%C3%A3o+jos%C3%A9&page-size=2",
+                true,
+            ),
+            ("q", "q", true),
+            ("page%2Dsize=1&q=a", "page%2Dsize=1&q=a", true),
+            ("", "", false),
+            (
+                "_=1&q=a&&utm_source=x&page-size=3",
+                "q=a&page-size=3",
+                false,
+            ),
+            ("page+size=1&q=a", "q=a", false),
+            ("%FF=1&q=a", "q=a", false),
+        ] {
+            let got = only_named(query, fields);
+            assert_eq!(got, kept, "{query}");
+            assert_eq!(matches!(got, Cow::Borrowed(_)), itself, "{query}");
+        }
+    }
+
+    #[test]
     fn parameters_the_route_does_not_take_are_ignored() {
         let ok =
             Query::<Strict>::parse("_=1700000000&q=s%C3%A3o&page-size=2&utm_source=x").unwrap();
@@ -381,6 +431,13 @@ mod tests {
         // A name that is not UTF-8 is named as well as it can be (where every name counts).
         let p = Query::<std::collections::HashMap<String, String>>::parse("%FFx=1").unwrap_err();
         assert_eq!(p.errors[0].field, "\u{FFFD}x");
+        // Long ones too (past what is decoded on the stack).
+        let long = format!("q={}%FF", "%C3%A3".repeat(300));
+        let p = Query::<Search>::parse(&long).unwrap_err();
+        assert_eq!(p.errors[0].field, "q");
+        let long = "%C3%A3".repeat(300);
+        let ok = Query::<Search>::parse(&format!("q={long}")).unwrap();
+        assert_eq!(ok.q.as_deref(), Some("ã".repeat(300).as_str()));
         // Well-formed UTF-8, percent-encoded or plus-encoded, passes, U+FFFD itself included.
         let ok = Query::<Search>::parse("q=s%C3%A3o+jos%C3%A9").unwrap();
         assert_eq!(ok.q.as_deref(), Some("são josé"));

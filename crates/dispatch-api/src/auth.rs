@@ -12,8 +12,10 @@
 //!
 //! The extractor for [`CurrentUser`] is here.
 
-use std::future::Future;
+use std::collections::HashMap;
+use std::future::{Future, Ready, ready};
 use std::pin::Pin;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use actix_web::dev::Payload;
@@ -23,6 +25,7 @@ use common::auth::idp::IdpConfig;
 use common::auth::{JwtKeys, TokenVerifier, Verified, authorization, now_secs};
 use common::config::{ConfigError, Source};
 use common::db::Pool;
+use futures_util::future::Either;
 use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 
@@ -149,6 +152,83 @@ pub async fn authenticate(state: &AppState, token: &str) -> Result<CurrentUser> 
     authenticate_with_expiry(state, token).await.map(|a| a.user)
 }
 
+/// The service's own tokens this replica has accepted, with the user each names. A client
+/// sends one token with every request of its session, and every rule of docs/dispatch-routes.md
+/// ("Authentication") depends on the token's bytes and the key alone, except the clock. So a
+/// token accepted before is accepted again on its exact bytes while the clock is between the
+/// moment it was verified (`nbf` and `iat` only pass more as time goes on) and its `exp`;
+/// outside that it is verified again in full, which decides with the exact rule and message
+/// (the leeway after `exp`, say). Only accepted tokens are kept, so a refused one is verified
+/// on every request; the user is still looked up on every request (a deactivated user is
+/// refused at once). The identity provider's tokens are not kept: its keys can be withdrawn.
+#[derive(Clone, Default)]
+pub struct VerifiedTokens {
+    /// By signature (a token's last part, which tells accepted tokens apart and is short to
+    /// hash): the whole token and what it grants.
+    tokens: Arc<RwLock<HashMap<Box<str>, (Box<str>, Grant)>>>,
+}
+
+fn signature(token: &str) -> &str {
+    token
+        .rsplit_once('.')
+        .map_or(token, |(_, signature)| signature)
+}
+
+/// What an accepted token names, and when it may be accepted on its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Grant {
+    user_id: i64,
+    /// When the token was verified (seconds since the epoch).
+    verified_at: i64,
+    /// The token's `exp`.
+    expires_at: i64,
+}
+
+/// More tokens than a replica's users hold at once; past it the memory starts over (an
+/// expired token stays until then, never accepted again on its bytes).
+const MAX_VERIFIED_TOKENS: usize = 10_000;
+
+impl VerifiedTokens {
+    /// The user id and `exp` of `token` if it was accepted before and `now` lies in
+    /// `[verified_at, exp)`.
+    fn get(&self, token: &str, now: i64) -> Option<(i64, i64)> {
+        let grant = match self.tokens.read().ok()?.get(signature(token))? {
+            (whole, grant) if whole.as_ref() == token => *grant,
+            _ => return None,
+        };
+        (grant.verified_at <= now && now < grant.expires_at)
+            .then_some((grant.user_id, grant.expires_at))
+    }
+
+    /// Remembers a token verified at `verified_at` (read after the verification).
+    fn put(&self, token: &str, user_id: i64, expires_at: i64, verified_at: i64) {
+        if let Ok(mut tokens) = self.tokens.write() {
+            if tokens.len() >= MAX_VERIFIED_TOKENS {
+                tokens.clear();
+            }
+            let grant = Grant {
+                user_id,
+                verified_at,
+                expires_at,
+            };
+            tokens.insert(signature(token).into(), (token.into(), grant));
+        }
+    }
+}
+
+/// Who `token` names and when it expires: from [`VerifiedTokens`] when it was accepted
+/// before, else verified in full (and remembered when it is one of the service's own).
+async fn verified_subject(state: &AppState, token: &str) -> Result<(Subject, i64)> {
+    if let Some((id, exp)) = state.verified_tokens.get(token, now_secs()) {
+        return Ok((Subject::Id(id), exp));
+    }
+    let verified = subject(&state.tokens, token).await?;
+    if let (Subject::Id(id), exp) = verified {
+        state.verified_tokens.put(token, id, exp, now_secs());
+    }
+    Ok(verified)
+}
+
 /// A caller and the end of its token's life.
 #[derive(Debug, Clone)]
 pub struct Authenticated {
@@ -160,7 +240,7 @@ pub struct Authenticated {
 
 /// As [`authenticate`], with when the token expires.
 pub async fn authenticate_with_expiry(state: &AppState, token: &str) -> Result<Authenticated> {
-    let (subject, expires_at) = subject(&state.tokens, token).await?;
+    let (subject, expires_at) = verified_subject(state, token).await?;
     let user = match subject {
         Subject::Id(id) => match state.users.get(id) {
             Some(user) => user,
@@ -196,20 +276,34 @@ fn active(caller: Option<Caller>) -> Result<CurrentUser> {
     }
 }
 
+/// The caller without waiting, when its token was accepted before ([`VerifiedTokens`]) and its
+/// user is in the user cache: what [`authenticate`] finds then, without the database.
+fn remembered(state: &AppState, token: &str) -> Option<CurrentUser> {
+    let (id, _) = state.verified_tokens.get(token, now_secs())?;
+    state.users.get(id)
+}
+
 impl FromRequest for CurrentUser {
     type Error = Error;
-    type Future = Pin<Box<dyn Future<Output = Result<Self>>>>;
+    type Future = Either<Ready<Result<Self>>, Pin<Box<dyn Future<Output = Result<Self>>>>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let state = req.app_data::<web::Data<AppState>>().cloned();
-        let token = authorization(req, "Bearer").map(str::to_owned);
-        Box::pin(async move {
+        let state = req.app_data::<web::Data<AppState>>();
+        let token = authorization(req, "Bearer");
+        if let (Some(state), Some(token)) = (state, token)
+            && let Some(user) = remembered(state, token)
+        {
+            return Either::Left(ready(Ok(user)));
+        }
+        let state = state.cloned();
+        let token = token.map(str::to_owned);
+        Either::Right(Box::pin(async move {
             let state = state.ok_or_else(|| Error::Internal("no AppState".to_owned()))?;
             let token = token.ok_or_else(|| {
                 Problem::unauthorized("an `Authorization: Bearer <token>` header is required")
             })?;
             authenticate(&state, &token).await
-        })
+        }))
     }
 }
 
@@ -263,6 +357,37 @@ mod tests {
             matches!(err, Err(ConfigError::Missing { ref name, .. }) if name == "JWT_JWKS_URL"),
             "{err:?}"
         );
+    }
+
+    #[test]
+    fn a_verified_token_is_accepted_on_its_bytes_only_between_its_verification_and_exp() {
+        let tokens = VerifiedTokens::default();
+        assert_eq!(tokens.get("a.b.c", 1_000), None, "never verified");
+        tokens.put("a.b.c", 7, 2_000, 1_000);
+        assert_eq!(tokens.get("a.b.c", 1_000), Some((7, 2_000)));
+        assert_eq!(tokens.get("a.b.c", 1_999), Some((7, 2_000)));
+        // From `exp` on (the leeway included) and before the verification (a clock set
+        // back), the token is verified again in full.
+        assert_eq!(tokens.get("a.b.c", 2_000), None);
+        assert_eq!(tokens.get("a.b.c", 999), None);
+        // Only the very bytes: another signature, a prefix, an extension, other claims or
+        // header under the same signature.
+        for other in ["a.b.d", "a.b.", "a.b.cc", "A.b.c", "a.x.c", "b.c", "c"] {
+            assert_eq!(tokens.get(other, 1_500), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn verified_tokens_are_bounded() {
+        let tokens = VerifiedTokens::default();
+        for n in 0..MAX_VERIFIED_TOKENS {
+            tokens.put(&format!("t{n}"), 1, 2_000, 1_000);
+        }
+        assert_eq!(tokens.get("t0", 1_500), Some((1, 2_000)));
+        tokens.put("one more", 1, 2_000, 1_000);
+        assert_eq!(tokens.get("t0", 1_500), None, "started over");
+        assert_eq!(tokens.get("one more", 1_500), Some((1, 2_000)));
+        assert_eq!(tokens.tokens.read().unwrap().len(), 1);
     }
 
     #[test]

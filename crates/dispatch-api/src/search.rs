@@ -2,8 +2,6 @@
 //! in SQL (`search_key()` in the migrations), so "sao jose" finds "São José" everywhere, and
 //! how the incident search (`/incident/mask`) reads its term and bounds its scope.
 
-use std::collections::HashMap;
-
 use chrono::{DateTime, Duration, Utc};
 use common::Problem;
 use common::problem::FieldError;
@@ -37,6 +35,10 @@ pub const COMBINING_MARKS: [(char, char); 5] = [
 /// marks above removed, lower case, then the letters that have no decomposition spelt out
 /// ("ß" -> "ss", "æ" -> "ae", "ø" -> "o"...; docs/dispatch-routes.md, "Search").
 pub fn fold(s: &str) -> String {
+    // ASCII decomposes to itself and has no marks: only the case changes.
+    if s.is_ascii() {
+        return s.to_ascii_lowercase();
+    }
     let mut out = String::with_capacity(s.len());
     for c in s.nfkd().filter(|c| !is_combining_mark(*c)) {
         for lower in c.to_lowercase() {
@@ -374,11 +376,18 @@ impl TextPatterns {
 /// its rarest trigram (a few dozen, not 7,458); shorter terms scan.
 pub struct NameIndex<T> {
     entries: Vec<(String, T)>,
-    trigrams: HashMap<[u8; 3], Vec<u32>>,
+    /// Every trigram of the folded names, ascending, each once.
+    trigrams: Vec<u32>,
+    /// The positions of the entries holding `trigrams[i]`, ascending, are
+    /// `positions[starts[i]..starts[i + 1]]`.
+    starts: Vec<u32>,
+    positions: Vec<u32>,
 }
 
-fn trigrams(key: &str) -> impl Iterator<Item = [u8; 3]> + '_ {
-    key.as_bytes().windows(3).map(|w| [w[0], w[1], w[2]])
+/// The byte trigrams of a folded name, each as a number.
+fn trigrams(key: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    key.windows(3)
+        .map(|w| u32::from_be_bytes([0, w[0], w[1], w[2]]))
 }
 
 impl<T> NameIndex<T> {
@@ -386,19 +395,31 @@ impl<T> NameIndex<T> {
         let mut entries: Vec<(String, T)> =
             items.into_iter().map(|i| (fold(name(&i)), i)).collect();
         entries.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| name(&a.1).cmp(name(&b.1))));
-        let mut index: HashMap<[u8; 3], Vec<u32>> = HashMap::new();
-        for (pos, (key, _)) in entries.iter().enumerate() {
-            for t in trigrams(key) {
-                let list = index.entry(t).or_default();
-                // Positions ascend, so a repeat can only be the last one pushed.
-                if list.last() != Some(&(pos as u32)) {
-                    list.push(pos as u32);
-                }
+        // (trigram, position) of every entry, sorted and without repeats: the posting lists
+        // one after the other, each in position order.
+        let mut pairs: Vec<(u32, u32)> = entries
+            .iter()
+            .enumerate()
+            .flat_map(|(pos, (key, _))| trigrams(key.as_bytes()).map(move |t| (t, pos as u32)))
+            .collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        let mut trigrams = Vec::new();
+        let mut starts = Vec::new();
+        let mut positions = Vec::with_capacity(pairs.len());
+        for (t, pos) in pairs {
+            if trigrams.last() != Some(&t) {
+                trigrams.push(t);
+                starts.push(positions.len() as u32);
             }
+            positions.push(pos);
         }
+        starts.push(positions.len() as u32);
         Self {
             entries,
-            trigrams: index,
+            trigrams,
+            starts,
+            positions,
         }
     }
 
@@ -423,38 +444,70 @@ impl<T> NameIndex<T> {
                 .collect();
         };
         let wanted = offset + limit;
-        let mut prefix = Vec::new();
-        let mut infix = Vec::new();
-        for pos in self.candidates(term) {
-            let (key, item) = &self.entries[pos];
-            if key.starts_with(term) {
-                prefix.push(item);
-                // Enough prefix matches fill the page; infix ones would come after anyway.
-                if prefix.len() >= wanted {
-                    break;
+        // The entries are in folded-name order, so those starting with the term are one run;
+        // the page needs at most `wanted` of them.
+        let first = self.entries.partition_point(|(key, _)| key.as_str() < term);
+        let mut page: Vec<&T> = Vec::with_capacity(wanted.min(2 * MAX_LIMIT as usize));
+        page.extend(
+            self.entries[first..]
+                .iter()
+                .take(wanted)
+                .take_while(|(key, _)| key.starts_with(term))
+                .map(|e| &e.1),
+        );
+        // Fewer than `wanted`: that was the whole run, and infix matches follow, as many as
+        // the page still needs.
+        if page.len() < wanted {
+            let prefixed = first..first + page.len();
+            let term = term.as_bytes();
+            let mut fill = |candidates: &mut dyn Iterator<Item = usize>| {
+                for pos in candidates {
+                    let (key, item) = &self.entries[pos];
+                    if !prefixed.contains(&pos) && contains(key.as_bytes(), term) {
+                        page.push(item);
+                        if page.len() >= wanted {
+                            break;
+                        }
+                    }
                 }
-            } else if infix.len() < wanted && key.contains(term) {
-                infix.push(item);
+            };
+            match self.rarest_trigram(term) {
+                Some(list) => fill(&mut list.iter().map(|pos| *pos as usize)),
+                // A term of one or two bytes: every entry may hold it.
+                None => fill(&mut (0..self.entries.len())),
             }
         }
-        prefix
-            .into_iter()
-            .chain(infix)
-            .skip(offset)
-            .take(limit)
-            .collect()
+        page.drain(..offset.min(page.len()));
+        page
     }
 
-    /// Positions that may contain `term`, ascending (so in name order).
-    fn candidates(&self, term: &str) -> Box<dyn Iterator<Item = usize> + '_> {
-        let rarest = trigrams(term)
-            .map(|t| self.trigrams.get(&t).map_or(&[][..], Vec::as_slice))
-            .min_by_key(|list| list.len());
-        match rarest {
-            Some(list) => Box::new(list.iter().map(|p| *p as usize)),
-            None => Box::new(0..self.entries.len()),
+    /// The positions of the entries holding `trigram`, ascending.
+    fn postings(&self, trigram: u32) -> &[u32] {
+        match self.trigrams.binary_search(&trigram) {
+            Ok(i) => &self.positions[self.starts[i] as usize..self.starts[i + 1] as usize],
+            Err(_) => &[],
         }
     }
+
+    /// The positions of the entries holding the rarest trigram of `term`, ascending (so in
+    /// name order): every entry containing `term` is among them. `None` for a term shorter
+    /// than a trigram.
+    fn rarest_trigram(&self, term: &[u8]) -> Option<&[u32]> {
+        trigrams(term)
+            .map(|t| self.postings(t))
+            .min_by_key(|list| list.len())
+    }
+}
+
+/// Whether `name` contains `term`: compared wherever the term's first byte occurs. Names and
+/// terms are short, so this beats building a substring searcher per request.
+fn contains(name: &[u8], term: &[u8]) -> bool {
+    let Some((first, rest)) = term.split_first() else {
+        return true;
+    };
+    name.iter()
+        .enumerate()
+        .any(|(i, b)| b == first && name[i + 1..].starts_with(rest))
 }
 
 #[cfg(test)]
@@ -463,6 +516,17 @@ mod tests {
 
     fn search(q: &str) -> Search {
         Search::new("q", Some(q.into()), None, None).unwrap()
+    }
+
+    #[test]
+    fn ascii_folds_to_its_lower_case() {
+        let ascii: String = (0..=127u8).map(char::from).collect();
+        let mut slow = String::new();
+        for c in ascii.nfkd().filter(|c| !is_combining_mark(*c)) {
+            slow.extend(c.to_lowercase().map(spelt_out));
+        }
+        assert_eq!(fold(&ascii), slow);
+        assert_eq!(fold(&ascii), ascii.to_ascii_lowercase());
     }
 
     #[test]
@@ -624,8 +688,10 @@ mod tests {
             "zzz",
             "o 49",
             "hospital lima 4",
+            "lima 4",
+            "a 1",
+            "9",
         ] {
-            let s = Search::new("q", Some(q.into()), Some(20), Some(3)).unwrap();
             let mut expected: Vec<&String> =
                 names.iter().filter(|n| fold(n).starts_with(q)).collect();
             expected.sort_by_key(|n| (fold(n), (*n).clone()));
@@ -635,8 +701,17 @@ mod tests {
                 .collect();
             infix.sort_by_key(|n| (fold(n), (*n).clone()));
             expected.extend(infix);
-            let expected: Vec<&String> = expected.into_iter().skip(3).take(20).collect();
-            assert_eq!(idx.search(&s), expected, "{q}");
+            // Pages within the prefix matches, across into the infix ones, and past both.
+            for (offset, limit) in [(0, 20), (3, 20), (0, 1), (10, 5), (160, 20), (500, 20)] {
+                let s = Search::new("q", Some(q.into()), Some(limit), Some(offset)).unwrap();
+                let page: Vec<&String> = expected
+                    .iter()
+                    .copied()
+                    .skip(offset as usize)
+                    .take(limit as usize)
+                    .collect();
+                assert_eq!(idx.search(&s), page, "{q} {offset} {limit}");
+            }
         }
     }
 

@@ -5,6 +5,7 @@ use common::auth::{JwtKeys, TokenVerifier};
 use common::db::Pool;
 use common::http::OpenApiJson;
 
+use crate::auth::VerifiedTokens;
 use crate::catalog::Catalog;
 use crate::realtime::hub::Hub;
 use crate::user_cache::UserCache;
@@ -20,6 +21,9 @@ pub struct AppState {
     pub catalog: Catalog,
     /// Authenticated users; serves only while `serve`'s change listener runs.
     pub users: UserCache,
+    /// The service's own tokens already verified with `tokens` (`auth::VerifiedTokens`): a
+    /// state given other keys needs a new one.
+    pub verified_tokens: VerifiedTokens,
     /// This process's WebSocket subscriptions, fed by its listener.
     pub hub: Hub,
 }
@@ -34,6 +38,7 @@ impl AppState {
             openapi,
             catalog: Catalog::default(),
             users: UserCache::default(),
+            verified_tokens: VerifiedTokens::default(),
             hub: Hub::default(),
         }
     }

@@ -3,7 +3,7 @@
 use actix_web::web;
 use common::extract::Query;
 
-use super::{Reply, Routes, ok};
+use super::{Reply, Routes, ok_json};
 use crate::domain::user::CurrentUser;
 use crate::search::SearchParams;
 use crate::state::AppState;
@@ -25,5 +25,5 @@ pub async fn health_units(
 ) -> Reply {
     let search = params.0.check()?;
     let catalog = state.catalog.get(&state.pool).await?;
-    ok(&catalog.search_health_units(&search))
+    ok_json(catalog.search_health_units(&search))
 }

@@ -35,6 +35,16 @@ pub fn ok<T: Serialize>(body: &T) -> Reply {
     Ok(HttpResponse::Ok().json(body))
 }
 
+/// As [`ok`], for a body already serialised: the same `Content-Type`.
+pub fn ok_json(body: Vec<u8>) -> Reply {
+    Ok(HttpResponse::Ok()
+        .insert_header((
+            actix_web::http::header::CONTENT_TYPE,
+            actix_web::http::header::HeaderValue::from_static("application/json"),
+        ))
+        .body(body))
+}
+
 /// A search route's answer: `params` checked (400 naming the parameter), then `run` on a
 /// connection.
 pub async fn searched<T: Serialize>(

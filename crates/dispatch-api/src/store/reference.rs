@@ -13,8 +13,9 @@ use crate::views::*;
 
 /// One consistent copy of the reference data.
 pub struct Snapshot {
-    /// Active health units only: an inactive unit is no destination.
-    pub health_units: NameIndex<HealthUnitOption>,
+    /// Active health units only: an inactive unit is no destination. Each with its JSON,
+    /// so a search copies bytes instead of serialising 20 units.
+    pub health_units: NameIndex<Serialised<HealthUnitOption>>,
     /// All types, name order, with their flag (admin screens list inactive ones).
     pub mobile_unit_types: Vec<MobileUnitTypeView>,
     pub professional_types: Vec<ProfessionalTypeView>,
@@ -24,12 +25,9 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    pub fn search_health_units(&self, search: &Search) -> Vec<HealthUnitOption> {
-        self.health_units
-            .search(search)
-            .into_iter()
-            .cloned()
-            .collect()
+    /// The JSON array of the health units `search` finds (`GET /health-unit`'s body).
+    pub fn search_health_units(&self, search: &Search) -> Vec<u8> {
+        json_array(&self.health_units.search(search))
     }
 
     pub fn lookups(&self) -> Lookups {
@@ -105,14 +103,16 @@ pub async fn load_snapshot(mut conn: &AsyncPgConnection) -> Result<Snapshot, Err
     let health_units = NameIndex::new(
         units
             .into_iter()
-            .map(|u| HealthUnitOption {
-                id: u.id,
-                name: u.name,
-                city: u.city,
-                uf: u.uf,
+            .map(|u| {
+                Serialised::new(HealthUnitOption {
+                    id: u.id,
+                    name: u.name,
+                    city: u.city,
+                    uf: u.uf,
+                })
             })
             .collect(),
-        |h| h.name.as_str(),
+        |h| h.value.name.as_str(),
     );
     let mut mobile_unit_types: Vec<MobileUnitTypeView> = mobile_unit_types::table
         .select(MobileUnitTypeRow::as_select())

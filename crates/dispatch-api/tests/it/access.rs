@@ -123,7 +123,14 @@ async fn a_cached_user_deactivated_is_refused_at_once() {
     }
     assert!(cache.is_live(), "the listener connects");
     let id = api.id("tarm");
-    api.get("tarm", "/shared/default-values").await.ok();
+    // One token throughout: its second request is answered from memory alone (the token
+    // accepted before, the user cached), and so is the check after the deactivation.
+    let token = api.token("tarm");
+    for _ in 0..2 {
+        api.get_with_token(Some(&token), "/shared/default-values")
+            .await
+            .ok();
+    }
     assert!(cache.get(id).is_some(), "the caller is cached");
     diesel::update(users::table.find(id))
         .set(users::status.eq("inativo"))
@@ -137,7 +144,9 @@ async fn a_cached_user_deactivated_is_refused_at_once() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(cache.get(id).is_none(), "the change evicts the user");
-    api.get("tarm", "/shared/default-values")
-        .await
-        .problem(401, "unauthorized");
+    let refused = api
+        .get_with_token(Some(&token), "/shared/default-values")
+        .await;
+    refused.problem(401, "unauthorized");
+    assert_eq!(refused.body["detail"], "this user is not active");
 }

@@ -110,6 +110,37 @@ async fn only_tokens_meant_for_this_service_name_a_caller() {
     );
 }
 
+/// A token accepted once is accepted again on its exact bytes (`auth::VerifiedTokens`), and only
+/// until its `exp`: after that it is verified again like any other, so refused once the clocks'
+/// leeway has passed too.
+#[actix_web::test]
+async fn a_token_accepted_before_still_obeys_its_signature_and_its_expiry() {
+    let api = Api::new().await;
+    let (admin, tarm) = (api.id("admin"), api.id("tarm"));
+    let now = now_secs();
+    let claims = |sub: i64| json!({"sub": sub.to_string(), "aud": "dispatch-api", "iat": now, "exp": now + 1});
+    let token = forge(claims(admin));
+    for _ in 0..2 {
+        assert_eq!(who(&api, &token).await.ok()["user"]["id"], admin);
+    }
+
+    // Another user's claims under the accepted token's signature.
+    let other = forge(claims(tarm));
+    let (_, signature) = token.rsplit_once('.').unwrap();
+    let (claims_of_other, _) = other.rsplit_once('.').unwrap();
+    let tampered = format!("{claims_of_other}.{signature}");
+    let reply = who(&api, &tampered).await;
+    reply.problem(401, "unauthorized");
+    assert_eq!(reply.body["detail"], "the token is not valid");
+
+    while now_secs() <= now + 1 + common::auth::LEEWAY_SECS as i64 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let reply = who(&api, &token).await;
+    reply.problem(401, "unauthorized");
+    assert_eq!(reply.body["detail"], "the token has expired");
+}
+
 /// The status and problem body of a refused WebSocket handshake.
 fn refused(result: Result<impl Sized, tungstenite::Error>) -> (u16, Value) {
     match result {
