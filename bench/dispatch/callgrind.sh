@@ -9,7 +9,8 @@
 # of a request, the same for both routes, is not counted, so req/s ratios come out higher).
 # The dumps stay in $OUT (default a temporary directory, printed) for callgrind_annotate.
 # Environment: PGURL (default postgres://postgres@127.0.0.1:5432), N (200), PORT (18091),
-# TARGET_DIR (target-dispatch), OUT.
+# TARGET_DIR (target-dispatch), OUT, CALLGRIND_ARGS (more valgrind options, such as
+# --cache-sim=yes for L1 misses).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PGURL=${PGURL:-postgres://postgres@127.0.0.1:5432}
@@ -56,7 +57,7 @@ curl -sf -H "Authorization: Bearer $TOKEN" "$SEARCH" > "$OUT/constant.json"
 stop
 
 # Instrumented from the first request on; counted from a zeroing after the warm-up.
-BENCH_CONSTANT_FILE=$OUT/constant.json valgrind --tool=callgrind --instr-atstart=no \
+BENCH_CONSTANT_FILE=$OUT/constant.json valgrind --tool=callgrind --instr-atstart=no ${CALLGRIND_ARGS:-} \
   --callgrind-out-file="$OUT/callgrind.out.%p" "$BIN" serve > "$OUT/server.log" 2>&1 &
 SERVER=$!
 wait_up

@@ -163,9 +163,9 @@ pub async fn authenticate(state: &AppState, token: &str) -> Result<CurrentUser> 
 /// refused at once). The identity provider's tokens are not kept: its keys can be withdrawn.
 #[derive(Clone, Default)]
 pub struct VerifiedTokens {
-    /// By signature (a token's last part, which tells accepted tokens apart and is short to
-    /// hash): the whole token and what it grants.
-    tokens: Arc<RwLock<HashMap<Box<str>, (Box<str>, Grant)>>>,
+    /// By signature: a token's last part, which tells accepted tokens apart and is short to
+    /// hash.
+    tokens: Arc<RwLock<HashMap<Box<str>, Grant>>>,
 }
 
 fn signature(token: &str) -> &str {
@@ -174,9 +174,10 @@ fn signature(token: &str) -> &str {
         .map_or(token, |(_, signature)| signature)
 }
 
-/// What an accepted token names, and when it may be accepted on its bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// An accepted token, what it names, and when it may be accepted on its bytes.
 struct Grant {
+    /// The whole token.
+    token: Box<str>,
     user_id: i64,
     /// When the token was verified (seconds since the epoch).
     verified_at: i64,
@@ -192,11 +193,9 @@ impl VerifiedTokens {
     /// The user id and `exp` of `token` if it was accepted before and `now` lies in
     /// `[verified_at, exp)`.
     fn get(&self, token: &str, now: i64) -> Option<(i64, i64)> {
-        let grant = match self.tokens.read().ok()?.get(signature(token))? {
-            (whole, grant) if whole.as_ref() == token => *grant,
-            _ => return None,
-        };
-        (grant.verified_at <= now && now < grant.expires_at)
+        let tokens = self.tokens.read().ok()?;
+        let grant = tokens.get(signature(token))?;
+        (*grant.token == *token && grant.verified_at <= now && now < grant.expires_at)
             .then_some((grant.user_id, grant.expires_at))
     }
 
@@ -207,11 +206,12 @@ impl VerifiedTokens {
                 tokens.clear();
             }
             let grant = Grant {
+                token: token.into(),
                 user_id,
                 verified_at,
                 expires_at,
             };
-            tokens.insert(signature(token).into(), (token.into(), grant));
+            tokens.insert(signature(token).into(), grant);
         }
     }
 }
