@@ -52,6 +52,10 @@ use crate::db::{self, Conn, DatabaseUrl, Pool, PoolSettings};
 /// `stop_grace_period`), a little more than this.
 pub const DRAIN: Duration = Duration::from_secs(25);
 
+/// How long a statement of a one-shot command (`seed`, `prune`, `token`) may run, and how
+/// long it waits for its connection (docs/operations.md, "Limits and why").
+pub const ONE_SHOT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(600);
+
 /// The environment variable holding the database's connection string.
 pub const DATABASE_URL: &str = "DATABASE_URL";
 
@@ -292,9 +296,14 @@ impl Context {
     }
 
     /// One connection with this service's settings (schema on the search path), for a
-    /// one-shot command such as `seed` or `token`.
+    /// one-shot command such as `seed`, `prune` or `token`. Not a request: its statements may
+    /// run up to [`ONE_SHOT_STATEMENT_TIMEOUT`] (a seed on a busy machine outlasts the
+    /// request path's 5 s), and it waits as long for its one connection.
     pub async fn connection(&self) -> anyhow::Result<Conn> {
-        let pool = self.pool(1)?;
+        let mut settings = self.skeleton.pool_settings(1);
+        settings.statement_timeout = ONE_SHOT_STATEMENT_TIMEOUT;
+        settings.wait_timeout = ONE_SHOT_STATEMENT_TIMEOUT;
+        let pool = db::pool(&self.config.database_url, &settings)?;
         pool.get()
             .await
             .map_err(|e| anyhow::anyhow!("no database connection: {e}"))
