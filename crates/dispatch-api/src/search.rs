@@ -372,8 +372,9 @@ impl TextPatterns {
 
 /// An in-memory list searchable by name, the way pg_trgm indexes it: entries kept in
 /// (folded name, name) order, plus a posting list of entry positions for every byte
-/// trigram of the folded names. A term of three bytes or more only checks the entries of
-/// its rarest trigram (a few dozen, not 7,458); shorter terms scan.
+/// trigram of the folded names. The names starting with a term are one run of that order,
+/// found by binary search; for the names containing it, a term of three bytes or more only
+/// checks the entries of its rarest trigram (a few dozen, not 7,458), shorter terms scan.
 pub struct NameIndex<T> {
     entries: Vec<(String, T)>,
     /// Every trigram of the folded names, ascending, each once.
