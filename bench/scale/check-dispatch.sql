@@ -97,12 +97,13 @@ SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a de
    FROM incident_intercurrences x
   WHERE NOT EXISTS (SELECT 1 FROM dispatches d WHERE d.incident_id = x.incident_id)) v(c, id, x) GROUP BY c;
 
--- Prank calls: exactly the prank incidents, from the caller's phone (and its key), at the
--- closing.
+-- Prank calls: exactly the prank incidents, from the caller's phone (and its key), with the
+-- incident's number, at the closing.
 SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'prank call iff prank incident', i.id, i.state FROM incidents i
    FULL JOIN prank_calls p ON p.incident_id = i.id
   WHERE (i.state = 'prank') <> (p.id IS NOT NULL) OR i.id IS NULL
      OR p.phone <> i.caller_phone OR p.phone_key <> i.caller_phone_key
+     OR p.incident_number <> i.number
      OR p.recorded_at <> i.closed_at) v(c, id, x) GROUP BY c;
 -- Phone keys (domain::phone::Phone::key): the national digits of every drawn phone.
 SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'caller phone key', i.id, i.caller_phone FROM incidents i

@@ -285,10 +285,11 @@ SELECT p.p, x.intercurrence_id, x.notes, x.recorded_by, x.recorded_at + p.delta
   JOIN scale_build.demo_intercurrences x ON x.incident_id = p.template
  ORDER BY x.recorded_at + p.delta, p.p, x.id;
 
-INSERT INTO prank_calls (phone, phone_key, incident_id, recorded_by, recorded_at)
+INSERT INTO prank_calls (phone, phone_key, incident_id, incident_number, recorded_by,
+                         recorded_at)
 SELECT coalesce(p.caller_phone, d.caller_phone),
        coalesce(regexp_replace(p.caller_phone, '\D', '', 'g'), d.caller_phone_key),
-       p.p, x.recorded_by, x.recorded_at + p.delta
+       p.p, p.number, x.recorded_by, x.recorded_at + p.delta
   FROM scale_build.plan p
   JOIN scale_build.demo_pranks x ON x.incident_id = p.template
   JOIN scale_build.demo_incidents d ON d.id = p.template

@@ -14,9 +14,10 @@
 # statement that ran past the 5 s statement_timeout), so read r/s together with it.
 # Environment: PGURL, TARGET_DIR, BIN (see lib.sh and build-dispatch.sh), N (2000000),
 # SCALE_DB (scale_dispatch_<N>), DEMO_DB (scale_dispatch_demo), DURATION (s per route, 10),
-# CONNECTIONS (16), PORT (18190; the large database's server takes PORT+1), ROUTES (an egrep
-# filter on the route names), ROUNDS (1: each route measured once per database; more: the
-# median of that many, the order alternating), KEEP_DEMO (1 keeps the demo database).
+# CONNECTIONS (16), DATABASE_POOL_SIZE (each server's pool: two per core), PORT (18190; the
+# large database's server takes PORT+1), ROUTES (an egrep filter on the route names), ROUNDS
+# (1: each route measured once per database; more: the median of that many, the order
+# alternating), KEEP_DEMO (1 keeps the demo database).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 # shellcheck source=bench/scale/lib.sh
@@ -31,7 +32,9 @@ ROUTES=${ROUTES:-.}
 ROUNDS=${ROUNDS:-1}
 WORK=$(mktemp -d)
 export JWT_SECRET=bench-secret-bench-secret-bench-secret-0 RUST_LOG=warn LOG_FORMAT=json
-export DATABASE_POOL_SIZE=${DATABASE_POOL_SIZE:-16}
+# Two connections per core (the database shares this machine's cores): with more, the
+# backends outnumber the cores and the tail waits on the scheduler (bench/scale/README.md).
+export DATABASE_POOL_SIZE=${DATABASE_POOL_SIZE:-$((2 * $(nproc)))}
 
 if [ -z "${BIN:-}" ]; then
   build_release

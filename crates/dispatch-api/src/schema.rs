@@ -144,6 +144,7 @@ pub mod dispatch {
             recorded_by -> Int8,
             recorded_at -> Timestamptz,
             phone_key -> Text,
+            incident_number -> Text,
         }
     }
 

@@ -536,6 +536,7 @@ async fn write_history(
                     prank_calls::phone.eq(&i.caller_phone),
                     prank_calls::phone_key.eq(phone::key_of(&i.caller_phone)),
                     prank_calls::incident_id.eq(*id),
+                    prank_calls::incident_number.eq(&i.number),
                     prank_calls::recorded_by.eq(ids.users[by]),
                     prank_calls::recorded_at.eq(i.closed_at.unwrap_or(i.created_at)),
                 )

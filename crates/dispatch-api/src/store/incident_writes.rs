@@ -296,6 +296,7 @@ pub async fn prank_call(
                 prank_calls::phone.eq(&cur.fields.caller_phone),
                 prank_calls::phone_key.eq(phone::key_of(&cur.fields.caller_phone)),
                 prank_calls::incident_id.eq(id),
+                prank_calls::incident_number.eq(&cur.number),
                 prank_calls::recorded_by.eq(user.id),
             ))
             .execute(c)

@@ -10,7 +10,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use crate::domain::incident::{Priority, Sex, State};
 use crate::schema::dispatch::*;
 use crate::search::{Mask, MaskTerm, Scope};
-use crate::store::{HealthUnitRow, digits_of, opt_user, ref_option, user_option};
+use crate::store::{HealthUnitRow, WriteLimit, digits_of, opt_user, ref_option, user_option};
 use crate::views::*;
 
 diesel::alias!(users as regulator_user: RegulatorAlias, users as assignee_user: AssigneeAlias);
@@ -179,7 +179,7 @@ pub async fn mask(
     mask: &Mask,
     caller: i64,
 ) -> Result<Vec<IncidentMaskItem>, Error> {
-    let any_age: Vec<Part<'_>> = vec![Box::new(|| filtered(mask))];
+    let any_age: Vec<Part<'_>> = vec![Part::same_plan(|| filtered(mask))];
     let rows: Vec<MaskRow> = match &mask.term {
         Some(MaskTerm::Number(number)) => {
             let number = number.clone();
@@ -192,7 +192,7 @@ pub async fn mask(
         }
         Some(MaskTerm::PhonePrefix(digits)) => {
             let matching: Matching<'_> = &|q| q.filter(phone_starts_with(digits));
-            read(conn, mask, caller, &[matching], &scope(mask)).await?
+            read(conn, mask, caller, &[matching], &per_value(scope(mask))).await?
         }
         Some(MaskTerm::Text(p)) => {
             let word = || {
@@ -205,7 +205,14 @@ pub async fn mask(
                 q.filter(incidents::search_text.like(p.infix.clone()))
                     .filter(diesel::dsl::not(word()))
             };
-            read(conn, mask, caller, &[words, inside], &scope(mask)).await?
+            read(
+                conn,
+                mask,
+                caller,
+                &[words, inside],
+                &per_value(scope(mask)),
+            )
+            .await?
         }
         None => read(conn, mask, caller, &[&|q| q], &scope(mask)).await?,
     };
@@ -214,8 +221,53 @@ pub async fn mask(
 
 /// A kind of match: the filter it adds.
 type Matching<'m> = &'m dyn Fn(MaskQuery<'static>) -> MaskQuery<'static>;
-/// A part of the scope: the rows it reads, newest first.
-type Part<'m> = Box<dyn Fn() -> MaskQuery<'static> + 'm>;
+
+/// A part of the scope: the rows it reads, newest first, and whether one plan serves every
+/// value it is run with.
+///
+/// When it does, the page size is written into the statement rather than bound, so that
+/// PostgreSQL may keep one generic plan for the prepared statement instead of planning it
+/// again on every request: with `LIMIT $n` the planner prices a generic plan as if it read a
+/// tenth of the rows, which at millions of incidents never beats planning anew, and planning
+/// cost a quarter of the queue's throughput at 2 M incidents (bench/scale/README.md). A part
+/// whose best plan depends on its values keeps the bound limit, and with it a plan made for
+/// those values: a text term (a rare word reads the trigram index, a common one walks the
+/// newest incidents), a phone prefix (its index needs the prefix at planning), the older open
+/// incidents (the partial index `incidents_open` needs the states at planning) and an
+/// explicit range (a rare state in a month reads `incidents_state`).
+struct Part<'m> {
+    rows: Box<dyn Fn() -> MaskQuery<'static> + 'm>,
+    same_plan: bool,
+}
+
+impl<'m> Part<'m> {
+    /// A part that one plan serves whatever its values.
+    fn same_plan(rows: impl Fn() -> MaskQuery<'static> + 'm) -> Self {
+        Part {
+            rows: Box::new(rows),
+            same_plan: true,
+        }
+    }
+
+    /// A part whose plan depends on its values.
+    fn per_value(rows: impl Fn() -> MaskQuery<'static> + 'm) -> Self {
+        Part {
+            rows: Box::new(rows),
+            same_plan: false,
+        }
+    }
+}
+
+/// The parts, each planned for its values: a text term or phone prefix decides the plan.
+fn per_value(parts: Vec<Part<'_>>) -> Vec<Part<'_>> {
+    parts
+        .into_iter()
+        .map(|p| Part {
+            same_plan: false,
+            ..p
+        })
+        .collect()
+}
 
 /// The mask's rows with its state filter, newest first.
 fn filtered(mask: &Mask) -> MaskQuery<'static> {
@@ -232,7 +284,7 @@ fn filtered(mask: &Mask) -> MaskQuery<'static> {
 /// The parts of the scope, in the order their rows come.
 fn scope(mask: &Mask) -> Vec<Part<'_>> {
     match mask.scope {
-        Scope::Between { since, until } => vec![Box::new(move || {
+        Scope::Between { since, until } => vec![Part::per_value(move || {
             filtered(mask)
                 .filter(incidents::created_at.ge(since))
                 .filter(incidents::created_at.lt(until))
@@ -242,11 +294,13 @@ fn scope(mask: &Mask) -> Vec<Part<'_>> {
                 .into_iter()
                 .filter(|s| mask.states.as_ref().is_none_or(|wanted| wanted.contains(s)))
                 .collect();
-            let mut parts: Vec<Part<'_>> = vec![Box::new(move || {
+            // The window is read along `incidents_newest` from its newest end, whatever the
+            // states asked for: one plan for every request.
+            let mut parts: Vec<Part<'_>> = vec![Part::same_plan(move || {
                 filtered(mask).filter(incidents::created_at.ge(since))
             })];
             if !open.is_empty() {
-                parts.push(Box::new(move || {
+                parts.push(Part::per_value(move || {
                     filtered(mask)
                         .filter(incidents::created_at.lt(since))
                         .filter(incidents::state.eq_any(open.clone()))
@@ -273,9 +327,14 @@ async fn read(
             if rows.len() >= wanted {
                 break;
             }
-            let query = || kind(part());
+            let query = || kind((part.rows)());
             let mine = mask.mine.then_some(caller);
-            rows.extend(newest(conn, &query, mine, wanted - rows.len()).await?);
+            let n = wanted - rows.len();
+            rows.extend(if part.same_plan && mine.is_none() {
+                query().limit_written(n).load(&mut &*conn).await?
+            } else {
+                newest(conn, &query, mine, n).await?
+            });
         }
     }
     Ok(rows.into_iter().skip(mask.offset as usize).collect())
@@ -523,9 +582,9 @@ pub async fn decisions(
 /// How many prank calls to list; `total` still counts them all.
 const PRANK_CALLS_SHOWN: i64 = 20;
 
-/// The count of the prank calls `$matching` selects, read from the index
-/// `prank_calls_phone_key` alone, and the 20 newest with their incidents' numbers, in one
-/// pipeline on `$conn`. (`$matching` is written once and built twice, once per statement.)
+/// The count of the prank calls `$matching` selects and the 20 newest with their incidents'
+/// numbers (kept on the prank call), both read from the index `prank_calls_phone_key` alone,
+/// in one pipeline on `$conn`. (`$matching` is written once and built twice, once per statement.)
 macro_rules! prank_calls_where {
     ($conn:expr, $matching:expr) => {
         tokio::try_join!(
@@ -540,7 +599,6 @@ macro_rules! prank_calls_where {
             async {
                 let mut conn = $conn;
                 prank_calls::table
-                    .inner_join(incidents::table)
                     .filter($matching)
                     .order_by((prank_calls::recorded_at.desc(), prank_calls::id.desc()))
                     .select(PrankRow::as_select())
@@ -553,8 +611,8 @@ macro_rules! prank_calls_where {
 }
 
 /// Prank calls of a phone, given by its key (`domain::phone::Phone::key`), newest first: the
-/// 20 newest and the count of all. A number with years of prank calls costs 20 incident rows,
-/// not one per call (bench/scale/README.md).
+/// 20 newest and the count of all. A number with years of prank calls costs index entries
+/// only, no incident row (bench/scale/README.md).
 pub async fn prank_calls(conn: &AsyncPgConnection, key: &str) -> Result<PrankCalls, Error> {
     let (total, rows) = prank_calls_where!(conn, prank_calls::phone_key.eq(key))?;
     Ok(prank_page(key.to_owned(), total, rows))
@@ -565,7 +623,7 @@ pub async fn prank_calls(conn: &AsyncPgConnection, key: &str) -> Result<PrankCal
 #[diesel(table_name = prank_calls, check_for_backend(diesel::pg::Pg))]
 struct PrankRow {
     incident_id: i64,
-    #[diesel(select_expression = incidents::number)]
+    #[diesel(column_name = incident_number)]
     number: String,
     recorded_at: DateTime<Utc>,
 }

@@ -90,3 +90,45 @@ pub fn opt_ref(id: Option<i32>, name: Option<String>) -> Option<RefOption> {
 pub fn opt_user(row: Option<(i64, String)>) -> Option<UserOption> {
     row.map(user_option)
 }
+
+/// `query LIMIT n` with `n` written into the statement's text instead of bound, so that
+/// PostgreSQL can price (and keep) one generic plan for the prepared statement; see
+/// `incidents::Part` for when that is right. Each page size is its own prepared statement.
+#[derive(Debug, Clone)]
+pub struct LimitWritten<Q> {
+    query: Q,
+    n: usize,
+}
+
+/// [`LimitWritten`] for any select statement without a limit of its own.
+pub trait WriteLimit: Sized {
+    fn limit_written(self, n: usize) -> LimitWritten<Self> {
+        LimitWritten { query: self, n }
+    }
+}
+
+impl<Q: diesel::query_builder::Query> WriteLimit for Q {}
+
+impl<Q: diesel::query_builder::Query> diesel::query_builder::Query for LimitWritten<Q> {
+    type SqlType = Q::SqlType;
+}
+
+impl<Q> diesel::query_builder::QueryId for LimitWritten<Q> {
+    type QueryId = ();
+    // The text differs with `n`: the statement cache keys such a query by its text.
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl<Q: diesel::query_builder::QueryFragment<diesel::pg::Pg>>
+    diesel::query_builder::QueryFragment<diesel::pg::Pg> for LimitWritten<Q>
+{
+    fn walk_ast<'b>(
+        &'b self,
+        mut out: diesel::query_builder::AstPass<'_, 'b, diesel::pg::Pg>,
+    ) -> QueryResult<()> {
+        self.query.walk_ast(out.reborrow())?;
+        out.push_sql(" LIMIT ");
+        out.push_sql(&self.n.to_string());
+        Ok(())
+    }
+}

@@ -23,6 +23,7 @@ use crate::store::INCIDENT_CHANNEL;
 #[diesel(table_name = incidents, check_for_backend(diesel::pg::Pg))]
 pub struct Locked {
     pub id: i64,
+    pub number: String,
     pub state: State,
     pub version: i32,
     pub regulator_id: Option<i64>,

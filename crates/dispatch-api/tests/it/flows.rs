@@ -429,16 +429,18 @@ async fn prank_records_the_phone_and_final_states_take_nothing() {
         )
         .await;
     assert_eq!(r.ok()["state"], "prank");
+    let number = w.api.get("tarm", &format!("/incident/{id}")).await.ok()["number"].clone();
+    assert!(number.is_string(), "{number}");
     let p = w.api.get("tarm", "/incident/prank-calls/12991004321").await;
-    assert!(
-        p.ok()["calls"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|i| i["incident_id"] == id),
-        "{}",
-        p.body
-    );
+    // The call lists the incident with its number as the incident shows it.
+    let listed: Vec<_> = p.ok()["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["incident_id"] == id)
+        .collect();
+    assert_eq!(listed.len(), 1, "{}", p.body);
+    assert_eq!(listed[0]["number"], number, "{}", p.body);
     let r = w
         .call(
             Method::PATCH,

@@ -477,13 +477,13 @@ async fn a_number_with_many_prank_calls_lists_the_twenty_newest_and_counts_all()
         .await
         .unwrap();
     // 25 prank calls from this number on other incidents, one day apart.
-    let others: Vec<i64> = incidents::table
+    let others: Vec<(i64, String)> = incidents::table
         .filter(incidents::id.ne(id))
         .filter(diesel::dsl::not(diesel::dsl::exists(
             prank_calls::table.filter(prank_calls::incident_id.eq(incidents::id)),
         )))
         .order_by(incidents::id)
-        .select(incidents::id)
+        .select((incidents::id, incidents::number))
         .limit(25)
         .load(&mut conn)
         .await
@@ -497,11 +497,12 @@ async fn a_number_with_many_prank_calls_lists_the_twenty_newest_and_counts_all()
     let rows: Vec<_> = others
         .iter()
         .enumerate()
-        .map(|(n, incident)| {
+        .map(|(n, (incident, number))| {
             (
                 prank_calls::phone.eq(&phone),
                 prank_calls::phone_key.eq(&key),
                 prank_calls::incident_id.eq(*incident),
+                prank_calls::incident_number.eq(number),
                 prank_calls::recorded_by.eq(recorded_by),
                 prank_calls::recorded_at
                     .eq(chrono::Utc::now() - chrono::Duration::days(n as i64 + 1)),
