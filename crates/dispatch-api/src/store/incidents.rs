@@ -192,7 +192,7 @@ pub async fn mask(
         }
         Some(MaskTerm::PhonePrefix(digits)) => {
             let matching: Matching<'_> = &|q| q.filter(phone_starts_with(digits));
-            read(conn, mask, caller, &[matching], &per_value(scope(mask))).await?
+            read(conn, mask, caller, &[matching], &scope(mask)).await?
         }
         Some(MaskTerm::Text(p)) => {
             let word = || {
@@ -205,14 +205,7 @@ pub async fn mask(
                 q.filter(incidents::search_text.like(p.infix.clone()))
                     .filter(diesel::dsl::not(word()))
             };
-            read(
-                conn,
-                mask,
-                caller,
-                &[words, inside],
-                &per_value(scope(mask)),
-            )
-            .await?
+            read(conn, mask, caller, &[words, inside], &scope(mask)).await?
         }
         None => read(conn, mask, caller, &[&|q| q], &scope(mask)).await?,
     };
@@ -256,17 +249,6 @@ impl<'m> Part<'m> {
             same_plan: false,
         }
     }
-}
-
-/// The parts, each planned for its values: a text term or phone prefix decides the plan.
-fn per_value(parts: Vec<Part<'_>>) -> Vec<Part<'_>> {
-    parts
-        .into_iter()
-        .map(|p| Part {
-            same_plan: false,
-            ..p
-        })
-        .collect()
 }
 
 /// The mask's rows with its state filter, newest first.
@@ -321,6 +303,11 @@ async fn read(
     parts: &[Part<'_>],
 ) -> Result<Vec<MaskRow>, Error> {
     let wanted = (mask.offset + mask.limit) as usize;
+    // A word or a phone prefix decides the plan of every part (see `Part`).
+    let term_decides_plan = matches!(
+        mask.term,
+        Some(MaskTerm::Text(_) | MaskTerm::PhonePrefix(_))
+    );
     let mut rows: Vec<MaskRow> = Vec::new();
     for kind in matching {
         for part in parts {
@@ -330,7 +317,7 @@ async fn read(
             let query = || kind((part.rows)());
             let mine = mask.mine.then_some(caller);
             let n = wanted - rows.len();
-            rows.extend(if part.same_plan && mine.is_none() {
+            rows.extend(if part.same_plan && !term_decides_plan && mine.is_none() {
                 query().limit_written(n).load(&mut &*conn).await?
             } else {
                 newest(conn, &query, mine, n).await?
