@@ -4,6 +4,7 @@
 //! operational routes, and (feature `test-support`) a per-test database and fault helpers.
 
 pub mod auth;
+pub mod clock;
 pub mod config;
 pub mod db;
 pub mod docs;
@@ -19,4 +20,5 @@ pub mod text_enum;
 #[cfg(feature = "test-support")]
 pub mod test_support;
 
+pub use clock::Clock;
 pub use problem::{FieldError, Problem};
