@@ -876,7 +876,7 @@ async fn non_admins_never_see_another_users_login() {
     );
 }
 
-/// Every dispatch write (CONTRACT §1), as the profile allowed to make it, with `If-Match`.
+/// Every dispatch write (docs/contract.md §1), as the profile allowed to make it, with `If-Match`.
 /// `{id}` is an incident, `{dispatch}` a dispatch. The last item is a body whose only fault
 /// is a NUL in a free-text field, for the routes that have one.
 const DISPATCH_WRITES: [(&str, &str, &str, Option<&str>); 12] = [

@@ -470,7 +470,8 @@ async fn openapi_documents_every_route() {
     }
 }
 
-/// The crate's copies of the example payloads are the shared ones (when `shared/` is there).
+/// The fixtures are the insurers' example payloads (docs/insurers.md): checked against the
+/// originals when a copy of them is beside the checkout, skipped otherwise.
 #[test]
 fn fixtures_equal_the_shared_examples() {
     let shared = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/insurers");
