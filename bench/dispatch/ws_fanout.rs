@@ -23,6 +23,7 @@ use dispatch_api::realtime::{Hub, hub::QUEUE_CAPACITY};
 use dispatch_api::startup;
 use dispatch_api::state::AppState;
 use dispatch_api::store::incident_writes;
+use dispatch_api::store::writes::Author;
 use dispatch_api::user_cache::UserCache;
 use dispatch_api::{MIGRATIONS, MIGRATIONS_DIR, SCHEMA, auth, seed};
 use futures_util::{SinkExt, StreamExt};
@@ -152,7 +153,8 @@ async fn main() -> anyhow::Result<()> {
     for n in 0..writes {
         let mut conn = pool.get().await?;
         let age = (n % 100) as i32;
-        let w = incident_writes::patch(&mut conn, &user, incident, version, move |e| {
+        let by = Author::new(&user, chrono::Utc::now());
+        let w = incident_writes::patch(&mut conn, &by, incident, version, move |e| {
             e.patient_age = Some(age)
         })
         .await

@@ -33,7 +33,9 @@ impl Clock {
 
     /// A clock that stands at `at` until it is set or advanced.
     pub fn manual(at: DateTime<Utc>) -> Self {
-        Self(Source::Manual(Arc::new(AtomicI64::new(at.timestamp_micros()))))
+        Self(Source::Manual(Arc::new(AtomicI64::new(
+            at.timestamp_micros(),
+        ))))
     }
 
     /// Now, to the microsecond (PostgreSQL's precision, so what is written reads back equal).
@@ -71,11 +73,16 @@ mod tests {
 
     #[test]
     fn a_manual_clock_stands_still_until_moved_and_its_clones_share_it() {
-        let start = DateTime::from_timestamp(1_800_000_000, 123_456_789).unwrap();
+        // Truncated to the microsecond, as PostgreSQL stores it.
+        let fine = DateTime::from_timestamp(1_800_000_000, 123_456_789).unwrap();
+        assert_eq!(
+            Clock::manual(fine).now().timestamp_subsec_nanos(),
+            123_456_000
+        );
+        let start = DateTime::from_timestamp(1_800_000_000, 123_456_000).unwrap();
         let clock = Clock::manual(start);
         let clone = clock.clone();
-        // Truncated to the microsecond, as PostgreSQL stores it.
-        assert_eq!(clock.now().timestamp_subsec_nanos(), 123_456_000);
+        assert_eq!(clock.now(), start);
         assert_eq!(clock.now(), clone.now());
         clock.advance(Duration::minutes(5));
         assert_eq!(clone.now() - clock.now(), Duration::zero());

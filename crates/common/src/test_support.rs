@@ -85,6 +85,61 @@ impl TestDb {
         Self::create(server, name, Some(template), schema).await
     }
 
+    /// A database cloned from a seeded copy of the migrated template: the first test of the
+    /// process (per `schema`) clones the template, runs `seed` on it once, and every test of
+    /// the process then clones that copy, so seeding costs once per run, not once per test.
+    /// Demo data anchored at the moment of seeding stays current for a run; copies older
+    /// than an hour (left by earlier runs) are removed.
+    pub async fn seeded<S>(
+        schema: &'static str,
+        migrations: S,
+        migrations_dir: &str,
+        seed: impl AsyncFnOnce(Pool),
+    ) -> TestDb
+    where
+        S: MigrationSource<Pg> + Send + 'static,
+    {
+        type Cells =
+            std::collections::HashMap<&'static str, std::sync::Arc<tokio::sync::OnceCell<String>>>;
+        static SEEDED: Mutex<Option<Cells>> = Mutex::new(None);
+        let cell = SEEDED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert_with(Default::default)
+            .entry(schema)
+            .or_default()
+            .clone();
+        let server = server_url();
+        let seeded = cell
+            .get_or_init(async || {
+                let dir = PathBuf::from(migrations_dir);
+                let srv = server.clone();
+                let template = tokio::task::spawn_blocking(move || {
+                    ensure_template(&srv, schema, migrations, &dir)
+                })
+                .await
+                .expect("template thread");
+                let now = unix_now();
+                let name = format!("seeded_{schema}_{now}_{}", uuid::Uuid::new_v4().simple());
+                let db = Self::create(server.clone(), name.clone(), Some(template), schema).await;
+                seed(db.pool()).await;
+                db.pool.close();
+                // Kept for the process's tests: not dropped with `db`.
+                std::mem::forget(db);
+                let srv = server.clone();
+                tokio::task::spawn_blocking(move || {
+                    drop_seeded_older_than(&srv, schema, now, 3600)
+                })
+                .await
+                .expect("cleanup thread");
+                name
+            })
+            .await
+            .clone();
+        let name = format!("t_{schema}_{}", uuid::Uuid::new_v4().simple());
+        Self::create(server, name, Some(seeded), schema).await
+    }
+
     /// An empty database, for tests that run the services' own migrations (as processes do).
     pub async fn blank() -> TestDb {
         let name = format!("t_blank_{}", uuid::Uuid::new_v4().simple());
@@ -239,6 +294,43 @@ where
         .get_or_insert_with(HashSet::new)
         .insert(template.clone());
     template
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Removes the seeded copies of `schema` made more than `secs` before `now` (by earlier runs).
+fn drop_seeded_older_than(server: &str, schema: &str, now: u64, secs: u64) {
+    let Ok(mut admin) = SyncPg::establish(server) else {
+        return;
+    };
+    #[derive(QueryableByName)]
+    struct Name {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        datname: String,
+    }
+    let Ok(names) = diesel::sql_query(format!(
+        "SELECT datname::text AS datname FROM pg_database WHERE datname LIKE 'seeded\\_{schema}\\_%'"
+    ))
+    .load::<Name>(&mut admin) else {
+        return;
+    };
+    let prefix = format!("seeded_{schema}_");
+    for n in names {
+        let made = n.datname[prefix.len()..]
+            .split('_')
+            .next()
+            .and_then(|t| t.parse::<u64>().ok());
+        if made.is_some_and(|made| now.saturating_sub(made) > secs) {
+            let _ = admin.batch_execute(&format!(
+                "DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)",
+                n.datname
+            ));
+        }
+    }
 }
 
 /// FNV-1a over the migration files' names and contents, in a stable order, and the names

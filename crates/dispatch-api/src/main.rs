@@ -44,6 +44,7 @@ async fn run(command: Command, ctx: Context) -> anyhow::Result<()> {
             ctx.migrate().await?;
             let mut conn = ctx.connection().await?;
             let report = seed::run(&mut conn).await?;
+            eprintln!("{}", report.timeline.summary());
             println!("{}", serde_json::to_string_pretty(&report)?);
         }
         Command::Token { login, ttl, .. } => {

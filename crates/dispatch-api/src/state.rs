@@ -1,5 +1,6 @@
 //! What the handlers share (docs/architecture.md, "Where state lives").
 
+use common::Clock;
 use common::auth::idp::IdpVerifier;
 use common::auth::{JwtKeys, TokenVerifier};
 use common::db::Pool;
@@ -26,6 +27,8 @@ pub struct AppState {
     pub verified_tokens: VerifiedTokens,
     /// This process's WebSocket subscriptions, fed by its listener.
     pub hub: Hub,
+    /// The one source of "now": what a write records and a search counts from.
+    pub clock: Clock,
 }
 
 impl AppState {
@@ -40,7 +43,14 @@ impl AppState {
             users: UserCache::default(),
             verified_tokens: VerifiedTokens::default(),
             hub: Hub::default(),
+            clock: Clock::system(),
         }
+    }
+
+    /// Runs on `clock` instead of the system's (tests, benchmarks).
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
     }
 
     /// Accepts the identity provider's tokens too.

@@ -278,6 +278,9 @@ pub struct Hub {
     inner: Arc<Mutex<Inner>>,
     next_id: Arc<AtomicU64>,
     closing: Arc<watch::Sender<bool>>,
+    /// Whether this process's listener is connected and has resynchronised the sockets
+    /// since (`realtime::listener`): from then on every committed change reaches them.
+    listening: Arc<watch::Sender<bool>>,
     pub queue_capacity: usize,
     pub settings: WsSettings,
 }
@@ -294,6 +297,7 @@ impl Hub {
             inner: Arc::default(),
             next_id: Arc::new(AtomicU64::new(1)),
             closing: Arc::new(watch::channel(false).0),
+            listening: Arc::new(watch::channel(false).0),
             queue_capacity,
             settings,
         }
@@ -306,6 +310,19 @@ impl Hub {
 
     pub fn closing(&self) -> watch::Receiver<bool> {
         self.closing.subscribe()
+    }
+
+    /// Called by the listener: connected and resynchronised (`true`), or disconnected.
+    pub fn set_listening(&self, on: bool) {
+        self.listening.send_replace(on);
+    }
+
+    /// Waits until the listener is connected and has resynchronised the sockets, so that a
+    /// socket subscribing from now on hears every change committed after its subscription.
+    pub async fn listening(&self) {
+        let mut rx = self.listening.subscribe();
+        // The sender lives as long as the hub; an error cannot happen while `self` exists.
+        let _ = rx.wait_for(|on| *on).await;
     }
 
     /// Registers a new socket of `user`: its handle and the receiving end of its queue.

@@ -85,9 +85,14 @@ async fn follow_incidents(mut rx: broadcast::Receiver<ListenEvent>, hub: Hub, po
                 let told = hub.resync_queues();
                 tracing::info!(told, "queue followers told to re-read their queues");
                 resync(&hub, &pool).await;
+                hub.set_listening(true);
             }
+            Ok(ListenEvent::Disconnected) => hub.set_listening(false),
             Ok(_) => {}
-            Err(broadcast::error::RecvError::Closed) => return,
+            Err(broadcast::error::RecvError::Closed) => {
+                hub.set_listening(false);
+                return;
+            }
         }
     }
 }

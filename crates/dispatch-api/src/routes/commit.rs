@@ -4,18 +4,18 @@
 
 use actix_web::HttpResponse;
 use actix_web::http::{StatusCode, header};
+use chrono::{DateTime, Utc};
 use diesel_async::AsyncPgConnection;
 use serde::Serialize;
 
 use super::Reply;
 use super::extract::{Body, Post, Profiles, Versioned};
 use crate::domain::Refusal;
-use crate::domain::user::CurrentUser;
 use crate::error::{Error, Result};
 use crate::state::AppState;
 use crate::store::idempotency::{self, Key, Stored, once};
 use crate::store::incident_writes::{DispatchCreated, DispatchProgress};
-use crate::store::writes::Written;
+use crate::store::writes::{Author, Written};
 
 /// A body's own rules, judged after every header is read and before the database is
 /// touched: what the write receives is the judged value.
@@ -47,13 +47,16 @@ impl<P: Profiles, B: Judge> Post<P, B> {
         self,
         state: &AppState,
         status: StatusCode,
-        write: impl AsyncFnOnce(&mut AsyncPgConnection, &CurrentUser, B::Judged) -> Result<T>,
+        write: impl AsyncFnOnce(&mut AsyncPgConnection, &Author<'_>, B::Judged) -> Result<T>,
     ) -> Reply {
         let Post {
             user, body, key, ..
         } = self;
         let judged = body.judge()?;
-        run(state, key, status, async |c| write(c, &user, judged).await).await
+        run(state, key, status, async |c, at| {
+            write(c, &Author::new(&user, at), judged).await
+        })
+        .await
     }
 }
 
@@ -63,7 +66,7 @@ impl<P: Profiles, B: Judge> Versioned<Post<P, B>> {
         self,
         state: &AppState,
         status: StatusCode,
-        write: impl AsyncFnOnce(&mut AsyncPgConnection, &CurrentUser, B::Judged, i32) -> Result<T>,
+        write: impl AsyncFnOnce(&mut AsyncPgConnection, &Author<'_>, B::Judged, i32) -> Result<T>,
     ) -> Reply {
         let expected = self.expected;
         self.write
@@ -79,12 +82,12 @@ impl<P: Profiles, B: Judge> Versioned<Body<P, B>> {
     pub async fn commit<T: Answer>(
         self,
         state: &AppState,
-        write: impl AsyncFnOnce(&mut AsyncPgConnection, &CurrentUser, B::Judged, i32) -> Result<T>,
+        write: impl AsyncFnOnce(&mut AsyncPgConnection, &Author<'_>, B::Judged, i32) -> Result<T>,
     ) -> Reply {
         let (expected, user) = (self.expected, self.write.user);
         let judged = self.write.body.judge()?;
-        run(state, None, StatusCode::OK, async |c| {
-            write(c, &user, judged, expected).await
+        run(state, None, StatusCode::OK, async |c, at| {
+            write(c, &Author::new(&user, at), judged, expected).await
         })
         .await
     }
@@ -94,11 +97,14 @@ async fn run<T: Answer>(
     state: &AppState,
     key: Option<Key>,
     status: StatusCode,
-    write: impl AsyncFnOnce(&mut AsyncPgConnection) -> Result<T>,
+    write: impl AsyncFnOnce(&mut AsyncPgConnection, DateTime<Utc>) -> Result<T>,
 ) -> Reply {
     let mut conn = state.pool.get().await?;
+    // The write's one instant, read from the service's clock once a connection is in hand.
+    // The incident's version, not this time, orders its history (docs/dispatch-realtime.md).
+    let at = state.clock.now();
     let stored = once(&mut conn, key, async |c| {
-        let answer = write(c).await?;
+        let answer = write(c, at).await?;
         stored(status, &answer)
     })
     .await?;

@@ -4,11 +4,14 @@
 //! written only when the incident itself is new: running it again duplicates nothing.
 
 mod plan;
+mod replay;
+mod timeline;
 mod words;
 
 use std::collections::{BTreeMap, HashMap};
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, Utc};
+use common::Clock;
 use common::db::Conn;
 use diesel::prelude::*;
 use diesel::upsert::excluded;
@@ -16,8 +19,8 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde::Serialize;
 
 pub use plan::{DEMO_USERS, Plan, Scale};
+pub use timeline::{Step, Timeline, Window};
 
-use crate::domain::phone;
 use crate::domain::user::Profile;
 use crate::schema::dispatch::*;
 
@@ -39,31 +42,91 @@ pub struct SeededUser {
     pub status: String,
 }
 
-/// What `seed` prints: the demo logins and, per table, the rows this run inserted.
+/// A demo whose newest change is older than this is brought back to life by the next seed.
+pub const STALE: Duration = Duration::hours(6);
+
+/// What `seed` prints: the demo logins, per table the rows this run inserted, and what it
+/// did to the incidents' timeline.
 #[derive(Debug, Serialize)]
 pub struct SeedReport {
     pub users: Vec<SeededUser>,
     pub inserted: BTreeMap<&'static str, usize>,
+    pub timeline: DemoTimeline,
 }
 
-/// The demo scale: what `dispatch-api seed` loads.
+/// The demo's incidents as this run left them.
+#[derive(Debug, Serialize)]
+pub struct DemoTimeline {
+    /// The seed's "now": the timeline ends here.
+    pub anchored_at: DateTime<Utc>,
+    /// Where the incidents this run wrote begin (`None`: the demo was alive, none written).
+    pub written_from: Option<DateTime<Utc>>,
+    pub incidents_written: usize,
+    /// The newest change of a demo found stale (older than [`STALE`]), if one was.
+    pub stale_since: Option<DateTime<Utc>>,
+    /// Open incidents of the stale demo that this run ended (units released, then closed or
+    /// cancelled minutes after their last change).
+    pub wrapped_up: usize,
+}
+
+impl DemoTimeline {
+    /// One line for the person who ran `seed`.
+    pub fn summary(&self) -> String {
+        match (self.written_from, self.stale_since) {
+            (None, _) => format!(
+                "demo incidents kept: the demo is alive (its newest change is within {} h of {})",
+                STALE.num_hours(),
+                self.anchored_at.to_rfc3339()
+            ),
+            (Some(from), Some(stale)) => format!(
+                "the demo was stale (newest change {}): {} open incidents ended, {} incidents \
+                 written from {} to now ({})",
+                stale.to_rfc3339(),
+                self.wrapped_up,
+                self.incidents_written,
+                from.to_rfc3339(),
+                self.anchored_at.to_rfc3339()
+            ),
+            (Some(from), None) => format!(
+                "{} demo incidents written from {} to now ({})",
+                self.incidents_written,
+                from.to_rfc3339(),
+                self.anchored_at.to_rfc3339()
+            ),
+        }
+    }
+}
+
+/// The demo scale, anchored at the system clock's now: what `dispatch-api seed` loads.
 pub async fn run(conn: &mut Conn) -> anyhow::Result<SeedReport> {
     run_with(conn, Scale::Demo).await
 }
 
+/// `scale`, anchored at the system clock's now.
 pub async fn run_with(conn: &mut Conn, scale: Scale) -> anyhow::Result<SeedReport> {
+    run_at(conn, scale, &Clock::system()).await
+}
+
+/// `scale`, its timeline ending at `clock`'s now. One transaction: a seed is all or nothing.
+pub async fn run_at(conn: &mut Conn, scale: Scale, clock: &Clock) -> anyhow::Result<SeedReport> {
     use diesel_async::AsyncConnection;
     let plan = plan::build(scale);
-    conn.transaction::<_, anyhow::Error, _>(async |conn| write(conn, &plan).await)
+    let now = clock.now();
+    conn.transaction::<_, anyhow::Error, _>(async |conn| write(conn, &plan, scale, now).await)
         .await
 }
 
 type Ids<K> = HashMap<String, K>;
 
-async fn write(conn: &mut AsyncPgConnection, plan: &Plan) -> anyhow::Result<SeedReport> {
+async fn write(
+    conn: &mut AsyncPgConnection,
+    plan: &Plan,
+    scale: Scale,
+    now: DateTime<Utc>,
+) -> anyhow::Result<SeedReport> {
     let mut inserted = BTreeMap::new();
     let refs = references(conn, &mut inserted).await?;
-    let user_ids = write_users(conn, plan, &refs, &mut inserted).await?;
+    let user_ids = write_users(conn, plan, &refs, now, &mut inserted).await?;
     let units = write_fleet(conn, plan, &refs, &mut inserted).await?;
     let health = write_health_units(conn, plan, &mut inserted).await?;
     let ids = Resolved {
@@ -84,7 +147,10 @@ async fn write(conn: &mut AsyncPgConnection, plan: &Plan) -> anyhow::Result<Seed
             .collect(),
         refs,
     };
-    write_incidents(conn, plan, &ids, &mut inserted).await?;
+    let before: i64 = incidents::table.count().get_result(conn).await?;
+    let timeline = write_incidents(conn, plan, &ids, scale, now).await?;
+    let after: i64 = incidents::table.count().get_result(conn).await?;
+    inserted.insert("incidents", usize::try_from(after - before)?);
     let users = plan::DEMO_USERS
         .iter()
         .map(|(login, _, profile, status)| SeededUser {
@@ -94,11 +160,15 @@ async fn write(conn: &mut AsyncPgConnection, plan: &Plan) -> anyhow::Result<Seed
             status: (*status).to_owned(),
         })
         .collect();
-    Ok(SeedReport { users, inserted })
+    Ok(SeedReport {
+        users,
+        inserted,
+        timeline,
+    })
 }
 
 /// Ids of the small reference lists, by name.
-struct Refs {
+pub(crate) struct Refs {
     profiles: Ids<i32>,
     teams: Ids<i32>,
     professional_types: Ids<i32>,
@@ -108,7 +178,7 @@ struct Refs {
 }
 
 /// Plan indexes resolved to database ids.
-struct Resolved {
+pub(crate) struct Resolved {
     users: Vec<i64>,
     units: Vec<i64>,
     health_units: Vec<i64>,
@@ -251,6 +321,7 @@ async fn write_users(
     conn: &mut AsyncPgConnection,
     plan: &Plan,
     refs: &Refs,
+    now: DateTime<Utc>,
     inserted: &mut BTreeMap<&'static str, usize>,
 ) -> anyhow::Result<Ids<i64>> {
     let before: i64 = users::table.count().get_result(conn).await?;
@@ -313,7 +384,8 @@ async fn write_users(
         .execute(conn)
         .await?;
     inserted.insert("employees", n);
-    let since = plan_time();
+    // Waiting for a roster since the start of the demo's history.
+    let since = now - timeline::HISTORY;
     let rows: Vec<_> = plan
         .users
         .iter()
@@ -334,14 +406,6 @@ async fn write_users(
         .await?;
     inserted.insert("unallocated", n);
     Ok(ids)
-}
-
-/// A fixed instant for rows whose time the plan does not decide.
-fn plan_time() -> DateTime<Utc> {
-    use chrono::TimeZone;
-    Utc.with_ymd_and_hms(2026, 11, 20, 7, 0, 0)
-        .single()
-        .unwrap_or_default()
 }
 
 async fn write_fleet(
@@ -415,237 +479,47 @@ async fn write_health_units(
     ))
 }
 
-#[derive(Insertable)]
-#[diesel(table_name = incidents)]
-struct NewIncident<'a> {
-    number: &'a str,
-    state: &'a str,
-    version: i32,
-    created_by: i64,
-    created_at: DateTime<Utc>,
-    updated_at: DateTime<Utc>,
-    caller_name: &'a str,
-    caller_phone: &'a str,
-    caller_phone_key: String,
-    address: &'a str,
-    city: &'a str,
-    complaint: &'a str,
-    occurrence_type: Option<&'a str>,
-    priority: Option<&'a str>,
-    occurrence_notes: Option<&'a str>,
-    patient_name: Option<&'a str>,
-    patient_age: Option<i32>,
-    patient_sex: Option<&'a str>,
-    regulator_id: Option<i64>,
-    regulated_at: Option<DateTime<Utc>>,
-    conclusion: Option<&'a str>,
-    closed_at: Option<DateTime<Utc>>,
-}
-
-fn new_incident<'a>(i: &'a plan::IncidentSpec, ids: &Resolved) -> NewIncident<'a> {
-    NewIncident {
-        number: &i.number,
-        state: i.state,
-        version: i32::try_from(i.history.len()).unwrap_or(i32::MAX),
-        created_by: ids.users[i.created_by],
-        created_at: i.created_at,
-        updated_at: i.updated_at,
-        caller_name: &i.caller_name,
-        caller_phone: &i.caller_phone,
-        caller_phone_key: phone::key_of(&i.caller_phone),
-        address: &i.address,
-        city: i.city,
-        complaint: i.complaint,
-        occurrence_type: i.occurrence_type,
-        priority: i.priority,
-        occurrence_notes: i.occurrence_notes.as_deref(),
-        patient_name: i.patient_name.as_deref(),
-        patient_age: i.patient_age,
-        patient_sex: i.patient_sex,
-        regulator_id: i.regulator.map(|u| ids.users[u]),
-        regulated_at: i.regulated_at,
-        conclusion: i.conclusion,
-        closed_at: i.closed_at,
-    }
-}
-
+/// The incidents: the script of the window the seed fills, replayed in time order through
+/// the API's own store functions, each on the clock set to its action's time. A demo whose
+/// newest change is older than [`STALE`] is first wrapped up (its units released, its open
+/// incidents ended, minutes after their last change) and then continued up to now.
 async fn write_incidents(
     conn: &mut AsyncPgConnection,
     plan: &Plan,
     ids: &Resolved,
-    inserted: &mut BTreeMap<&'static str, usize>,
-) -> anyhow::Result<()> {
-    let mut new_ids: HashMap<String, i64> = HashMap::new();
-    for chunk in plan.incidents.chunks(CHUNK) {
-        let rows: Vec<_> = chunk.iter().map(|i| new_incident(i, ids)).collect();
-        let got: Vec<(String, i64)> = diesel::insert_into(incidents::table)
-            .values(rows)
-            .on_conflict_do_nothing()
-            .returning((incidents::number, incidents::id))
-            .get_results(conn)
-            .await?;
-        new_ids.extend(got);
-    }
-    inserted.insert("incidents", new_ids.len());
-    // Only incidents inserted by this run get their history, decisions and dispatches.
-    let fresh: Vec<(i64, &plan::IncidentSpec)> = plan
-        .incidents
-        .iter()
-        .filter_map(|i| new_ids.get(&i.number).map(|id| (*id, i)))
-        .collect();
-    write_history(conn, &fresh, ids, inserted).await?;
-    write_decisions(conn, &fresh, ids, inserted).await?;
-    write_dispatches(conn, &fresh, ids, inserted).await?;
-    Ok(())
-}
-
-async fn write_history(
-    conn: &mut AsyncPgConnection,
-    fresh: &[(i64, &plan::IncidentSpec)],
-    ids: &Resolved,
-    inserted: &mut BTreeMap<&'static str, usize>,
-) -> anyhow::Result<()> {
-    let rows: Vec<_> = fresh
-        .iter()
-        .flat_map(|(id, i)| {
-            i.history.iter().enumerate().map(move |(v, h)| {
-                (
-                    incident_history::incident_id.eq(*id),
-                    incident_history::version.eq(v as i32 + 1),
-                    incident_history::user_id.eq(ids.users[h.user]),
-                    incident_history::at.eq(h.at),
-                    incident_history::action.eq(h.action),
-                    incident_history::changes.eq(h.changes.to_value()),
-                )
-            })
-        })
-        .collect();
-    let mut n = 0;
-    for chunk in rows.chunks(CHUNK * 5) {
-        n += diesel::insert_into(incident_history::table)
-            .values(chunk)
-            .execute(conn)
-            .await?;
-    }
-    inserted.insert("incident_history", n);
-    let pranks: Vec<_> = fresh
-        .iter()
-        .filter_map(|(id, i)| {
-            i.prank_by.map(|by| {
-                (
-                    prank_calls::phone.eq(&i.caller_phone),
-                    prank_calls::phone_key.eq(phone::key_of(&i.caller_phone)),
-                    prank_calls::incident_id.eq(*id),
-                    prank_calls::incident_number.eq(&i.number),
-                    prank_calls::recorded_by.eq(ids.users[by]),
-                    prank_calls::recorded_at.eq(i.closed_at.unwrap_or(i.created_at)),
-                )
-            })
-        })
-        .collect();
-    let n = diesel::insert_into(prank_calls::table)
-        .values(pranks)
-        .execute(conn)
+    scale: Scale,
+    now: DateTime<Utc>,
+) -> anyhow::Result<DemoTimeline> {
+    let newest: Option<DateTime<Utc>> = incidents::table
+        .select(diesel::dsl::max(incidents::updated_at))
+        .first(conn)
         .await?;
-    inserted.insert("prank_calls", n);
-    Ok(())
-}
-
-async fn write_decisions(
-    conn: &mut AsyncPgConnection,
-    fresh: &[(i64, &plan::IncidentSpec)],
-    ids: &Resolved,
-    inserted: &mut BTreeMap<&'static str, usize>,
-) -> anyhow::Result<()> {
-    let rows: Vec<_> = fresh
-        .iter()
-        .filter_map(|(id, i)| {
-            i.decision.as_ref().map(|d| {
-                (
-                    technical_decisions::incident_id.eq(*id),
-                    technical_decisions::action_id.eq(ids
-                        .refs
-                        .actions
-                        .get(d.action)
-                        .copied()
-                        .unwrap_or_default()),
-                    technical_decisions::mobile_unit_type_id
-                        .eq(d.vehicle.and_then(|v| ids.refs.unit_types.get(v).copied())),
-                    technical_decisions::regulator_id.eq(ids.users[d.regulator]),
-                    technical_decisions::notes.eq(&d.notes),
-                    technical_decisions::decided_at.eq(d.at),
-                )
-            })
-        })
-        .collect();
-    let mut n = 0;
-    for chunk in rows.chunks(CHUNK * 5) {
-        n += diesel::insert_into(technical_decisions::table)
-            .values(chunk)
-            .execute(conn)
-            .await?;
-    }
-    inserted.insert("technical_decisions", n);
-    Ok(())
-}
-
-async fn write_dispatches(
-    conn: &mut AsyncPgConnection,
-    fresh: &[(i64, &plan::IncidentSpec)],
-    ids: &Resolved,
-    inserted: &mut BTreeMap<&'static str, usize>,
-) -> anyhow::Result<()> {
-    let rows: Vec<_> = fresh
-        .iter()
-        .filter_map(|(id, i)| {
-            i.dispatch.as_ref().map(|d| {
-                (
-                    dispatches::incident_id.eq(*id),
-                    dispatches::mobile_unit_id.eq(ids.units[d.unit]),
-                    dispatches::status.eq(d.status),
-                    dispatches::destination_id.eq(d.destination.map(|h| ids.health_units[h])),
-                    dispatches::assigned_by.eq(ids.users[d.assigned_by]),
-                    dispatches::assigned_at.eq(d.times[0].unwrap_or(i.created_at)),
-                    dispatches::en_route_at.eq(d.times[1]),
-                    dispatches::on_scene_at.eq(d.times[2]),
-                    dispatches::transporting_at.eq(d.times[3]),
-                    dispatches::at_destination_at.eq(d.times[4]),
-                    dispatches::released_at.eq(d.times[5]),
-                )
-            })
-        })
-        .collect();
-    let mut n = 0;
-    for chunk in rows.chunks(CHUNK) {
-        n += diesel::insert_into(dispatches::table)
-            .values(chunk)
-            .execute(conn)
-            .await?;
-    }
-    inserted.insert("dispatches", n);
-    let rows: Vec<_> = fresh
-        .iter()
-        .filter_map(|(id, i)| {
-            i.intercurrence.map(|(name, by, at)| {
-                (
-                    incident_intercurrences::incident_id.eq(*id),
-                    incident_intercurrences::intercurrence_id.eq(ids
-                        .refs
-                        .intercurrences
-                        .get(name)
-                        .copied()
-                        .unwrap_or_default()),
-                    incident_intercurrences::notes.eq("Registrada pela equipe em atendimento."),
-                    incident_intercurrences::recorded_by.eq(ids.users[by]),
-                    incident_intercurrences::recorded_at.eq(at),
-                )
-            })
-        })
-        .collect();
-    let n = diesel::insert_into(incident_intercurrences::table)
-        .values(rows)
-        .execute(conn)
-        .await?;
-    inserted.insert("incident_intercurrences", n);
-    Ok(())
+    let existing: i64 = incidents::table.count().get_result(conn).await?;
+    let users = replay::cast(plan, ids);
+    let (window, stale_since, wrapped_up) = match newest {
+        None => (Window::ending(now), None, 0),
+        Some(newest) if now - newest < STALE => {
+            return Ok(DemoTimeline {
+                anchored_at: now,
+                written_from: None,
+                incidents_written: 0,
+                stale_since: None,
+                wrapped_up: 0,
+            });
+        }
+        Some(newest) => {
+            let wrapped = replay::wrap_up(conn, &users, now - STALE).await?;
+            let from = (newest + Duration::hours(1)).max(now - timeline::HISTORY);
+            (Window { from, to: now }, Some(newest), wrapped)
+        }
+    };
+    let script = Timeline::build(plan, scale, window, existing.unsigned_abs());
+    replay::run(conn, &script, &users, ids).await?;
+    Ok(DemoTimeline {
+        anchored_at: now,
+        written_from: Some(window.from),
+        incidents_written: script.incidents.len(),
+        stale_since,
+        wrapped_up,
+    })
 }

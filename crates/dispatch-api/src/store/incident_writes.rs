@@ -3,8 +3,8 @@
 //! Every field a write changes on the incident is in its history entry, from and to
 //! (docs/dispatch-routes.md, "Writes: what each records").
 
-use chrono::{DateTime, Utc};
-use diesel::dsl::{exists, now};
+use chrono::{DateTime, Datelike, Utc};
+use diesel::dsl::exists;
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
@@ -16,10 +16,10 @@ use crate::domain::dispatch::{self, Status, VehicleType};
 use crate::domain::form::{IncidentForm, group_of};
 use crate::domain::incident::{self, State};
 use crate::domain::phone;
-use crate::domain::user::{ACTIVE, CurrentUser, Profile};
+use crate::domain::user::{ACTIVE, Profile};
 use crate::error::{Error, Result};
 use crate::schema::dispatch::*;
-use crate::store::writes::{self, Changes, Written, lock};
+use crate::store::writes::{self, Author, Changes, Written, lock};
 use crate::views::UserOption;
 
 /// A technical decision action as a decision checks it.
@@ -112,7 +112,7 @@ async fn person(c: &mut AsyncPgConnection, id: Option<i64>) -> Result<Option<Use
 /// `POST /incident`: a new incident in `registering`, version 1, history `created`.
 pub async fn create(
     conn: &mut AsyncPgConnection,
-    user: &CurrentUser,
+    by: &Author<'_>,
     fields: IncidentForm,
 ) -> Result<Written> {
     conn.transaction::<_, Error, _>(async |c| {
@@ -128,16 +128,14 @@ pub async fn create(
         ))
         .get_result(c)
         .await?;
-        let year: i32 = diesel::select(diesel::dsl::sql::<diesel::sql_types::Integer>(
-            "extract(year FROM now())::int",
-        ))
-        .get_result(c)
-        .await?;
+        let year = by.at.year();
         diesel::insert_into(incidents::table)
             .values((
                 incidents::id.eq(id),
                 incidents::number.eq(format!("{year}-{id:06}")),
-                incidents::created_by.eq(user.id),
+                incidents::created_by.eq(by.id()),
+                incidents::created_at.eq(by.at),
+                incidents::updated_at.eq(by.at),
                 incidents::caller_phone_key.eq(phone::key_of(&fields.caller_phone)),
                 &fields,
             ))
@@ -149,7 +147,7 @@ pub async fn create(
                 changes = changes.field(group_of(&name), &name, None::<()>, value);
             }
         }
-        writes::append_history(c, id, 1, user.id, "created", &changes).await?;
+        writes::append_history(c, id, 1, by, "created", &changes).await?;
         writes::announce(c, id, 1, changes.groups()).await?;
         Ok(Written {
             id,
@@ -212,7 +210,7 @@ async fn check_destination(
 /// and recorded. Allowed while the incident is open.
 pub async fn patch(
     conn: &mut AsyncPgConnection,
-    user: &CurrentUser,
+    by: &Author<'_>,
     id: i64,
     expected: i32,
     apply: impl FnOnce(&mut IncidentForm) + Send,
@@ -254,7 +252,7 @@ pub async fn patch(
             ))
             .execute(c)
             .await?;
-        writes::commit(c, &cur, user.id, "updated", cur.state, changes).await
+        writes::commit(c, &cur, by, "updated", cur.state, changes).await
     })
     .await
 }
@@ -262,7 +260,7 @@ pub async fn patch(
 /// A write that only moves the state (submit, cancel), with optional extra history data.
 pub async fn move_to(
     conn: &mut AsyncPgConnection,
-    user: &CurrentUser,
+    by: &Author<'_>,
     id: i64,
     expected: i32,
     to: State,
@@ -276,7 +274,7 @@ pub async fn move_to(
         if let Some(reason) = reason {
             changes = changes.record("state", "reason", json!(reason));
         }
-        writes::commit(c, &cur, user.id, action, to, changes).await
+        writes::commit(c, &cur, by, action, to, changes).await
     })
     .await
 }
@@ -284,7 +282,7 @@ pub async fn move_to(
 /// `POST /incident/{id}/prank-call`: final state `prank`, the caller's phone recorded.
 pub async fn prank_call(
     conn: &mut AsyncPgConnection,
-    user: &CurrentUser,
+    by: &Author<'_>,
     id: i64,
     expected: i32,
 ) -> Result<Written> {
@@ -297,7 +295,8 @@ pub async fn prank_call(
                 prank_calls::phone_key.eq(phone::key_of(&cur.fields.caller_phone)),
                 prank_calls::incident_id.eq(id),
                 prank_calls::incident_number.eq(&cur.number),
-                prank_calls::recorded_by.eq(user.id),
+                prank_calls::recorded_by.eq(by.id()),
+                prank_calls::recorded_at.eq(by.at),
             ))
             .execute(c)
             .await?;
@@ -306,7 +305,7 @@ pub async fn prank_call(
             "prank_call_phone",
             json!(cur.fields.caller_phone),
         );
-        writes::commit(c, &cur, user.id, "prank_call", to, changes).await
+        writes::commit(c, &cur, by, "prank_call", to, changes).await
     })
     .await
 }
@@ -315,7 +314,7 @@ pub async fn prank_call(
 /// caller becomes the incident's regulator.
 pub async fn technical_decision(
     conn: &mut AsyncPgConnection,
-    user: &CurrentUser,
+    by: &Author<'_>,
     id: i64,
     expected: i32,
     action_id: i32,
@@ -360,15 +359,16 @@ pub async fn technical_decision(
                 technical_decisions::incident_id.eq(id),
                 technical_decisions::action_id.eq(action_id),
                 technical_decisions::mobile_unit_type_id.eq(mobile_unit_type_id),
-                technical_decisions::regulator_id.eq(user.id),
+                technical_decisions::regulator_id.eq(by.id()),
                 technical_decisions::notes.eq(&notes),
+                technical_decisions::decided_at.eq(by.at),
             ))
             .execute(c)
             .await?;
         let regulated_at: Option<DateTime<Utc>> = diesel::update(incidents::table.find(id))
             .set((
-                incidents::regulator_id.eq(user.id),
-                incidents::regulated_at.eq(now),
+                incidents::regulator_id.eq(by.id()),
+                incidents::regulated_at.eq(by.at),
             ))
             .returning(incidents::regulated_at)
             .get_result(c)
@@ -379,15 +379,15 @@ pub async fn technical_decision(
             .record("technical_decisions", "vehicle_type", json!(vehicle_type))
             .field("regulation", "regulated_at", cur.regulated_at, regulated_at);
         // The one who decides becomes the regulator, replacing one an earlier send-to chose.
-        if cur.regulator_id != Some(user.id) {
+        if cur.regulator_id != Some(by.id()) {
             let me = UserOption {
-                id: user.id,
-                descriptive_name: user.descriptive_name.clone(),
+                id: by.id(),
+                descriptive_name: by.user.descriptive_name.clone(),
             };
             let before = person(c, cur.regulator_id).await?;
             changes = changes.field("regulation", "regulator", before, me);
         }
-        writes::commit(c, &cur, user.id, "technical_decision", to, changes).await
+        writes::commit(c, &cur, by, "technical_decision", to, changes).await
     })
     .await
 }
@@ -395,7 +395,7 @@ pub async fn technical_decision(
 /// `POST /incident/{id}/send-to`: another active regulating physician takes the incident.
 pub async fn send_to(
     conn: &mut AsyncPgConnection,
-    user: &CurrentUser,
+    by: &Author<'_>,
     id: i64,
     expected: i32,
     to_user: i64,
@@ -433,7 +433,7 @@ pub async fn send_to(
             .await?;
         let changes =
             Changes::new().field("regulation", "regulator", before, UserOption::from(target));
-        writes::commit(c, &cur, user.id, "sent_to", cur.state, changes).await
+        writes::commit(c, &cur, by, "sent_to", cur.state, changes).await
     })
     .await
 }
@@ -464,7 +464,7 @@ pub struct NewDispatch {
 /// of one unit exactly one commits, the other is 409 `unit_busy`.
 pub async fn dispatch_unit(
     conn: &mut AsyncPgConnection,
-    user: &CurrentUser,
+    by: &Author<'_>,
     id: i64,
     expected: i32,
     order: NewDispatch,
@@ -514,8 +514,9 @@ pub async fn dispatch_unit(
             .values((
                 dispatches::incident_id.eq(id),
                 dispatches::mobile_unit_id.eq(unit_id),
-                dispatches::assigned_by.eq(user.id),
+                dispatches::assigned_by.eq(by.id()),
                 dispatches::destination_id.eq(destination),
+                dispatches::assigned_at.eq(by.at),
             ))
             .returning(dispatches::id)
             .get_result(c)
@@ -544,7 +545,7 @@ pub async fn dispatch_unit(
             record["override_reason"] = json!(reason);
         }
         let changes = Changes::new().record("dispatches", "dispatch", record);
-        let w = writes::commit(c, &cur, user.id, "dispatched", to, changes).await?;
+        let w = writes::commit(c, &cur, by, "dispatched", to, changes).await?;
         Ok(DispatchCreated {
             id: dispatch_id,
             status: Status::Assigned,
@@ -588,12 +589,12 @@ pub struct DispatchProgress {
     pub incident_version: i32,
 }
 
-/// `POST /dispatch/{id}/status`: one step of the unit. The step's time is the database's
-/// clock, never earlier than the dispatch's latest time. No `If-Match` (the order rule
+/// `POST /dispatch/{id}/status`: one step of the unit. The step's time is the write's
+/// (`Author::at`), never earlier than the dispatch's latest time. No `If-Match` (the order rule
 /// guards it), but the incident's version rises and its history records the step.
 pub async fn dispatch_status(
     conn: &mut AsyncPgConnection,
-    user: &CurrentUser,
+    by: &Author<'_>,
     dispatch_id: i64,
     to: Status,
 ) -> Result<DispatchProgress> {
@@ -614,13 +615,13 @@ pub async fn dispatch_status(
             .first(c)
             .await?;
         let to = dispatch::transition(from, to)?;
-        set_step(c, dispatch_id, to).await?;
+        set_step(c, dispatch_id, to, by.at).await?;
         let changes = Changes::new().record(
             "dispatches",
             "dispatch",
             json!({"id": dispatch_id, "status": {"from": from.as_str(), "to": to.as_str()}}),
         );
-        let w = writes::commit(c, &cur, user.id, "dispatch_status", cur.state, changes).await?;
+        let w = writes::commit(c, &cur, by, "dispatch_status", cur.state, changes).await?;
         Ok(DispatchProgress {
             id: dispatch_id,
             status: to,
@@ -632,7 +633,12 @@ pub async fn dispatch_status(
 }
 
 /// Raw SQL because the column is chosen by the step; `GREATEST` ignores the null steps.
-async fn set_step(c: &mut AsyncPgConnection, dispatch_id: i64, to: Status) -> Result<()> {
+async fn set_step(
+    c: &mut AsyncPgConnection,
+    dispatch_id: i64,
+    to: Status,
+    at: DateTime<Utc>,
+) -> Result<()> {
     let column = match to {
         Status::Assigned => "assigned_at",
         Status::EnRoute => "en_route_at",
@@ -642,11 +648,12 @@ async fn set_step(c: &mut AsyncPgConnection, dispatch_id: i64, to: Status) -> Re
         Status::Released => "released_at",
     };
     diesel::sql_query(format!(
-        "UPDATE dispatches SET status = $1, {column} = GREATEST(clock_timestamp(), assigned_at, \
-         en_route_at, on_scene_at, transporting_at, at_destination_at, released_at) WHERE id = $2"
+        "UPDATE dispatches SET status = $1, {column} = GREATEST($3, assigned_at, en_route_at, \
+         on_scene_at, transporting_at, at_destination_at, released_at) WHERE id = $2"
     ))
     .bind::<diesel::sql_types::Text, _>(to.as_str())
     .bind::<diesel::sql_types::BigInt, _>(dispatch_id)
+    .bind::<diesel::sql_types::Timestamptz, _>(at)
     .execute(c)
     .await?;
     Ok(())
@@ -655,7 +662,7 @@ async fn set_step(c: &mut AsyncPgConnection, dispatch_id: i64, to: Status) -> Re
 /// `POST /incident/{id}/intercurrence`: something that happened during the attendance.
 pub async fn intercurrence(
     conn: &mut AsyncPgConnection,
-    user: &CurrentUser,
+    by: &Author<'_>,
     id: i64,
     expected: i32,
     intercurrence_id: i32,
@@ -685,7 +692,8 @@ pub async fn intercurrence(
                 incident_intercurrences::incident_id.eq(id),
                 incident_intercurrences::intercurrence_id.eq(intercurrence_id),
                 incident_intercurrences::notes.eq(&notes),
-                incident_intercurrences::recorded_by.eq(user.id),
+                incident_intercurrences::recorded_by.eq(by.id()),
+                incident_intercurrences::recorded_at.eq(by.at),
             ))
             .execute(c)
             .await?;
@@ -694,7 +702,7 @@ pub async fn intercurrence(
             "intercurrence",
             json!({"id": intercurrence_id, "name": name, "notes": notes}),
         );
-        writes::commit(c, &cur, user.id, "intercurrence", cur.state, changes).await
+        writes::commit(c, &cur, by, "intercurrence", cur.state, changes).await
     })
     .await
 }
@@ -703,7 +711,7 @@ pub async fn intercurrence(
 /// named by their user id (the `id` that `GET /employee/search` answers).
 pub async fn transfer(
     conn: &mut AsyncPgConnection,
-    user: &CurrentUser,
+    by: &Author<'_>,
     id: i64,
     expected: i32,
     to_user: i64,
@@ -741,7 +749,7 @@ pub async fn transfer(
             before,
             UserOption::from(target),
         );
-        writes::commit(c, &cur, user.id, "transferred", cur.state, changes).await
+        writes::commit(c, &cur, by, "transferred", cur.state, changes).await
     })
     .await
 }
@@ -750,7 +758,7 @@ pub async fn transfer(
 /// released.
 pub async fn close(
     conn: &mut AsyncPgConnection,
-    user: &CurrentUser,
+    by: &Author<'_>,
     id: i64,
     expected: i32,
     conclusion: String,
@@ -771,7 +779,7 @@ pub async fn close(
         let closed_at: Option<DateTime<Utc>> = diesel::update(incidents::table.find(id))
             .set((
                 incidents::conclusion.eq(&conclusion),
-                incidents::closed_at.eq(now),
+                incidents::closed_at.eq(by.at),
             ))
             .returning(incidents::closed_at)
             .get_result(c)
@@ -779,7 +787,7 @@ pub async fn close(
         let changes = Changes::new()
             .field("conclusion", "conclusion", &cur.conclusion, &conclusion)
             .field("conclusion", "closed_at", cur.closed_at, closed_at);
-        writes::commit(c, &cur, user.id, "closed", to, changes).await
+        writes::commit(c, &cur, by, "closed", to, changes).await
     })
     .await
 }

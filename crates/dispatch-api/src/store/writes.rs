@@ -4,7 +4,6 @@
 //! PostgreSQL delivers only if the transaction commits.
 
 use chrono::{DateTime, Utc};
-use diesel::dsl::now;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde::Serialize;
@@ -13,6 +12,7 @@ use serde_json::{Map, Value, json};
 use crate::domain::Refusal;
 use crate::domain::form::IncidentForm;
 use crate::domain::incident::State;
+use crate::domain::user::CurrentUser;
 use crate::error::Result;
 use crate::schema::dispatch::{incident_history, incidents};
 use crate::store::INCIDENT_CHANNEL;
@@ -55,6 +55,25 @@ pub async fn lock(conn: &mut AsyncPgConnection, id: i64, expected: Option<i32>) 
         .into());
     }
     Ok(locked)
+}
+
+/// Who writes and when: the caller and the one instant (from the service's clock) that the
+/// write records everywhere: the incident's `updated_at`, the history entry's `at`, and the
+/// time of whatever the write adds (a decision, a dispatch step, a prank call).
+#[derive(Debug, Clone, Copy)]
+pub struct Author<'a> {
+    pub user: &'a CurrentUser,
+    pub at: DateTime<Utc>,
+}
+
+impl<'a> Author<'a> {
+    pub fn new(user: &'a CurrentUser, at: DateTime<Utc>) -> Self {
+        Self { user, at }
+    }
+
+    pub fn id(&self) -> i64 {
+        self.user.id
+    }
 }
 
 /// One history row's `changes`: `{"field": {"from": .., "to": ..}, ...}` plus extras.
@@ -129,7 +148,7 @@ pub struct Written {
 pub async fn commit(
     conn: &mut AsyncPgConnection,
     locked: &Locked,
-    user_id: i64,
+    by: &Author<'_>,
     action: &str,
     to: State,
     changes: Changes,
@@ -142,7 +161,7 @@ pub async fn commit(
     )
     .set((
         incidents::version.eq(incidents::version + 1),
-        incidents::updated_at.eq(now),
+        incidents::updated_at.eq(by.at),
         incidents::state.eq(to),
     ))
     .returning(incidents::version)
@@ -152,7 +171,7 @@ pub async fn commit(
     let version = version.ok_or(Refusal::VersionConflict {
         current: locked.version,
     })?;
-    append_history(conn, locked.id, version, user_id, action, &changes).await?;
+    append_history(conn, locked.id, version, by, action, &changes).await?;
     announce(conn, locked.id, version, changes.groups()).await?;
     Ok(Written {
         id: locked.id,
@@ -165,7 +184,7 @@ pub async fn append_history(
     conn: &mut AsyncPgConnection,
     incident_id: i64,
     version: i32,
-    user_id: i64,
+    by: &Author<'_>,
     action: &str,
     changes: &Changes,
 ) -> Result<()> {
@@ -173,7 +192,8 @@ pub async fn append_history(
         .values((
             incident_history::incident_id.eq(incident_id),
             incident_history::version.eq(version),
-            incident_history::user_id.eq(user_id),
+            incident_history::user_id.eq(by.id()),
+            incident_history::at.eq(by.at),
             incident_history::action.eq(action),
             incident_history::changes.eq(changes.to_value()),
         ))

@@ -6,15 +6,16 @@ use std::time::Duration;
 use common::auth::JwtKeys;
 use common::test_support::TestDb;
 use dispatch_api::auth::{Claims, CurrentUser, Profile, issue_token};
-use dispatch_api::{MIGRATIONS, MIGRATIONS_DIR, SCHEMA, seed};
+use dispatch_api::seed;
 use secrecy::SecretString;
 
 fn keys() -> JwtKeys {
     crate::support::service_keys()
 }
 
+/// A copy of the seeded demo and the report of seeding it again (which writes nothing).
 async fn seeded() -> (TestDb, seed::SeedReport) {
-    let db = TestDb::new(SCHEMA, MIGRATIONS, MIGRATIONS_DIR).await;
+    let db = crate::support::seeded_db().await;
     let report = seed::run_with(&mut db.pool().get().await.unwrap(), seed::Scale::Test)
         .await
         .unwrap();

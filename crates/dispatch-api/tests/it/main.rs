@@ -1,7 +1,7 @@
 //! dispatch-api's integration tests: one binary, each test on its own freshly seeded
 //! database, against a real server on port 0 (`support::Api`), as the client calls it.
 //!
-//! - reads: `access`, `users`, `incidents`, `search`, `fleet`, `reference`, `seed`,
+//! - reads: `access`, `users`, `incidents`, `search`, `fleet`, `reference`, `seed`, `demo`,
 //!   `migrations`, `openapi`;
 //! - writes (`client` drives them): `flows`, `transitions`, `concurrency`, `idempotency`,
 //!   `pickers` (ids that round-trip), `destination`, `availability`, `history`, `phones`;
@@ -16,6 +16,7 @@ mod availability;
 mod browser;
 mod client;
 mod concurrency;
+mod demo;
 mod destination;
 mod fleet;
 mod flows;

@@ -54,6 +54,11 @@ impl Replica {
         let handle = server.handle();
         tokio::spawn(server);
         let listener = listener::spawn(api.db.url().to_owned(), &state, listener::settings());
+        // Subscriptions made before the listener's first resync would be told to re-read
+        // (`queue.resync`) when it connects: the replica is ready once it listens.
+        tokio::time::timeout(Duration::from_secs(30), hub.listening())
+            .await
+            .expect("the replica's listener connects");
         Replica {
             addr,
             server: handle,

@@ -44,7 +44,10 @@ async fn a_shift_ends_with_every_incident_final_and_every_invariant_kept() {
         api.state(),
         dispatch_api::realtime::listener::settings(),
     );
-    crate::realtime::listeners_up(&api, 1).await;
+    // Listening and resynchronised: every write from now on reaches the sockets.
+    tokio::time::timeout(Duration::from_secs(30), api.state().hub.listening())
+        .await
+        .expect("the listener connects");
     let cfg = Config {
         base: format!("http://{}", api.addr),
         call_takers: people(&api, "TARM", 3).await,

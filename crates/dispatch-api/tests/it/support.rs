@@ -12,7 +12,10 @@ use common::auth::JwtKeys;
 use common::auth::idp::IdpVerifier;
 use common::db::Conn;
 use common::test_support::TestDb;
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
 use dispatch_api::cors::CorsSettings;
+use dispatch_api::schema::dispatch::users;
 use dispatch_api::startup;
 use dispatch_api::state::AppState;
 use dispatch_api::{MIGRATIONS, MIGRATIONS_DIR, SCHEMA, auth, seed};
@@ -116,6 +119,20 @@ pub fn service_keys() -> JwtKeys {
     auth::service_keys(&SecretString::from(SECRET), auth::DEFAULT_MAX_LIFETIME)
 }
 
+/// A fresh database with the test-scale demo data: seeded once per run (anchored at that
+/// moment, through the API's own writes), then cloned for each test.
+pub async fn seeded_db() -> TestDb {
+    TestDb::seeded(SCHEMA, MIGRATIONS, MIGRATIONS_DIR, async |pool| {
+        let started = std::time::Instant::now();
+        seed::run_with(&mut pool.get().await.unwrap(), seed::Scale::Test)
+            .await
+            .unwrap();
+        // Visible with --nocapture: what the demo data costs, once per run.
+        eprintln!("seed (test scale) took {:?}", started.elapsed());
+    })
+    .await
+}
+
 impl Api {
     /// A fresh database with the test-scale demo data.
     pub async fn new() -> Api {
@@ -125,13 +142,7 @@ impl Api {
     /// [`Api::new`] with browsers of other origins allowed by `cors` and, when given, an
     /// identity provider's tokens accepted.
     pub async fn with(cors: CorsSettings, idp: Option<IdpVerifier>) -> Api {
-        let db = TestDb::new(SCHEMA, MIGRATIONS, MIGRATIONS_DIR).await;
-        let started = std::time::Instant::now();
-        let report = seed::run_with(&mut db.pool().get().await.unwrap(), seed::Scale::Test)
-            .await
-            .unwrap();
-        // Visible with --nocapture: the per-test cost of the demo data at test scale.
-        eprintln!("seed (test scale) took {:?}", started.elapsed());
+        let db = seeded_db().await;
         let keys = service_keys();
         let mut state = startup::state(db.pool(), keys.clone());
         if let Some(idp) = idp {
@@ -150,10 +161,14 @@ impl Api {
                 .run();
         let handle = server.handle();
         tokio::spawn(server);
-        let ids = report
-            .users
-            .iter()
-            .map(|u| (u.login.clone(), u.id))
+        let logins: Vec<&str> = seed::DEMO_USERS.iter().map(|u| u.0).collect();
+        let ids = users::table
+            .filter(users::login.eq_any(logins))
+            .select((users::login, users::id))
+            .load::<(String, i64)>(&mut db.pool().get().await.unwrap())
+            .await
+            .unwrap()
+            .into_iter()
             .collect();
         Api {
             db,

@@ -1,7 +1,6 @@
 //! `GET /incident/mask`, `GET /incident/prank-calls/{phone_number}`, `GET /incident/{id}`.
 
 use actix_web::{HttpRequest, web};
-use chrono::Utc;
 use common::Problem;
 use common::extract::{Path, Query};
 use serde::Deserialize;
@@ -36,7 +35,7 @@ pub fn routes(r: &mut Routes<'_>) {
             `since`..`until` window longer than 31 days or reversed (both named), a bad `limit`...",
             body = common::problem::ProblemDocument, content_type = "application/problem+json")))]
 pub async fn mask(state: web::Data<AppState>, user: CurrentUser, req: HttpRequest) -> Reply {
-    let mask = mask_params(req.query_string())?.check(Utc::now())?;
+    let mask = mask_params(req.query_string())?.check(state.clock.now())?;
     let conn = state.pool.get().await?;
     ok(&incidents::mask(&conn, &mask, user.id).await?)
 }
