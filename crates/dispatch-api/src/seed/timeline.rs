@@ -253,7 +253,7 @@ impl<'a> Cast<'a> {
             State::Regulated => 20 + rng.below(70),
             _ => 45 + rng.below(120),
         };
-        let created = end - Duration::minutes(age_minutes as i64);
+        let created = end - Duration::seconds(age_minutes as i64 * 60 + rng.below(60) as i64);
         let mut s = Script::new(self.tarm(rng), created);
         let form = self.basic_form(rng, false);
         s.push(s.taker, 0, Step::Create(Box::new(form.clone())));
