@@ -1,6 +1,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+use common::Clock;
 use common::auth::idp::IdpConfig;
 use common::config::Env;
 use common::service::{Context, ServiceCommand};
@@ -80,7 +81,7 @@ async fn run(command: Command, ctx: Context) -> anyhow::Result<()> {
         Command::Seed { rotate_tokens } => {
             ctx.migrate().await?;
             let mut conn = ctx.connection().await?;
-            let report = seed::run(&mut conn, rotate_tokens).await?;
+            let report = seed::run(&mut conn, &Clock::system(), rotate_tokens).await?;
             println!("{}", serde_json::to_string_pretty(&report)?);
         }
         Command::Token {
@@ -104,7 +105,10 @@ async fn run(command: Command, ctx: Context) -> anyhow::Result<()> {
         }
         Command::Prune { older_than, batch } => {
             let mut conn = ctx.connection().await?;
-            let cutoff = chrono::Utc::now() - chrono::Duration::from_std(older_than)?;
+            let cutoff = chrono::Duration::from_std(older_than)
+                .ok()
+                .and_then(|age| Clock::system().now().checked_sub_signed(age))
+                .ok_or_else(|| anyhow::anyhow!("--older-than reaches before any date"))?;
             let started = std::time::Instant::now();
             let mut batches = 0_u64;
             let deleted = store::receipts::prune(&mut conn, cutoff, batch, |total| {

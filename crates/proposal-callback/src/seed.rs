@@ -7,6 +7,7 @@
 //! and print `"token": null`, unless `--rotate-tokens` asks for new ones (the old ones are
 //! revoked).
 
+use common::Clock;
 use common::db::Conn;
 use diesel::QueryResult;
 use diesel::prelude::*;
@@ -73,14 +74,22 @@ pub fn demo_email(proposal_id: &str) -> String {
     )
 }
 
-pub async fn run(conn: &mut Conn, rotate_tokens: bool) -> anyhow::Result<SeedReport> {
+/// Seeds in one transaction; proposals are created at `clock`'s now.
+pub async fn run(
+    conn: &mut Conn,
+    clock: &Clock,
+    rotate_tokens: bool,
+) -> anyhow::Result<SeedReport> {
     Ok(conn
-        .transaction::<_, diesel::result::Error, _>(async |conn| seed(conn, rotate_tokens).await)
+        .transaction::<_, diesel::result::Error, _>(async |conn| {
+            seed(conn, clock, rotate_tokens).await
+        })
         .await?)
 }
 
 async fn seed(
     conn: &mut diesel_async::AsyncPgConnection,
+    clock: &Clock,
     rotate_tokens: bool,
 ) -> QueryResult<SeedReport> {
     let rows: Vec<_> = DEMO_TENANTS
@@ -117,7 +126,7 @@ async fn seed(
 
     let mut demo = Vec::new();
     for id in DEMO_PROPOSALS {
-        proposals::insert_if_absent(conn, "demo-a", id, &demo_email(id)).await?;
+        proposals::insert_if_absent(conn, "demo-a", id, &demo_email(id), clock.now()).await?;
         // Inside seed's transaction: the lock is released at its end.
         if let Some((p, _)) = proposals::lock(conn, "demo-a", id).await? {
             demo.push(SeededProposal {

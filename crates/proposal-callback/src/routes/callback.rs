@@ -108,6 +108,7 @@ async fn receive_checked(
         &mut conn,
         &NewReceipt {
             tenant_id: tenant,
+            received_at: state.clock.now(),
             insurer,
             integration_id: Some(who.integration_id),
             headers: kept_headers(req),
@@ -116,7 +117,7 @@ async fn receive_checked(
         },
     )
     .await?;
-    let processed = process(&mut conn, &receipt).await?;
+    let processed = process(&mut conn, &state.clock, &receipt).await?;
     if let Some(email) = processed.email_id {
         tracing::info!(
             receipt = receipt.id,

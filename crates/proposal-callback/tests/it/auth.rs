@@ -115,7 +115,9 @@ async fn a_rotated_token_no_longer_works() {
     let t = TestApp::start().await;
     let old = t.basic_token("demo-b", "too");
     let mut conn = t.conn().await;
-    let report = proposal_callback::seed::run(&mut conn, true).await.unwrap();
+    let report = proposal_callback::seed::run(&mut conn, &common::Clock::system(), true)
+        .await
+        .unwrap();
     let new = report
         .integrations
         .iter()
@@ -136,7 +138,7 @@ async fn a_rotated_token_no_longer_works() {
 async fn seeding_twice_duplicates_nothing_and_prints_no_token_again() {
     let t = TestApp::start().await;
     let mut conn = t.conn().await;
-    let again = proposal_callback::seed::run(&mut conn, false)
+    let again = proposal_callback::seed::run(&mut conn, &common::Clock::system(), false)
         .await
         .unwrap();
     assert_eq!(again.integrations.len(), 6);

@@ -6,6 +6,7 @@ mod admin;
 mod admin_token;
 mod auth;
 mod callback;
+mod clock;
 mod console;
 mod email;
 mod exactly_once;

@@ -75,7 +75,9 @@ fn serve_on(listener: TcpListener, state: AppState) -> (String, ServerHandle) {
 
 pub async fn seeded(pool: &Pool) -> SeedReport {
     let mut conn = pool.get().await.unwrap();
-    seed::run(&mut conn, false).await.unwrap()
+    seed::run(&mut conn, &common::Clock::system(), false)
+        .await
+        .unwrap()
 }
 
 impl TestApp {
