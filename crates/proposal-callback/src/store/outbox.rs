@@ -249,3 +249,24 @@ pub async fn queue_stats(
     .get_result(conn)
     .await
 }
+
+/// Records an email as sent at `at` on its first attempt **without any relay seeing it**: only
+/// for the demo seed's emails (addressed to example.com, and backdated), so that no worker
+/// ever delivers them. An operator sees them as `sent`, like the mail a running service
+/// would have sent at that time.
+pub async fn record_sent_without_relay(
+    conn: &mut AsyncPgConnection,
+    id: i64,
+    at: DateTime<Utc>,
+) -> QueryResult<()> {
+    diesel::update(o::table.find(id).filter(o::status.eq(OutboxStatus::Queued)))
+        .set((
+            o::status.eq(OutboxStatus::Sent),
+            o::attempts.eq(o::attempts + 1),
+            o::sent_at.eq(Some(at)),
+            o::last_error.eq(None::<String>),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(())
+}

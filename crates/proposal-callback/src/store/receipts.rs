@@ -343,3 +343,24 @@ pub async fn prune(
         progress(total);
     }
 }
+
+/// When the newest receipt of one of `tenants` that came with the `User-Agent` `user_agent`
+/// was received (the demo seed finds its own callbacks so); none when there is none. Walks
+/// the received-time index from the newest.
+pub async fn newest_received_with_agent(
+    conn: &mut AsyncPgConnection,
+    tenants: &[&str],
+    user_agent: &str,
+) -> QueryResult<Option<DateTime<Utc>>> {
+    r::table
+        .filter(r::tenant_id.eq_any(tenants.iter().copied()))
+        .filter(
+            diesel::dsl::sql::<diesel::sql_types::Bool>("headers->>'user-agent' = ")
+                .bind::<diesel::sql_types::Text, _>(user_agent),
+        )
+        .order(r::received_at.desc())
+        .select(r::received_at)
+        .first(conn)
+        .await
+        .optional()
+}

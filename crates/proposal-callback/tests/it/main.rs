@@ -17,6 +17,7 @@ mod order;
 mod pause;
 mod register;
 mod restart;
+mod seed;
 mod serve;
 mod staff_tokens;
 mod story;
