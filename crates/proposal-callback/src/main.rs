@@ -1,6 +1,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+use common::Clock;
 use common::auth::idp::IdpConfig;
 use common::config::Env;
 use common::service::{Context, ServiceCommand};
@@ -15,12 +16,18 @@ use proposal_callback::{SKELETON, seed, startup, store};
 /// `healthcheck`.
 #[derive(clap::Subcommand)]
 enum Command {
-    /// Insert the deterministic demo data (idempotent); prints it as JSON, with each
-    /// integration's Basic token the first time (only its hash is stored).
+    /// Insert the demo data (idempotent): tenants, integrations, the example proposals, and a
+    /// history of callbacks over the last 14 days ending now (added again when it is older
+    /// than 12 hours). Prints it as JSON, with each integration's Basic token the first time
+    /// (only its hash is stored); says what it did to the history on stderr.
     Seed {
         /// Revoke the demo integrations' tokens and print new ones.
         #[arg(long)]
         rotate_tokens: bool,
+        /// Leave the history of callbacks out (tenants, integrations, tokens and the example
+        /// proposals only).
+        #[arg(long)]
+        no_history: bool,
     },
     /// Print a tenant admin token for the admin routes (`/admin/...`), signed with JWT_SECRET.
     Token {
@@ -77,10 +84,18 @@ async fn serve(ctx: Context) -> anyhow::Result<()> {
 
 async fn run(command: Command, ctx: Context) -> anyhow::Result<()> {
     match command {
-        Command::Seed { rotate_tokens } => {
+        Command::Seed {
+            rotate_tokens,
+            no_history,
+        } => {
             ctx.migrate().await?;
             let mut conn = ctx.connection().await?;
-            let report = seed::run(&mut conn, rotate_tokens).await?;
+            let options = seed::SeedOptions {
+                rotate_tokens,
+                history: !no_history,
+            };
+            let report = seed::run(&mut conn, &Clock::system(), options).await?;
+            eprintln!("proposal-callback seed: {}", report.history.summary());
             println!("{}", serde_json::to_string_pretty(&report)?);
         }
         Command::Token {
@@ -104,7 +119,10 @@ async fn run(command: Command, ctx: Context) -> anyhow::Result<()> {
         }
         Command::Prune { older_than, batch } => {
             let mut conn = ctx.connection().await?;
-            let cutoff = chrono::Utc::now() - chrono::Duration::from_std(older_than)?;
+            let cutoff = chrono::Duration::from_std(older_than)
+                .ok()
+                .and_then(|age| Clock::system().now().checked_sub_signed(age))
+                .ok_or_else(|| anyhow::anyhow!("--older-than reaches before any date"))?;
             let started = std::time::Instant::now();
             let mut batches = 0_u64;
             let deleted = store::receipts::prune(&mut conn, cutoff, batch, |total| {

@@ -1,6 +1,7 @@
 //! Builds the one `App` that `serve` runs and the tests drive, and runs it.
 
 use actix_web::web;
+use common::Clock;
 use common::auth::JwtKeys;
 use common::auth::idp::{IdpConfig, IdpVerifier};
 use common::db::{Pool, PoolSettings};
@@ -68,9 +69,11 @@ pub async fn serve(
     }
     let sweep = crate::proposal::sweep::SweepConfig::from_source(&common::config::Env)?;
     let pool = ctx.start().await?;
+    // The one source of "now" of the handlers, the email worker and the sweeper.
+    let clock = Clock::system();
     let outbox_metrics = OutboxMetrics::new();
-    crate::email::worker::start(&pool, &email, &outbox_metrics).await?;
-    crate::proposal::sweep::start(&pool, sweep);
+    crate::email::worker::start(&pool, &clock, &email, &outbox_metrics).await?;
+    crate::proposal::sweep::start(&pool, &clock, sweep);
     tracing::info!(
         callback_base_url = %registration.callback_base_url,
         configured = ?registration.configured(),
@@ -85,7 +88,9 @@ pub async fn serve(
         );
     }
     let keys = crate::auth::jwt::service_keys(&ctx.config.jwt_secret);
-    let mut state = state(pool.clone(), keys, registration)?.with_trusted_proxies(trusted_proxies);
+    let mut state = state(pool.clone(), keys, registration)?
+        .with_trusted_proxies(trusted_proxies)
+        .with_clock(clock);
     if let Some((idp, staff)) = staff_idp {
         tracing::info!(
             issuer = %idp.issuer,

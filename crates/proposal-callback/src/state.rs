@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::Clock;
 use common::auth::JwtKeys;
 use common::auth::idp::IdpVerifier;
 use common::db::Pool;
@@ -34,6 +35,9 @@ pub struct AppState {
     pub auth_limiter: FailureLimiter,
     /// RegisterCallback's configuration and HTTP client.
     pub registrar: Arc<Registrar>,
+    /// Where "now" comes from: what a receipt, a status change, an email and an operator's
+    /// action are timestamped with. The system's clock in `serve`; tests set a manual one.
+    pub clock: Clock,
 }
 
 impl AppState {
@@ -54,7 +58,14 @@ impl AppState {
                 TrustedProxies::none(),
             ),
             registrar: Arc::new(Registrar::new(registration)?),
+            clock: Clock::system(),
         })
+    }
+
+    /// The same state, asking `clock` for the time (a manual clock in tests).
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
     }
 
     /// The same state, accepting the identity provider's staff tokens on the admin routes too.

@@ -178,6 +178,7 @@ pub async fn register_callback(
     let result = flow::register_detached(
         state.pool.clone(),
         state.registrar.clone(),
+        state.clock.clone(),
         tenant.clone(),
         admin.admin.sub.clone(),
         id,
@@ -437,7 +438,7 @@ pub async fn replay(
     let receipt = receipts::find(&mut conn, &admin.admin.tenant, id)
         .await?
         .ok_or(Error::ReceiptNotFound(id))?;
-    let result = process(&mut conn, &receipt).await;
+    let result = process(&mut conn, &state.clock, &receipt).await;
     crate::routes::count_callback(&receipt.tenant_id, &receipt.insurer, &result);
     let message = match result {
         Ok(done) => {

@@ -17,6 +17,7 @@
 
 use std::time::Duration;
 
+use common::Clock;
 use common::db::Pool;
 use lettre::Message;
 use lettre::message::header::ContentType;
@@ -41,6 +42,8 @@ pub struct Mailer {
     hello: ClientId,
     config: EmailConfig,
     metrics: OutboxMetrics,
+    /// What "due", "sent at" and "retry at" are measured by.
+    clock: Clock,
 }
 
 /// How many emails one round handles at most before it looks again.
@@ -82,7 +85,14 @@ impl Mailer {
             hello: ClientId::default(),
             config: config.clone(),
             metrics: OutboxMetrics::new(),
+            clock: Clock::system(),
         }))
+    }
+
+    /// Asks `clock` for the time (`serve` gives the service's clock; tests a manual one).
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
     }
 
     /// Counts into `metrics` (the ones registered for `/metrics`).
@@ -212,7 +222,7 @@ impl Mailer {
         match outcome {
             Ok(()) => {
                 self.metrics.sent.inc();
-                if let Err(e) = outbox::mark_sent(&mut conn, row.id).await {
+                if let Err(e) = outbox::mark_sent(&mut conn, row.id, self.clock.now()).await {
                     tracing::error!(email = row.id, error = %e, "email sent but not marked sent; it is sent again once its lease ends");
                     return Err(e.into());
                 }
@@ -222,7 +232,7 @@ impl Mailer {
             Err(why) => {
                 self.metrics.attempts_failed.inc();
                 let delay = self.backoff(row.attempts);
-                let next = chrono::Utc::now()
+                let next = self.clock.now()
                     + chrono::Duration::from_std(delay).unwrap_or(chrono::Duration::seconds(600));
                 tracing::warn!(email = row.id, attempts = row.attempts, retry_in_ms = delay.as_millis() as u64, error = %why, "email not sent; will retry");
                 outbox::mark_retry(&mut conn, row.id, &why, next).await?;
@@ -239,7 +249,7 @@ impl Mailer {
         while handled < BATCH {
             let row = {
                 let mut conn = pool.get().await?;
-                outbox::claim_next(&mut conn, self.lease(), &seen).await?
+                outbox::claim_next(&mut conn, self.clock.now(), self.lease(), &seen).await?
             };
             let Some(row) = row else { break };
             seen.push(row.id);
@@ -270,19 +280,23 @@ impl Mailer {
     }
 }
 
-/// Reads the outbox's queue into `metrics` once.
-pub async fn refresh_queue_metrics(pool: &Pool, metrics: &OutboxMetrics) -> Result<(), Error> {
+/// Reads the outbox's queue into `metrics` once (ages as of `clock`'s now).
+pub async fn refresh_queue_metrics(
+    pool: &Pool,
+    clock: &Clock,
+    metrics: &OutboxMetrics,
+) -> Result<(), Error> {
     let mut conn = pool.get().await?;
-    let stats = outbox::queue_stats(&mut conn).await?;
+    let stats = outbox::queue_stats(&mut conn, clock.now()).await?;
     metrics.queued.set(stats.queued);
     metrics.oldest_queued_age.set(stats.oldest_age_secs);
     Ok(())
 }
 
 /// Keeps the outbox gauges of `/metrics` current, with or without a worker.
-pub async fn watch_queue(pool: Pool, metrics: OutboxMetrics) {
+pub async fn watch_queue(pool: Pool, clock: Clock, metrics: OutboxMetrics) {
     loop {
-        if let Err(e) = refresh_queue_metrics(&pool, &metrics).await {
+        if let Err(e) = refresh_queue_metrics(&pool, &clock, &metrics).await {
             tracing::debug!(error = %e, "outbox metrics not refreshed");
         }
         tokio::time::sleep(QUEUE_METRICS_EVERY).await;
@@ -292,18 +306,25 @@ pub async fn watch_queue(pool: Pool, metrics: OutboxMetrics) {
 /// Starts the worker inside `serve` (or says why mail stays queued), and the outbox gauges.
 pub async fn start(
     pool: &Pool,
+    clock: &Clock,
     config: &EmailConfig,
     metrics: &OutboxMetrics,
 ) -> anyhow::Result<()> {
-    tokio::spawn(watch_queue(pool.clone(), metrics.clone()));
+    tokio::spawn(watch_queue(pool.clone(), clock.clone(), metrics.clone()));
     match Mailer::new(config)? {
         Some(mailer) => {
             tracing::info!(from = %config.from, relay = %mailer.target(), smtp_timeout = ?config.smtp_timeout, "email worker started");
-            tokio::spawn(mailer.with_metrics(metrics.clone()).run(pool.clone()));
+            let mailer = mailer
+                .with_metrics(metrics.clone())
+                .with_clock(clock.clone());
+            tokio::spawn(mailer.run(pool.clone()));
         }
         None => {
             let queued = match pool.get().await {
-                Ok(mut conn) => outbox::queue_stats(&mut conn).await.ok().map(|s| s.queued),
+                Ok(mut conn) => outbox::queue_stats(&mut conn, clock.now())
+                    .await
+                    .ok()
+                    .map(|s| s.queued),
                 Err(_) => None,
             };
             tracing::warn!(

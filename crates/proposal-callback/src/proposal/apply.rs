@@ -2,6 +2,7 @@
 //! to the proposal in one transaction (docs/proposal-callback.md, "The callback, in order",
 //! step 9). Live callbacks and replays both come here, so they follow the same rules.
 
+use chrono::{DateTime, Utc};
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 use serde_json::json;
 
@@ -49,32 +50,35 @@ pub fn dedup_key(callback: &Callback, body_sha256: &[u8]) -> String {
     }
 }
 
-/// Parses and applies `receipt` in one transaction (a savepoint inside one). The receipt's
-/// outcome is recorded: in the applying transaction on success, afterwards on a failure the
-/// sender caused.
+/// Parses and applies `receipt` in one transaction (a savepoint inside one), processed at
+/// `at` (every row it writes carries that time). The receipt's outcome is recorded: in the
+/// applying transaction on success, afterwards on a failure the sender caused.
 pub async fn handle_receipt(
     conn: &mut AsyncPgConnection,
     receipt: &Receipt,
+    at: DateTime<Utc>,
 ) -> Result<Processed, Error> {
     let result = conn
-        .transaction::<_, Error, _>(async |conn| apply_receipt(conn, receipt).await)
+        .transaction::<_, Error, _>(async |conn| apply_receipt(conn, receipt, at).await)
         .await;
-    record_failure(conn, receipt, result).await
+    record_failure(conn, receipt, result, at).await
 }
 
 /// Records on the receipt a failure the sender caused (`result` is the answer of a rolled
-/// back transaction), and passes `result` on.
+/// back transaction), processed at `at`, and passes `result` on.
 pub async fn record_failure(
     conn: &mut AsyncPgConnection,
     receipt: &Receipt,
     result: Result<Processed, Error>,
+    at: DateTime<Utc>,
 ) -> Result<Processed, Error> {
     if let Err(e) = &result
         && e.is_client_error()
     {
         // Best effort: the callback's answer does not depend on this note being written,
         // and an outage here is reported by the answer itself.
-        if let Err(db) = receipts::record_failure(conn, receipt.id, &failure(receipt, e)).await {
+        if let Err(db) = receipts::record_failure(conn, receipt.id, &failure(receipt, e), at).await
+        {
             tracing::warn!(receipt = receipt.id, error = %db, "could not record a receipt's failure");
         }
     }
@@ -96,11 +100,12 @@ fn failure(receipt: &Receipt, e: &Error) -> Failure {
     }
 }
 
-/// Parses `receipt` and applies it, inside the caller's transaction: on an error the caller
-/// rolls back, so nothing is half written.
+/// Parses `receipt` and applies it at `at`, inside the caller's transaction: on an error the
+/// caller rolls back, so nothing is half written.
 pub async fn apply_receipt(
     conn: &mut AsyncPgConnection,
     receipt: &Receipt,
+    at: DateTime<Utc>,
 ) -> Result<Processed, Error> {
     let parser = insurer::parser_for(&receipt.insurer)
         .ok_or_else(|| Error::UnknownInsurer(receipt.insurer.clone()))?;
@@ -118,7 +123,7 @@ pub async fn apply_receipt(
                 dedup_key: None,
                 event_at: None,
             };
-            receipts::record_outcome(conn, receipt.id, &answered).await?;
+            receipts::record_outcome(conn, receipt.id, &answered, at).await?;
             return Ok(Processed {
                 outcome: Outcome::Ignored,
                 proposal_id: None,
@@ -130,7 +135,7 @@ pub async fn apply_receipt(
     // The tenant comes from the URL the callback arrived on (stored on the receipt), never
     // from the payload.
     let key = dedup_key(&callback, &receipt.body_sha256);
-    apply(conn, receipt, &callback, &key).await
+    apply(conn, receipt, &callback, &key, at).await
 }
 
 /// Is `callback` older than the last callback applied to the proposal? Equal times are not
@@ -143,12 +148,14 @@ fn is_stale(proposal: &ProposalRow, callback: &Callback) -> bool {
 }
 
 /// In the caller's transaction: lock the proposal, claim the dedup key, drop it if stale, validate the
-/// transition, write the proposal, history, events, outbox and the receipt's outcome.
+/// transition, write the proposal, history, events, outbox and the receipt's outcome, all
+/// timestamped `at`.
 async fn apply(
     conn: &mut AsyncPgConnection,
     receipt: &Receipt,
     callback: &Callback,
     key: &str,
+    at: DateTime<Utc>,
 ) -> Result<Processed, Error> {
     let (proposal, tenant_name) = p::lock(conn, &receipt.tenant_id, &callback.proposal_id)
         .await?
@@ -158,7 +165,7 @@ async fn apply(
     let current = proposal.status;
     // The proposal row is locked, so a racing twin waits here and then finds the key taken;
     // a racing older callback waits here too and then finds the newer time recorded.
-    let claimed = p::claim_dedup_key(conn, receipt, proposal.id, key, callback.status).await?;
+    let claimed = p::claim_dedup_key(conn, receipt, proposal.id, key, callback.status, at).await?;
     let (outcome, status, email_id) = if !claimed {
         // Checked before the time: the same event id with another `sent_at` is the same
         // event delivered again.
@@ -177,7 +184,7 @@ async fn apply(
             }
             Transition::Unchanged => {
                 let event = p::received_event(receipt, callback);
-                p::insert_events(conn, proposal.id, receipt.id, &[event]).await?;
+                p::insert_events(conn, proposal.id, receipt.id, &[event], at).await?;
                 // The insurer confirmed the status at this time: an older callback is stale.
                 p::set_last_event_at(conn, proposal.id, callback.occurred_at).await?;
                 (Outcome::Unchanged, current, None)
@@ -190,6 +197,7 @@ async fn apply(
                     tenant_name.as_deref(),
                     current,
                     callback,
+                    at,
                 )
                 .await?;
                 (Outcome::Processed, callback.status, Some(email_id))
@@ -202,7 +210,7 @@ async fn apply(
         dedup_key: Some(key),
         event_at: Some(callback.occurred_at),
     };
-    receipts::record_outcome(conn, receipt.id, &answered).await?;
+    receipts::record_outcome(conn, receipt.id, &answered, at).await?;
     Ok(Processed {
         outcome,
         proposal_id: Some(callback.proposal_id.clone()),
@@ -211,7 +219,7 @@ async fn apply(
     })
 }
 
-/// The writes of an accepted transition; returns the queued email's id.
+/// The writes of an accepted transition, made at `at`; returns the queued email's id.
 async fn apply_transition(
     conn: &mut AsyncPgConnection,
     receipt: &Receipt,
@@ -219,10 +227,11 @@ async fn apply_transition(
     tenant_name: Option<&str>,
     from: Status,
     callback: &Callback,
+    at: DateTime<Utc>,
 ) -> Result<i64, Error> {
     let to = callback.status;
-    p::set_status(conn, proposal.id, to, callback.occurred_at).await?;
-    let history_id = p::insert_history(conn, proposal.id, receipt, from, callback).await?;
+    p::set_status(conn, proposal.id, to, callback.occurred_at, at).await?;
+    let history_id = p::insert_history(conn, proposal.id, receipt, from, callback, at).await?;
     let about = About {
         proposal_id: &proposal.proposal_id,
         tenant_name: tenant_name.unwrap_or(&proposal.tenant_id),
@@ -236,6 +245,7 @@ async fn apply_transition(
         history_id,
         &proposal.contact_email,
         &email,
+        at,
     )
     .await?;
     let mut events = vec![
@@ -246,7 +256,7 @@ async fn apply_transition(
         events.push(Event::new("left_queue", json!({"status": to})));
     }
     events.push(Event::new("email_queued", json!({"email_id": email_id})));
-    p::insert_events(conn, proposal.id, receipt.id, &events).await?;
+    p::insert_events(conn, proposal.id, receipt.id, &events, at).await?;
     Ok(email_id)
 }
 

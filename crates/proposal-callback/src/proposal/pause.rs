@@ -12,6 +12,7 @@
 
 use std::collections::BTreeMap;
 
+use common::Clock;
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 
 use crate::error::Error;
@@ -26,9 +27,15 @@ pub const RESUME_MAX: usize = 1000;
 
 /// Processes a stored receipt (live, swept or replayed): deferred while its integration is
 /// paused, applied otherwise, in one transaction (a savepoint when the caller has one open).
-/// Errors as [`handle_receipt`]'s: a failure the sender caused is recorded on the receipt,
-/// after the rollback of everything else.
-pub async fn process(conn: &mut AsyncPgConnection, receipt: &Receipt) -> Result<Processed, Error> {
+/// `clock` is asked once: every row written carries that time. Errors as
+/// [`handle_receipt`]'s: a failure the sender caused is recorded on the receipt, after the
+/// rollback of everything else.
+pub async fn process(
+    conn: &mut AsyncPgConnection,
+    clock: &Clock,
+    receipt: &Receipt,
+) -> Result<Processed, Error> {
+    let at = clock.now();
     let result = conn
         .transaction::<_, Error, _>(async |conn| {
             if let Some(integration_id) = receipt.integration_id
@@ -37,13 +44,13 @@ pub async fn process(conn: &mut AsyncPgConnection, receipt: &Receipt) -> Result<
                 // Not parsed until the resume, but an operator can already find it by
                 // proposal.
                 let proposal = insurer::proposal_hint(&receipt.insurer, &receipt.body);
-                receipts::record_deferred(conn, receipt.id, proposal.as_deref()).await?;
+                receipts::record_deferred(conn, receipt.id, proposal.as_deref(), at).await?;
                 return Ok(Processed::deferred());
             }
-            apply_receipt(conn, receipt).await
+            apply_receipt(conn, receipt, at).await
         })
         .await;
-    record_failure(conn, receipt, result).await
+    record_failure(conn, receipt, result, at).await
 }
 
 /// The integration, if it is `tenant`'s: 404 when it does not exist, 403 when it is another
@@ -64,17 +71,19 @@ pub async fn own_integration(
     Ok(row)
 }
 
-/// Pauses `tenant`'s integration `id` (a no-op when it is paused already). Returns once no
-/// callback of it is being applied: every later one is deferred.
+/// Pauses `tenant`'s integration `id` (a no-op when it is paused already), paused since
+/// `clock`'s now. Returns once no callback of it is being applied: every later one is
+/// deferred.
 pub async fn pause(
     conn: &mut AsyncPgConnection,
+    clock: &Clock,
     tenant: &str,
     id: i64,
 ) -> Result<IntegrationRow, Error> {
     own_integration(conn, tenant, id).await?;
     conn.transaction::<_, Error, _>(async |conn| {
         integrations::hold_alone(conn, id).await?;
-        Ok(integrations::set_paused(conn, id).await?)
+        Ok(integrations::set_paused(conn, id, clock.now()).await?)
     })
     .await
 }
@@ -102,6 +111,7 @@ enum Step {
 /// changes nothing.
 pub async fn resume(
     conn: &mut AsyncPgConnection,
+    clock: &Clock,
     tenant: &str,
     id: i64,
     max: usize,
@@ -126,7 +136,7 @@ pub async fn resume(
                 let Some(receipt) = receipts::oldest_deferred(conn, id).await? else {
                     return Ok(Step::Done(integrations::clear_paused(conn, id).await?));
                 };
-                match handle_receipt(conn, &receipt).await {
+                match handle_receipt(conn, &receipt, clock.now()).await {
                     Ok(done) => Ok(Step::Applied(done.outcome.as_str().to_owned())),
                     Err(e) if e.is_client_error() => Ok(Step::Applied(e.code().to_owned())),
                     Err(e) => Err(e),

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use common::Clock;
 use diesel_async::AsyncPgConnection;
 
 use crate::error::Error;
@@ -33,6 +34,7 @@ pub struct Replayed {
 /// until then keep their new outcome, and running it again is safe (live rules).
 pub async fn replay_matching(
     conn: &mut AsyncPgConnection,
+    clock: &Clock,
     tenant: &str,
     filter: &ReceiptFilter,
     after_id: Option<i64>,
@@ -47,7 +49,7 @@ pub async fn replay_matching(
         let Some(receipt) = receipts::find(conn, tenant, id).await? else {
             continue;
         };
-        let outcome = match process(conn, &receipt).await {
+        let outcome = match process(conn, clock, &receipt).await {
             Ok(done) => done.outcome.as_str().to_owned(),
             Err(e) if e.is_client_error() => e.code().to_owned(),
             Err(e) => return Err(e),

@@ -10,6 +10,7 @@
 
 use std::time::Duration;
 
+use common::Clock;
 use common::db::Pool;
 use diesel_async::AsyncConnection;
 
@@ -60,10 +61,14 @@ pub struct Swept {
     pub left: usize,
 }
 
-/// One round: every receipt left `received` for longer than `grace`, oldest first.
-pub async fn sweep_once(pool: &Pool, grace: Duration) -> Result<Swept, Error> {
+/// One round: every receipt left `received` for longer than `grace` by `clock`, oldest first.
+pub async fn sweep_once(pool: &Pool, clock: &Clock, grace: Duration) -> Result<Swept, Error> {
     let mut conn = pool.get().await?;
-    let ids = receipts::left_received(&mut conn, grace, ROUND).await?;
+    let cutoff = chrono::Duration::from_std(grace)
+        .ok()
+        .and_then(|grace| clock.now().checked_sub_signed(grace))
+        .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC);
+    let ids = receipts::left_received(&mut conn, cutoff, ROUND).await?;
     let mut swept = Swept::default();
     for id in ids {
         let settled = conn
@@ -71,7 +76,7 @@ pub async fn sweep_once(pool: &Pool, grace: Duration) -> Result<Swept, Error> {
                 let Some(receipt) = receipts::lock_if_received(conn, id).await? else {
                     return Ok(false);
                 };
-                match process(conn, &receipt).await {
+                match process(conn, clock, &receipt).await {
                     Ok(done) => {
                         tracing::info!(receipt = id, outcome = %done.outcome, "sweeper: receipt processed");
                         Ok(true)
@@ -98,12 +103,13 @@ pub async fn sweep_once(pool: &Pool, grace: Duration) -> Result<Swept, Error> {
 }
 
 /// Starts the sweeper inside `serve`: a round now, then one every `interval`.
-pub fn start(pool: &Pool, config: SweepConfig) {
+pub fn start(pool: &Pool, clock: &Clock, config: SweepConfig) {
     let pool = pool.clone();
+    let clock = clock.clone();
     tracing::info!(interval = ?config.interval, grace = ?config.grace, "receipt sweeper started");
     tokio::spawn(async move {
         loop {
-            match sweep_once(&pool, config.grace).await {
+            match sweep_once(&pool, &clock, config.grace).await {
                 Ok(s) if s.settled + s.left > 0 => {
                     tracing::warn!(
                         settled = s.settled,

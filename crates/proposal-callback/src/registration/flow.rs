@@ -12,6 +12,7 @@
 
 use std::time::Instant;
 
+use common::Clock;
 use common::db::Pool;
 use diesel_async::AsyncConnection;
 use secrecy::ExposeSecret;
@@ -36,12 +37,14 @@ pub struct Admin<'a> {
 pub async fn register(
     pool: &Pool,
     registrar: &Registrar,
+    clock: &Clock,
     admin: &Admin<'_>,
     id: i64,
 ) -> Result<IntegrationRow, Error> {
     let asked = Asked {
         integration_id: id,
-        at: chrono::Utc::now(),
+        at: clock.now(),
+        clock,
         admin: admin.sub,
     };
     let mut conn = pool.get().await?;
@@ -68,7 +71,8 @@ pub async fn register(
 
     let token = generate_token();
     let lease = registrar.config.lease();
-    let stale_before = chrono::Utc::now() - chrono::Duration::from_std(lease).unwrap_or_default();
+    let made_at = clock.now();
+    let stale_before = made_at - chrono::Duration::from_std(lease).unwrap_or_default();
     let token_id = conn
         .transaction::<_, Error, _>(async |c| {
             integrations::lock(c, id).await?;
@@ -77,7 +81,10 @@ pub async fn register(
                     retry_after_secs: lease.as_secs().try_into().unwrap_or(u32::MAX),
                 }),
                 PendingSlot::Free => {
-                    Ok(integrations::insert_pending_token(c, id, &token_hash(&token)).await?)
+                    Ok(
+                        integrations::insert_pending_token(c, id, &token_hash(&token), made_at)
+                            .await?,
+                    )
                 }
             }
         })
@@ -165,15 +172,17 @@ pub async fn register(
     }
 }
 
-/// Which integration an attempt was for, when it was asked for and by whom.
+/// Which integration an attempt was for, when it was asked for and by whom; the clock that
+/// says when it ended.
 struct Asked<'a> {
     integration_id: i64,
     at: chrono::DateTime<chrono::Utc>,
+    clock: &'a Clock,
     admin: &'a str,
 }
 
 impl<'a> Asked<'a> {
-    /// The attempt as it ended, to record.
+    /// The attempt as it ended (now), to record.
     fn ended<'b>(
         &self,
         outcome: &'b str,
@@ -186,6 +195,7 @@ impl<'a> Asked<'a> {
         NewAttempt {
             integration_id: self.integration_id,
             started_at: self.at,
+            finished_at: self.clock.now(),
             outcome,
             insurer_status,
             detail,
@@ -200,6 +210,7 @@ impl<'a> Asked<'a> {
 pub async fn register_detached(
     pool: Pool,
     registrar: std::sync::Arc<Registrar>,
+    clock: Clock,
     tenant: String,
     sub: String,
     id: i64,
@@ -209,7 +220,7 @@ pub async fn register_detached(
             tenant: &tenant,
             sub: &sub,
         };
-        register(&pool, &registrar, &admin, id).await
+        register(&pool, &registrar, &clock, &admin, id).await
     })
     .await
     .map_err(|e| Error::Internal(format!("the registration task failed: {e}")))?

@@ -211,7 +211,7 @@ pub async fn replay(
     let receipt = receipts::find(&mut conn, &admin.tenant, id)
         .await?
         .ok_or(Error::ReceiptNotFound(id))?;
-    let result = process(&mut conn, &receipt).await;
+    let result = process(&mut conn, &state.clock, &receipt).await;
     callback_answer(&receipt.tenant_id, &receipt.insurer, result)
 }
 
@@ -361,6 +361,7 @@ pub async fn register_callback(
     let integration = flow::register_detached(
         state.pool.clone(),
         state.registrar.clone(),
+        state.clock.clone(),
         admin.tenant,
         admin.sub,
         id,
@@ -440,7 +441,15 @@ pub async fn replay_many(
     // On a task of its own: an operator who hangs up does not stop it half way.
     let report = actix_web::rt::spawn(async move {
         let mut conn = state.pool.get().await?;
-        replay_matching(&mut conn, &admin.tenant, &filter, body.after_id, limit).await
+        replay_matching(
+            &mut conn,
+            &state.clock,
+            &admin.tenant,
+            &filter,
+            body.after_id,
+            limit,
+        )
+        .await
     })
     .await
     .map_err(|e| Error::Internal(format!("the replay task failed: {e}")))??;
@@ -475,7 +484,7 @@ pub async fn pause_integration(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Error> {
     let mut conn = state.pool.get().await?;
-    let row = pause::pause(&mut conn, &admin.tenant, id).await?;
+    let row = pause::pause(&mut conn, &state.clock, &admin.tenant, id).await?;
     tracing::info!(integration = id, admin = %admin.sub, "integration paused");
     Ok(HttpResponse::Ok().json(IntegrationView::load(&mut conn, row).await?))
 }
@@ -521,9 +530,10 @@ pub async fn resume_integration(
     let sub = admin.sub.clone();
     // On a task of its own: an operator who hangs up does not stop it half way.
     let pool = state.pool.clone();
+    let clock = state.clock.clone();
     let resumed = actix_web::rt::spawn(async move {
         let mut conn = pool.get().await?;
-        pause::resume(&mut conn, &admin.tenant, id, RESUME_MAX).await
+        pause::resume(&mut conn, &clock, &admin.tenant, id, RESUME_MAX).await
     })
     .await
     .map_err(|e| Error::Internal(format!("the resume task failed: {e}")))??;

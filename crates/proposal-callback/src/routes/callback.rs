@@ -2,16 +2,14 @@
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use common::extract::{read_body, require_json};
-use sha2::{Digest, Sha256};
 
 use crate::auth::extract::InsurerIntegration;
 use crate::error::Error;
 use crate::insurer;
 use crate::proposal::apply::Processed;
-use crate::proposal::pause::process;
+use crate::proposal::receive::{self, Arrival, Received};
 use crate::routes::{CallbackResult, callback_answer};
 use crate::state::AppState;
-use crate::store::receipts::{self, NewReceipt};
 
 /// 64 KiB on the callback route (docs/proposal-callback.md, "The callback, in order").
 pub const BODY_LIMIT: usize = 64 * 1024;
@@ -103,23 +101,20 @@ async fn receive_checked(
 
     let mut conn = state.pool.get().await?;
     who.still_live(&mut conn).await?;
-    let sha: [u8; 32] = Sha256::digest(&body).into();
-    let receipt = receipts::insert(
-        &mut conn,
-        &NewReceipt {
-            tenant_id: tenant,
-            insurer,
-            integration_id: Some(who.integration_id),
-            headers: kept_headers(req),
-            body: &body,
-            body_sha256: &sha,
-        },
-    )
-    .await?;
-    let processed = process(&mut conn, &receipt).await?;
+    let arrival = Arrival {
+        tenant,
+        insurer,
+        integration_id: who.integration_id,
+        headers: kept_headers(req),
+        body: &body,
+    };
+    let Received {
+        receipt_id,
+        processed,
+    } = receive::receive(&mut conn, &state.clock, &arrival).await?;
     if let Some(email) = processed.email_id {
         tracing::info!(
-            receipt = receipt.id,
+            receipt = receipt_id,
             email,
             "transition applied; email queued"
         );

@@ -221,17 +221,20 @@ pub async fn claim_pending_slot(
     })
 }
 
-/// Stores a pending token (it cannot authenticate yet); returns its id.
+/// Stores a pending token made at `at` (it cannot authenticate yet; [`claim_pending_slot`]
+/// compares `at` with its cutoff); returns its id.
 pub async fn insert_pending_token(
     conn: &mut AsyncPgConnection,
     integration_id: i64,
     hash: &[u8],
+    at: DateTime<Utc>,
 ) -> QueryResult<i64> {
     diesel::insert_into(tokens::table)
         .values((
             tokens::integration_id.eq(integration_id),
             tokens::token_type.eq(REGISTER_CALLBACK),
             tokens::token_hash.eq(hash),
+            tokens::created_at.eq(at),
         ))
         .returning(tokens::id)
         .get_result(conn)
@@ -316,12 +319,20 @@ pub async fn hold_alone(conn: &mut AsyncPgConnection, integration_id: i64) -> Qu
     lock(conn, integration_id).await.map(|_| ())
 }
 
-/// Pauses the integration (keeping the first pause's time if it is paused already).
-pub async fn set_paused(conn: &mut AsyncPgConnection, id: i64) -> QueryResult<IntegrationRow> {
+/// Pauses the integration at `at` (keeping the first pause's time if it is paused already).
+pub async fn set_paused(
+    conn: &mut AsyncPgConnection,
+    id: i64,
+    at: DateTime<Utc>,
+) -> QueryResult<IntegrationRow> {
     diesel::update(integrations::table.find(id))
-        .set(integrations::paused_at.eq(diesel::dsl::sql::<
-            diesel::sql_types::Nullable<diesel::sql_types::Timestamptz>,
-        >("coalesce(paused_at, now())")))
+        .set(
+            integrations::paused_at.eq(diesel::dsl::sql::<
+                diesel::sql_types::Nullable<diesel::sql_types::Timestamptz>,
+            >("coalesce(paused_at, ")
+            .bind::<diesel::sql_types::Timestamptz, _>(at)
+            .sql(")")),
+        )
         .returning(IntegrationRow::as_returning())
         .get_result(conn)
         .await

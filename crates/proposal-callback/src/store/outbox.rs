@@ -111,12 +111,14 @@ pub struct OutboxRow {
     pub attempts: i32,
 }
 
+/// Queues `email`, due at once: queued at `at`, first attempt at `at`.
 pub async fn enqueue(
     conn: &mut AsyncPgConnection,
     proposal_pk: i64,
     history_id: i64,
     recipient: &str,
     email: &Email,
+    at: DateTime<Utc>,
 ) -> QueryResult<i64> {
     diesel::insert_into(o::table)
         .values((
@@ -126,6 +128,8 @@ pub async fn enqueue(
             o::subject.eq(&email.subject),
             o::body.eq(&email.text),
             o::html_body.eq(Some(&email.html)),
+            o::created_at.eq(at),
+            o::next_attempt_at.eq(at),
         ))
         .returning(o::id)
         .get_result(conn)
@@ -148,21 +152,22 @@ struct Claimed {
     attempts: i32,
 }
 
-/// Claims the next due email for `lease` and counts the attempt, in one statement that
-/// commits on its own. The claim moves the row's `next_attempt_at` past the lease: no worker
-/// (of any replica) takes it meanwhile, and if this one dies before marking it, the row is
-/// due again once the lease is over. `SKIP LOCKED` lets concurrent claims pass each other.
-/// Rows in `skip` (those this round already tried) are left alone.
+/// Claims the next email due at `now` for `lease` and counts the attempt, in one statement
+/// that commits on its own. The claim moves the row's `next_attempt_at` past the lease: no
+/// worker (of any replica) takes it meanwhile, and if this one dies before marking it, the
+/// row is due again once the lease is over. `SKIP LOCKED` lets concurrent claims pass each
+/// other. Rows in `skip` (those this round already tried) are left alone.
 pub async fn claim_next(
     conn: &mut AsyncPgConnection,
+    now: DateTime<Utc>,
     lease: std::time::Duration,
     skip: &[i64],
 ) -> QueryResult<Option<OutboxRow>> {
     diesel::sql_query(
-        "UPDATE email_outbox SET next_attempt_at = now() + make_interval(secs => $1), \
+        "UPDATE email_outbox SET next_attempt_at = $3 + make_interval(secs => $1), \
                 attempts = attempts + 1 \
          WHERE id = (SELECT id FROM email_outbox \
-                     WHERE status = 'queued' AND next_attempt_at <= now() \
+                     WHERE status = 'queued' AND next_attempt_at <= $3 \
                        AND id <> ALL($2) \
                      ORDER BY next_attempt_at, id LIMIT 1 \
                      FOR UPDATE SKIP LOCKED) \
@@ -170,6 +175,7 @@ pub async fn claim_next(
     )
     .bind::<diesel::sql_types::Double, _>(lease.as_secs_f64())
     .bind::<diesel::sql_types::Array<diesel::sql_types::BigInt>, _>(skip)
+    .bind::<diesel::sql_types::Timestamptz, _>(now)
     .get_result::<Claimed>(conn)
     .await
     .optional()
@@ -185,12 +191,16 @@ pub async fn claim_next(
     })
 }
 
-/// Delivered: sent for good (the attempt was counted by [`claim_next`]).
-pub async fn mark_sent(conn: &mut AsyncPgConnection, id: i64) -> QueryResult<()> {
+/// Delivered at `at`: sent for good (the attempt was counted by [`claim_next`]).
+pub async fn mark_sent(
+    conn: &mut AsyncPgConnection,
+    id: i64,
+    at: DateTime<Utc>,
+) -> QueryResult<()> {
     diesel::update(o::table.find(id))
         .set((
             o::status.eq(OutboxStatus::Sent),
-            o::sent_at.eq(diesel::dsl::now),
+            o::sent_at.eq(Some(at)),
             o::last_error.eq(None::<String>),
         ))
         .execute(conn)
@@ -225,13 +235,38 @@ pub struct QueueStats {
     pub oldest_age_secs: f64,
 }
 
-/// What `/metrics` shows of the outbox; served by the partial index of queued rows.
-pub async fn queue_stats(conn: &mut AsyncPgConnection) -> QueryResult<QueueStats> {
+/// What `/metrics` shows of the outbox at `now`; served by the partial index of queued rows.
+pub async fn queue_stats(
+    conn: &mut AsyncPgConnection,
+    now: DateTime<Utc>,
+) -> QueryResult<QueueStats> {
     diesel::sql_query(
         "SELECT count(*) AS queued, \
-                coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS oldest_age_secs \
+                coalesce(extract(epoch FROM $1 - min(created_at)), 0)::float8 AS oldest_age_secs \
          FROM email_outbox WHERE status = 'queued'",
     )
+    .bind::<diesel::sql_types::Timestamptz, _>(now)
     .get_result(conn)
     .await
+}
+
+/// Records an email as sent at `at` on its first attempt **without any relay seeing it**: only
+/// for the demo seed's emails (addressed to example.com, and backdated), so that no worker
+/// ever delivers them. An operator sees them as `sent`, like the mail a running service
+/// would have sent at that time.
+pub async fn record_sent_without_relay(
+    conn: &mut AsyncPgConnection,
+    id: i64,
+    at: DateTime<Utc>,
+) -> QueryResult<()> {
+    diesel::update(o::table.find(id).filter(o::status.eq(OutboxStatus::Queued)))
+        .set((
+            o::status.eq(OutboxStatus::Sent),
+            o::attempts.eq(o::attempts + 1),
+            o::sent_at.eq(Some(at)),
+            o::last_error.eq(None::<String>),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(())
 }

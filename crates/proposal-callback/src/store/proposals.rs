@@ -45,12 +45,14 @@ pub async fn lock(
         .optional()
 }
 
-/// Creates an `under_analysis` proposal unless the tenant already has one by that id.
+/// Creates an `under_analysis` proposal, created at `at`, unless the tenant already has one
+/// by that id. True when it was created.
 pub async fn insert_if_absent(
     conn: &mut AsyncPgConnection,
     tenant: &str,
     proposal_id: &str,
     contact_email: &str,
+    at: DateTime<Utc>,
 ) -> QueryResult<bool> {
     let n = diesel::insert_into(proposals::table)
         .values((
@@ -59,6 +61,8 @@ pub async fn insert_if_absent(
             proposals::status.eq(Status::UnderAnalysis),
             proposals::contact_email.eq(contact_email),
             proposals::in_queue.eq(true),
+            proposals::created_at.eq(at),
+            proposals::updated_at.eq(at),
         ))
         .on_conflict_do_nothing()
         .execute(conn)
@@ -66,14 +70,15 @@ pub async fn insert_if_absent(
     Ok(n == 1)
 }
 
-/// True when this callback's key was not applied before. Inside the applying transaction, so
-/// a rollback frees the key again.
+/// True when this callback's key was not applied before (claimed at `at`). Inside the
+/// applying transaction, so a rollback frees the key again.
 pub async fn claim_dedup_key(
     conn: &mut AsyncPgConnection,
     receipt: &Receipt,
     proposal_pk: i64,
     key: &str,
     status: Status,
+    at: DateTime<Utc>,
 ) -> QueryResult<bool> {
     let n = diesel::insert_into(applied_callbacks::table)
         .values((
@@ -83,6 +88,7 @@ pub async fn claim_dedup_key(
             applied_callbacks::proposal_id.eq(proposal_pk),
             applied_callbacks::receipt_id.eq(Some(receipt.id)),
             applied_callbacks::status.eq(status),
+            applied_callbacks::created_at.eq(at),
         ))
         .on_conflict_do_nothing()
         .execute(conn)
@@ -91,19 +97,20 @@ pub async fn claim_dedup_key(
 }
 
 /// The new status, and `event_at` as the last applied event time (the caller has checked it
-/// is not older than the current one).
+/// is not older than the current one); `at` is when the change was made.
 pub async fn set_status(
     conn: &mut AsyncPgConnection,
     id: i64,
     to: Status,
     event_at: DateTime<Utc>,
+    at: DateTime<Utc>,
 ) -> QueryResult<()> {
     diesel::update(proposals::table.find(id))
         .set((
             proposals::status.eq(to),
             proposals::in_queue.eq(to.in_queue()),
             proposals::last_event_at.eq(Some(event_at)),
-            proposals::updated_at.eq(diesel::dsl::now),
+            proposals::updated_at.eq(at),
         ))
         .execute(conn)
         .await?;
@@ -124,12 +131,14 @@ pub async fn set_last_event_at(
     Ok(())
 }
 
+/// The transition's history row, recorded at `at`.
 pub async fn insert_history(
     conn: &mut AsyncPgConnection,
     proposal_pk: i64,
     receipt: &Receipt,
     from: Status,
     callback: &Callback,
+    at: DateTime<Utc>,
 ) -> QueryResult<i64> {
     diesel::insert_into(integration_history::table)
         .values((
@@ -141,6 +150,7 @@ pub async fn insert_history(
             integration_history::insurer_event_id.eq(callback.event_id.as_deref()),
             integration_history::insurer_note.eq(callback.note.as_deref()),
             integration_history::insurer_time.eq(callback.occurred_at),
+            integration_history::created_at.eq(at),
         ))
         .returning(integration_history::id)
         .get_result(conn)
@@ -170,11 +180,13 @@ pub fn received_event(receipt: &Receipt, callback: &Callback) -> Event {
     )
 }
 
+/// The proposal's events, all recorded at `at`.
 pub async fn insert_events(
     conn: &mut AsyncPgConnection,
     proposal_pk: i64,
     receipt_id: i64,
     events: &[Event],
+    at: DateTime<Utc>,
 ) -> QueryResult<()> {
     let rows: Vec<_> = events
         .iter()
@@ -184,6 +196,7 @@ pub async fn insert_events(
                 proposal_events::kind.eq(e.kind),
                 proposal_events::receipt_id.eq(Some(receipt_id)),
                 proposal_events::data.eq(&e.data),
+                proposal_events::created_at.eq(at),
             )
         })
         .collect();

@@ -25,6 +25,8 @@ pub struct Receipt {
 #[diesel(table_name = r)]
 pub struct NewReceipt<'a> {
     pub tenant_id: &'a str,
+    /// When it arrived, by the service's clock.
+    pub received_at: DateTime<Utc>,
     pub insurer: &'a str,
     pub integration_id: Option<i64>,
     pub headers: serde_json::Value,
@@ -183,11 +185,13 @@ pub async fn count_deferred(conn: &mut AsyncPgConnection, integration_id: i64) -
 }
 
 /// Stored while its integration is paused: answered 202, applied on resume. `proposal_id` is
-/// the proposal its body names, read leniently (it is parsed only when applied).
+/// the proposal its body names, read leniently (it is parsed only when applied). `at`: when
+/// it was processed.
 pub async fn record_deferred(
     conn: &mut AsyncPgConnection,
     id: i64,
     proposal_id: Option<&str>,
+    at: DateTime<Utc>,
 ) -> QueryResult<()> {
     diesel::update(r::table.find(id))
         .set((
@@ -197,7 +201,7 @@ pub async fn record_deferred(
             r::error_detail.eq(None::<String>),
             r::proposal_id.eq(proposal_id.map(|p| p.replace('\0', "\\u0000"))),
             r::attempts.eq(r::attempts + 1),
-            r::processed_at.eq(diesel::dsl::now),
+            r::processed_at.eq(Some(at)),
         ))
         .execute(conn)
         .await?;
@@ -215,10 +219,12 @@ pub struct Answered<'a> {
     pub event_at: Option<DateTime<Utc>>,
 }
 
+/// The outcome of a callback answered 200, processed at `at`.
 pub async fn record_outcome(
     conn: &mut AsyncPgConnection,
     id: i64,
     answered: &Answered<'_>,
+    at: DateTime<Utc>,
 ) -> QueryResult<()> {
     diesel::update(r::table.find(id))
         .set((
@@ -230,7 +236,7 @@ pub async fn record_outcome(
             r::dedup_key.eq(answered.dedup_key),
             r::event_at.eq(answered.event_at),
             r::attempts.eq(r::attempts + 1),
-            r::processed_at.eq(diesel::dsl::now),
+            r::processed_at.eq(Some(at)),
         ))
         .execute(conn)
         .await?;
@@ -246,10 +252,12 @@ pub struct Failure {
     pub proposal_id: Option<String>,
 }
 
+/// The answer to a callback that failed, processed at `at`.
 pub async fn record_failure(
     conn: &mut AsyncPgConnection,
     id: i64,
     failure: &Failure,
+    at: DateTime<Utc>,
 ) -> QueryResult<()> {
     // Text columns cannot hold NUL: a detail or id quoting the sender's bytes must never make
     // this write fail (the parsers refuse NUL first; this is the second line).
@@ -262,22 +270,20 @@ pub async fn record_failure(
             r::error_detail.eq(Some(storable(&failure.detail))),
             r::proposal_id.eq(failure.proposal_id.as_deref().map(storable)),
             r::attempts.eq(r::attempts + 1),
-            r::processed_at.eq(diesel::dsl::now),
+            r::processed_at.eq(Some(at)),
         ))
         .execute(conn)
         .await?;
     Ok(())
 }
 
-/// Ids of receipts a crash left `received` (stored more than `grace` ago, no outcome yet),
-/// oldest first, at most `limit`.
+/// Ids of receipts a crash left `received` (stored before `cutoff`, no outcome yet), oldest
+/// first, at most `limit`.
 pub async fn left_received(
     conn: &mut AsyncPgConnection,
-    grace: std::time::Duration,
+    cutoff: DateTime<Utc>,
     limit: i64,
 ) -> QueryResult<Vec<i64>> {
-    let grace = chrono::Duration::from_std(grace).unwrap_or(chrono::Duration::MAX);
-    let cutoff = Utc::now() - grace;
     r::table
         .filter(r::status.eq(ReceiptStatus::Received))
         .filter(r::received_at.lt(cutoff))
@@ -336,4 +342,25 @@ pub async fn prune(
         }
         progress(total);
     }
+}
+
+/// When the newest receipt of one of `tenants` that came with the `User-Agent` `user_agent`
+/// was received (the demo seed finds its own callbacks so); none when there is none. Walks
+/// the received-time index from the newest.
+pub async fn newest_received_with_agent(
+    conn: &mut AsyncPgConnection,
+    tenants: &[&str],
+    user_agent: &str,
+) -> QueryResult<Option<DateTime<Utc>>> {
+    r::table
+        .filter(r::tenant_id.eq_any(tenants.iter().copied()))
+        .filter(
+            diesel::dsl::sql::<diesel::sql_types::Bool>("headers->>'user-agent' = ")
+                .bind::<diesel::sql_types::Text, _>(user_agent),
+        )
+        .order(r::received_at.desc())
+        .select(r::received_at)
+        .first(conn)
+        .await
+        .optional()
 }

@@ -39,6 +39,7 @@ pub struct AttemptRow {
 pub struct NewAttempt<'a> {
     pub integration_id: i64,
     pub started_at: DateTime<Utc>,
+    pub finished_at: DateTime<Utc>,
     pub outcome: &'a str,
     pub insurer_status: Option<i16>,
     pub detail: Option<&'a str>,

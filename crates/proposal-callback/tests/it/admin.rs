@@ -56,6 +56,7 @@ async fn a_failed_callback_is_stored_and_replayed_once_the_proposal_exists() {
         "demo-a",
         "POR-NEW-1",
         "x@example.com",
+        chrono::Utc::now(),
     )
     .await
     .unwrap();

@@ -115,7 +115,13 @@ async fn a_rotated_token_no_longer_works() {
     let t = TestApp::start().await;
     let old = t.basic_token("demo-b", "too");
     let mut conn = t.conn().await;
-    let report = proposal_callback::seed::run(&mut conn, true).await.unwrap();
+    let options = proposal_callback::seed::SeedOptions {
+        rotate_tokens: true,
+        ..crate::support::BARE
+    };
+    let report = proposal_callback::seed::run(&mut conn, &common::Clock::system(), options)
+        .await
+        .unwrap();
     let new = report
         .integrations
         .iter()
@@ -136,9 +142,10 @@ async fn a_rotated_token_no_longer_works() {
 async fn seeding_twice_duplicates_nothing_and_prints_no_token_again() {
     let t = TestApp::start().await;
     let mut conn = t.conn().await;
-    let again = proposal_callback::seed::run(&mut conn, false)
-        .await
-        .unwrap();
+    let again =
+        proposal_callback::seed::run(&mut conn, &common::Clock::system(), crate::support::BARE)
+            .await
+            .unwrap();
     assert_eq!(again.integrations.len(), 6);
     assert!(again.integrations.iter().all(|i| i.token.is_none()));
     let first: Vec<i64> = t.seed.integrations.iter().map(|i| i.id).collect();

@@ -149,9 +149,14 @@ async fn two_workers_never_send_one_email_twice() {
 async fn without_smtp_url_mail_stays_queued() {
     let t = TestApp::start().await;
     assert!(Mailer::new(&config(None)).unwrap().is_none());
-    worker::start(&t.db.pool(), &config(None), &OutboxMetrics::new())
-        .await
-        .unwrap();
+    worker::start(
+        &t.db.pool(),
+        &common::Clock::system(),
+        &config(None),
+        &OutboxMetrics::new(),
+    )
+    .await
+    .unwrap();
     assert_eq!(
         t.callback("demo-a", "tokio", example("tokio", "refused"))
             .await
@@ -227,7 +232,7 @@ async fn a_relay_that_never_answers_fails_each_attempt_in_time_and_mail_flows_on
         );
     }
     assert!(sink.messages().is_empty());
-    worker::refresh_queue_metrics(&pool, &metrics)
+    worker::refresh_queue_metrics(&pool, &common::Clock::system(), &metrics)
         .await
         .unwrap();
     let text = scrape(&registry);
@@ -275,7 +280,7 @@ async fn a_relay_that_never_answers_fails_each_attempt_in_time_and_mail_flows_on
             1
         );
     }
-    worker::refresh_queue_metrics(&pool, &metrics)
+    worker::refresh_queue_metrics(&pool, &common::Clock::system(), &metrics)
         .await
         .unwrap();
     let text = scrape(&registry);

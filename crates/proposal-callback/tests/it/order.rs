@@ -162,6 +162,7 @@ async fn newer_and_older_callbacks_racing_end_at_the_newer() {
                 "demo-a",
                 &format!("RACE-{i}"),
                 "r@example.com",
+                chrono::Utc::now(),
             )
             .await
             .unwrap();

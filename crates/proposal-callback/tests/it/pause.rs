@@ -40,9 +40,15 @@ async fn a_paused_integration_applies_fifty_callbacks_once_in_order_after_resume
     {
         let mut conn = t.conn().await;
         for id in PROPOSALS {
-            store::proposals::insert_if_absent(&mut conn, "demo-a", id, "l@example.com")
-                .await
-                .unwrap();
+            store::proposals::insert_if_absent(
+                &mut conn,
+                "demo-a",
+                id,
+                "l@example.com",
+                chrono::Utc::now(),
+            )
+            .await
+            .unwrap();
         }
     }
     let tokio_id = t.integration_id("demo-a", "tokio");
@@ -129,9 +135,15 @@ async fn a_paused_integration_applies_fifty_callbacks_once_in_order_after_resume
     let http_resume = post(&t, &resume_path, &admin);
     let replica_resume = async {
         let mut conn = t.conn().await;
-        pause::resume(&mut conn, "demo-a", tokio_id, RESUME_MAX)
-            .await
-            .unwrap()
+        pause::resume(
+            &mut conn,
+            &common::Clock::system(),
+            "demo-a",
+            tokio_id,
+            RESUME_MAX,
+        )
+        .await
+        .unwrap()
     };
     let (late, (s, resumed), replica) = tokio::join!(late, http_resume, replica_resume);
     assert_eq!(s, 200, "{resumed}");

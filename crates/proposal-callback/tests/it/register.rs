@@ -215,7 +215,7 @@ async fn a_superseded_pending_token_is_never_activated() {
     let t = TestApp::start().await;
     let id = t.integration_id("demo-a", "porto");
     let mut conn = t.conn().await;
-    let old = i::insert_pending_token(&mut conn, id, &[1u8; 32])
+    let old = i::insert_pending_token(&mut conn, id, &[1u8; 32], chrono::Utc::now())
         .await
         .unwrap();
     let future = chrono::Utc::now() + chrono::Duration::hours(1);
@@ -223,7 +223,7 @@ async fn a_superseded_pending_token_is_never_activated() {
         i::claim_pending_slot(&mut conn, id, future).await.unwrap(),
         i::PendingSlot::Free
     );
-    let new = i::insert_pending_token(&mut conn, id, &[2u8; 32])
+    let new = i::insert_pending_token(&mut conn, id, &[2u8; 32], chrono::Utc::now())
         .await
         .unwrap();
     assert_eq!(

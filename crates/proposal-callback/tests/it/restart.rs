@@ -45,6 +45,7 @@ async fn a_database_restart_loses_no_callback() {
                 "demo-a",
                 &format!("R-{i}"),
                 "r@example.com",
+                chrono::Utc::now(),
             )
             .await
             .unwrap();

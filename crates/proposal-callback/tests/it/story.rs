@@ -481,6 +481,7 @@ async fn a_bulk_replay_repairs_what_matches_and_counts_the_outcomes() {
         "demo-a",
         "POR-NEW-1",
         "locatario@example.com",
+        chrono::Utc::now(),
     )
     .await
     .unwrap();

@@ -108,8 +108,8 @@ async fn two_sweepers_at_once_apply_each_receipt_once() {
     let pool = t.db.pool();
     let grace = Duration::from_secs(60);
     let (a, b) = futures_util::future::join(
-        sweep::sweep_once(&pool, grace),
-        sweep::sweep_once(&pool, grace),
+        sweep::sweep_once(&pool, &common::Clock::system(), grace),
+        sweep::sweep_once(&pool, &common::Clock::system(), grace),
     )
     .await;
     let (a, b) = (a.unwrap(), b.unwrap());

@@ -14,7 +14,7 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use proposal_callback::auth::jwt;
 use proposal_callback::registration::config::RegistrationConfig;
-use proposal_callback::seed::{self, SeedReport};
+use proposal_callback::seed::{self, SeedOptions, SeedReport};
 use proposal_callback::startup;
 use proposal_callback::state::AppState;
 use proposal_callback::{MIGRATIONS, MIGRATIONS_DIR, SCHEMA};
@@ -73,10 +73,20 @@ fn serve_on(listener: TcpListener, state: AppState) -> (String, ServerHandle) {
     (base, handle)
 }
 
+/// The demo data without its history of callbacks: each test counts the receipts, emails
+/// and proposals it makes (`tests/it/seed.rs` tests the history).
 pub async fn seeded(pool: &Pool) -> SeedReport {
     let mut conn = pool.get().await.unwrap();
-    seed::run(&mut conn, false).await.unwrap()
+    seed::run(&mut conn, &common::Clock::system(), BARE)
+        .await
+        .unwrap()
 }
+
+/// Tenants, integrations, tokens and the nine example proposals.
+pub const BARE: SeedOptions = SeedOptions {
+    rotate_tokens: false,
+    history: false,
+};
 
 impl TestApp {
     pub async fn start() -> TestApp {
