@@ -11,8 +11,13 @@ use dispatch_api::{SKELETON, auth, seed, startup};
 /// dispatch-api's own subcommands, beside the skeleton's `serve`, `migrate` and `healthcheck`.
 #[derive(clap::Subcommand)]
 enum Command {
-    /// Insert the deterministic demo data (idempotent); prints what exists as JSON.
-    Seed,
+    /// Write the demo data, anchored at now (idempotent; a demo found stale is brought back
+    /// to life); prints what exists as JSON, and what it did on stderr.
+    Seed {
+        /// `demo` (3,000 incidents) or `test` (80, what the tests use).
+        #[arg(long, value_enum, default_value = "demo")]
+        scale: seed::Scale,
+    },
     /// Print a signed access token for a user (local use and tests), bound to this service
     /// (`aud` = dispatch-api).
     Token {
@@ -40,10 +45,10 @@ async fn main() -> ExitCode {
 
 async fn run(command: Command, ctx: Context) -> anyhow::Result<()> {
     match command {
-        Command::Seed => {
+        Command::Seed { scale } => {
             ctx.migrate().await?;
             let mut conn = ctx.connection().await?;
-            let report = seed::run(&mut conn).await?;
+            let report = seed::run_with(&mut conn, scale).await?;
             eprintln!("{}", report.timeline.summary());
             println!("{}", serde_json::to_string_pretty(&report)?);
         }

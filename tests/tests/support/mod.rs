@@ -296,14 +296,18 @@ pub fn run_bin(name: &str, database_url: &str, args: &[&str]) -> String {
 
 /// Seeds the dispatch demo data through its binary.
 pub fn seed_dispatch(database_url: &str) {
-    run_bin("dispatch-api", database_url, &["seed"]);
+    run_bin("dispatch-api", database_url, &["seed", "--scale", "test"]);
 }
 
 /// Seeds the callback demo data through its binary; the integrations' Basic tokens keyed
 /// `tenant/insurer`.
 pub fn seed_callback(database_url: &str) -> Vec<(String, String)> {
-    let report: Value =
-        serde_json::from_str(&run_bin("proposal-callback", database_url, &["seed"])).unwrap();
+    let report: Value = serde_json::from_str(&run_bin(
+        "proposal-callback",
+        database_url,
+        &["seed", "--no-history"],
+    ))
+    .unwrap();
     report["integrations"]
         .as_array()
         .unwrap()

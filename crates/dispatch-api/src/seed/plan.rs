@@ -7,7 +7,7 @@ use crate::domain::user::Profile;
 
 /// How much data to make. `Demo` is the real scale (`dispatch-api seed`); `Test` is the
 /// same generator with smaller counts, so every HTTP test can seed its own database fast.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Scale {
     Demo,
     Test,
