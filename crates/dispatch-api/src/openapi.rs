@@ -51,7 +51,10 @@ const OPERATIONAL: [&str; 3] = ["/healthz", "/readyz", "/metrics"];
 const ERRORS: [(&str, &str); 5] = [
     ("400", "A bad parameter (named in `errors`)"),
     ("401", "No valid token, or the user is not active"),
-    ("403", "The caller's profile may not use this route"),
+    (
+        "403",
+        "The caller's profile may not use this route (`detail` names those that may)",
+    ),
     ("404", "No such record"),
     ("503", "The database is unavailable; retry"),
 ];
@@ -60,7 +63,10 @@ const ERRORS: [(&str, &str); 5] = [
 const WRITE_ERRORS: [(&str, &str); 12] = [
     ("400", "A bad body field or header (named in `errors`)"),
     ("401", "No valid token, or the user is not active"),
-    ("403", "The caller's profile may not use this route"),
+    (
+        "403",
+        "The caller's profile may not use this route (`detail` names those that may)",
+    ),
     ("404", "No such record"),
     (
         "409",
