@@ -61,7 +61,10 @@ const ERRORS: [(&str, &str); 5] = [
 
 /// What a write may answer besides the reads' errors.
 const WRITE_ERRORS: [(&str, &str); 12] = [
-    ("400", "A bad body field or header (named in `errors`)"),
+    (
+        "400",
+        "Bad body fields (every one named in `errors`, at once) or a bad header",
+    ),
     ("401", "No valid token, or the user is not active"),
     (
         "403",
