@@ -33,7 +33,9 @@ impl Clock {
 
     /// A clock that stands at `at` until it is set or advanced.
     pub fn manual(at: DateTime<Utc>) -> Self {
-        Self(Source::Manual(Arc::new(AtomicI64::new(at.timestamp_micros()))))
+        Self(Source::Manual(Arc::new(AtomicI64::new(
+            at.timestamp_micros(),
+        ))))
     }
 
     /// Now, to the microsecond (PostgreSQL's precision, so what is written reads back equal).
