@@ -195,6 +195,9 @@ const MIN_SECRET_BYTES: usize = 32;
 /// What every service needs to start.
 pub struct CommonConfig {
     pub database_url: String,
+    /// `DATABASE_URL` is unset, so `database_url` is [`DEFAULT_DATABASE_URL`] (which errors
+    /// about the database say).
+    pub database_url_is_default: bool,
     pub bind: String,
     pub jwt_secret: SecretString,
     pub log_format: LogFormat,
@@ -243,10 +246,10 @@ impl CommonConfig {
                 reason: "must be between 1 and 256".into(),
             });
         }
+        let database_url = src.get("DATABASE_URL");
         Ok(Self {
-            database_url: src
-                .get("DATABASE_URL")
-                .unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned()),
+            database_url_is_default: database_url.is_none(),
+            database_url: database_url.unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned()),
             bind: src.get("BIND").unwrap_or_else(|| default_bind.to_owned()),
             jwt_secret,
             log_format: parsed(src, "LOG_FORMAT", default_format)?,
@@ -290,6 +293,7 @@ mod tests {
         assert_eq!(cfg.jwt_secret.expose_secret(), DEV_JWT_SECRET);
         assert_eq!(cfg.bind, "127.0.0.1:9");
         assert_eq!(cfg.database_url, DEFAULT_DATABASE_URL);
+        assert!(cfg.database_url_is_default);
         let real = "k".repeat(40);
         let cfg = CommonConfig::from_source(&env(&[("JWT_SECRET", &real)]), "x", true).unwrap();
         assert_eq!(cfg.jwt_secret.expose_secret(), real);

@@ -48,9 +48,11 @@ const INIT: &str = r##"window.addEventListener("load", function () {
 const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
                    img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'";
 
-/// `GET /docs` and its assets. None of them is part of the OpenAPI document: they describe it.
+/// `GET /docs` and its assets, and `GET /docs/` redirecting to it. None of them is part of the
+/// OpenAPI document: they describe it.
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/docs", web::get().to(page))
+        .route("/docs/", web::get().to(to_page))
         .route("/docs/swagger-ui.css", web::get().to(css))
         .route("/docs/swagger-ui-bundle.js", web::get().to(bundle))
         .route("/docs/init.js", web::get().to(init));
@@ -62,6 +64,15 @@ async fn page() -> HttpResponse {
         .insert_header((header::CONTENT_SECURITY_POLICY, CSP))
         .insert_header(CacheControl(vec![CacheDirective::NoCache]))
         .body(PAGE.replace("{version}", SWAGGER_UI_VERSION.trim()))
+}
+
+/// `/docs/` (a typed or bookmarked trailing slash) is the page's own address misspelt. Not the
+/// page itself: its relative asset URLs would resolve under `/docs/docs/`. The `Location` is
+/// relative too, so the redirect also works behind a proxy that adds a path prefix.
+async fn to_page() -> HttpResponse {
+    HttpResponse::PermanentRedirect()
+        .insert_header((header::LOCATION, "../docs"))
+        .finish()
 }
 
 fn asset(content_type: &'static str, body: &'static [u8]) -> HttpResponse {

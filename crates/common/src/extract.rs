@@ -16,6 +16,9 @@ use serde::de::DeserializeOwned;
 
 use crate::Problem;
 
+mod lenient;
+pub use lenient::{MAX_FAULTS, Misfit, REQUIRED, misfit};
+
 /// Default body limit of JSON routes: 256 KiB (docs/operations.md says why).
 pub const DEFAULT_BODY_LIMIT: usize = 256 * 1024;
 

@@ -201,7 +201,10 @@ impl Skeleton {
             Command::Healthcheck => (true, false),
         };
         let config = CommonConfig::from_env(self.default_bind, dev_key_allowed)?;
-        let database_url = DatabaseUrl::parse(DATABASE_URL, &config.database_url)?;
+        let mut database_url = DatabaseUrl::parse(DATABASE_URL, &config.database_url)?;
+        if config.database_url_is_default {
+            database_url = database_url.defaulted();
+        }
         if let Command::Serve(_) = command {
             crate::telemetry::init(config.log_format);
         }
@@ -247,6 +250,48 @@ pub struct StaticMigrations(pub &'static EmbeddedMigrations);
 impl MigrationSource<Pg> for StaticMigrations {
     fn migrations(&self) -> diesel::migration::Result<Vec<Box<dyn Migration<Pg>>>> {
         <EmbeddedMigrations as MigrationSource<Pg>>::migrations(self.0)
+    }
+}
+
+/// A database that this build's statements cannot run on yet: its service's schema is not
+/// there, or lacks migrations of this build. Said with the variable and the database, never
+/// the password.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unmigrated {
+    /// The binary's name, for the command to run.
+    pub service: &'static str,
+    pub schema: &'static str,
+    /// The database's name.
+    pub database: String,
+    /// Where its URL came from, password redacted ([`DatabaseUrl::source`]).
+    pub source: String,
+    /// Migrations of this build not applied.
+    pub pending: usize,
+    /// None was ever applied: the schema is missing.
+    pub never: bool,
+}
+
+impl std::fmt::Display for Unmigrated {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Self {
+            service,
+            schema,
+            database,
+            source,
+            pending,
+            never,
+        } = self;
+        write!(f, "the database \"{database}\" ({source}) ")?;
+        if *never {
+            write!(f, "has no `{schema}` schema: it was never migrated")?;
+        } else {
+            let s = if *pending == 1 { "" } else { "s" };
+            write!(
+                f,
+                "lacks {pending} migration{s} of this build's `{schema}` schema"
+            )?;
+        }
+        write!(f, ". Run `{service} migrate` against it")
     }
 }
 
@@ -307,6 +352,67 @@ impl Context {
         pool.get()
             .await
             .map_err(|e| anyhow::anyhow!("no database connection: {e}"))
+    }
+
+    /// `error`, a one-shot command's failure on the service's tables, explained when the
+    /// cause is a database not migrated up to this build: the error then says which variable
+    /// and which database the command used (its URL without the password), that the schema
+    /// is missing or behind, and to run `<service> migrate`, followed by `hint` (what else the
+    /// command's user may do, such as `, or ./dev up`). Any other failure is returned as it is.
+    pub async fn explain_unmigrated(&self, error: anyhow::Error, hint: &str) -> anyhow::Error {
+        match self.unmigrated().await {
+            Ok(Some(why)) => error.context(format!("{why}{hint}")),
+            Ok(None) | Err(_) => error,
+        }
+    }
+
+    /// How far the database is from this build's schema: `None` when every migration of the
+    /// build is applied.
+    pub async fn unmigrated(&self) -> anyhow::Result<Option<Unmigrated>> {
+        use diesel::QueryableByName;
+        use diesel_async::RunQueryDsl;
+
+        #[derive(QueryableByName)]
+        struct Applied {
+            #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+            table: Option<String>,
+        }
+        #[derive(QueryableByName)]
+        struct Version {
+            #[diesel(sql_type = diesel::sql_types::Text)]
+            version: String,
+        }
+
+        let schema = self.skeleton.schema;
+        let known = MigrationSource::<Pg>::migrations(&self.skeleton.migrations())
+            .map_err(|e| anyhow::anyhow!("the build's migrations: {e}"))?;
+        let mut conn = self.connection().await?;
+        let bookkeeping = format!("{schema}.__diesel_schema_migrations");
+        let found: Applied = diesel::sql_query("SELECT to_regclass($1)::text AS table")
+            .bind::<diesel::sql_types::Text, _>(&bookkeeping)
+            .get_result(&mut conn)
+            .await?;
+        let applied: Vec<String> = match found.table {
+            None => Vec::new(),
+            Some(_) => diesel::sql_query(format!("SELECT version FROM {bookkeeping}"))
+                .load::<Version>(&mut conn)
+                .await?
+                .into_iter()
+                .map(|v| v.version)
+                .collect(),
+        };
+        let pending = known
+            .iter()
+            .filter(|m| !applied.contains(&m.name().version().to_string()))
+            .count();
+        Ok((pending > 0).then(|| Unmigrated {
+            service: self.skeleton.name,
+            schema,
+            database: self.database_url.database().to_owned(),
+            source: self.database_url.source(),
+            pending,
+            never: applied.is_empty(),
+        }))
     }
 
     /// Serves `app` (called once per worker) on `BIND` until SIGTERM/SIGINT, then lets
@@ -371,5 +477,49 @@ pub async fn shutdown_signal() {
     #[cfg(not(unix))]
     {
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unmigrated(url: DatabaseUrl, pending: usize, never: bool) -> String {
+        Unmigrated {
+            service: "dispatch-api",
+            schema: "dispatch",
+            database: url.database().to_owned(),
+            source: url.source(),
+            pending,
+            never,
+        }
+        .to_string()
+    }
+
+    #[test]
+    fn an_unmigrated_database_is_named_with_its_variable_never_its_password() {
+        let url =
+            DatabaseUrl::parse(DATABASE_URL, "postgres://app:hunter2@db:5433/emergency").unwrap();
+        assert_eq!(
+            unmigrated(url.clone(), 30, true),
+            "the database \"emergency\" (DATABASE_URL=postgres://app:***@db:5433/emergency) \
+             has no `dispatch` schema: it was never migrated. \
+             Run `dispatch-api migrate` against it"
+        );
+        assert_eq!(
+            unmigrated(url, 1, false),
+            "the database \"emergency\" (DATABASE_URL=postgres://app:***@db:5433/emergency) \
+             lacks 1 migration of this build's `dispatch` schema. \
+             Run `dispatch-api migrate` against it"
+        );
+        let default = DatabaseUrl::parse(DATABASE_URL, crate::config::DEFAULT_DATABASE_URL)
+            .unwrap()
+            .defaulted();
+        assert_eq!(
+            unmigrated(default, 30, true),
+            "the database \"postgres\" (DATABASE_URL unset, so the default \
+             postgres://postgres@127.0.0.1:5432/postgres) has no `dispatch` schema: it was \
+             never migrated. Run `dispatch-api migrate` against it"
+        );
     }
 }

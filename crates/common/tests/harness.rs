@@ -248,3 +248,31 @@ async fn api_reference_is_served_from_the_binary() {
     let res = test::call_service(&app, TestRequest::get().uri("/openapi.json").to_request()).await;
     assert_eq!(res.status(), StatusCode::OK);
 }
+
+#[actix_web::test]
+async fn the_api_reference_with_a_trailing_slash_redirects_to_the_page() {
+    let db = test_db().await;
+    let pool = db.pool();
+    let app = test::init_service(http::app(
+        pool.clone(),
+        openapi(),
+        http::metrics("t", &pool),
+        |_| {},
+    ))
+    .await;
+
+    let res = test::call_service(&app, TestRequest::get().uri("/docs/").to_request()).await;
+    assert_eq!(res.status(), StatusCode::PERMANENT_REDIRECT);
+    // Relative, so `/prefix/docs/` behind a proxy lands on `/prefix/docs`.
+    let location = res.headers().get("location").unwrap().to_str().unwrap();
+    assert_eq!(location, "../docs");
+    let resolved = reqwest::Url::parse("http://127.0.0.1:8080/docs/")
+        .unwrap()
+        .join(location)
+        .unwrap();
+    assert_eq!(resolved.as_str(), "http://127.0.0.1:8080/docs");
+    let res = test::call_service(&app, TestRequest::get().uri(resolved.path()).to_request()).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let page = String::from_utf8(test::read_body(res).await.to_vec()).unwrap();
+    assert!(page.contains("<title>API reference</title>"), "{page}");
+}

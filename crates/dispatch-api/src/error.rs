@@ -122,7 +122,7 @@ fn refusal(r: &Refusal) -> Problem {
                 },
             ])
         }
-        Refusal::Forbidden(_) => Problem::forbidden(detail),
+        Refusal::Forbidden { .. } => Problem::forbidden(detail),
         Refusal::Unauthorized(_) => Problem::unauthorized(detail),
         Refusal::IdempotencyKeyReused => Problem::new(
             StatusCode::UNPROCESSABLE_ENTITY,

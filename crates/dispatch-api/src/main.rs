@@ -38,6 +38,10 @@ impl ServiceCommand for Command {
     }
 }
 
+/// Where a developer whose `token` found no schema gets tokens instead.
+const DEV_TOKENS: &str = ", or `./dev up`, which migrates and seeds a demo database and prints a \
+                          token for each profile (`./dev token LOGIN` prints one for any user)";
+
 #[tokio::main]
 async fn main() -> ExitCode {
     SKELETON.run(startup::serve, run).await
@@ -54,13 +58,16 @@ async fn run(command: Command, ctx: Context) -> anyhow::Result<()> {
         }
         Command::Token { login, ttl, .. } => {
             let mut conn = ctx.connection().await?;
-            let id: i64 = users::table
+            let found = users::table
                 .filter(users::login.eq(&login))
                 .select(users::id)
-                .first(&mut conn)
+                .first::<i64>(&mut conn)
                 .await
-                .optional()?
-                .ok_or_else(|| anyhow::anyhow!("no user with login {login:?}"))?;
+                .optional();
+            let id = match found {
+                Ok(id) => id.ok_or_else(|| anyhow::anyhow!("no user with login {login:?}"))?,
+                Err(e) => return Err(ctx.explain_unmigrated(e.into(), DEV_TOKENS).await),
+            };
             let keys = auth::service_keys(&ctx.config.jwt_secret, auth::max_lifetime(&Env)?);
             let token = auth::issue_token(&keys, id, ttl)?;
             println!("{token}");

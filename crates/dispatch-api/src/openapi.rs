@@ -51,16 +51,25 @@ const OPERATIONAL: [&str; 3] = ["/healthz", "/readyz", "/metrics"];
 const ERRORS: [(&str, &str); 5] = [
     ("400", "A bad parameter (named in `errors`)"),
     ("401", "No valid token, or the user is not active"),
-    ("403", "The caller's profile may not use this route"),
+    (
+        "403",
+        "The caller's profile may not use this route (`detail` names those that may)",
+    ),
     ("404", "No such record"),
     ("503", "The database is unavailable; retry"),
 ];
 
 /// What a write may answer besides the reads' errors.
 const WRITE_ERRORS: [(&str, &str); 12] = [
-    ("400", "A bad body field or header (named in `errors`)"),
+    (
+        "400",
+        "Bad body fields (every one named in `errors`, at once) or a bad header",
+    ),
     ("401", "No valid token, or the user is not active"),
-    ("403", "The caller's profile may not use this route"),
+    (
+        "403",
+        "The caller's profile may not use this route (`detail` names those that may)",
+    ),
     ("404", "No such record"),
     (
         "409",

@@ -92,13 +92,13 @@ pub struct MobileUnitView {
     pub unit_type: RefOption,
 }
 
-/// `GET /mobile-unit/options`: the "Select a mobile unit" field.
+/// `GET /mobile-unit/options`: one option of the "Select a mobile unit" field, as the spec
+/// plans it. Whether the unit is free is a filter (`available=true`), not a field; the fleet
+/// board (`GET /mobile-unit/board`) shows each unit's dispatch.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct MobileUnitOption {
     pub id: i64,
     pub name: String,
-    /// Free: no dispatch of the unit is unreleased, so it can be dispatched now.
-    pub available: bool,
 }
 
 /// An incident as another record names it: id and number.

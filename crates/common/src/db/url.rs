@@ -65,6 +65,10 @@ pub struct DatabaseUrl {
     var: &'static str,
     raw: String,
     servers: Vec<Server>,
+    /// `dbname`, else the user's name (the server's default), else empty.
+    database: String,
+    /// Taken because `var` is unset.
+    is_default: bool,
 }
 
 impl DatabaseUrl {
@@ -127,11 +131,48 @@ impl DatabaseUrl {
                 }
             })
             .collect();
+        let database = config
+            .get_dbname()
+            .or(config.get_user())
+            .unwrap_or_default()
+            .to_owned();
         Ok(Self {
             var,
             raw: raw.to_owned(),
             servers,
+            database,
+            is_default: false,
         })
+    }
+
+    /// The same URL, said to be the default taken because its variable is unset.
+    pub fn defaulted(self) -> Self {
+        Self {
+            is_default: true,
+            ..self
+        }
+    }
+
+    /// The database it names: `dbname`, else the user's name (the server's default for it).
+    pub fn database(&self) -> &str {
+        &self.database
+    }
+
+    /// The connection string fit to print: its password (in the user info, a `password`
+    /// parameter or a `password=` pair) replaced by `***`.
+    pub fn redacted(&self) -> String {
+        redact(&self.raw)
+    }
+
+    /// Where the URL came from, password redacted, for messages about its database:
+    /// `DATABASE_URL=postgres://app:***@db:5432/app`, or `DATABASE_URL unset, so the default
+    /// postgres://postgres@127.0.0.1:5432/postgres`.
+    pub fn source(&self) -> String {
+        if self.is_default {
+            format!("{} unset, so the default {}", self.var, self.redacted())
+        } else {
+            format!("{}={}", self.var, self.redacted())
+        }
     }
 
     /// The connection string itself, password included: for connecting, never for printing.
@@ -206,6 +247,102 @@ impl fmt::Debug for DatabaseUrl {
             .field("server", &self.server())
             .finish_non_exhaustive()
     }
+}
+
+/// What a password is printed as.
+const HIDDEN: &str = "***";
+
+/// `raw` with every password it holds replaced by [`HIDDEN`]. A URL's user info is taken up
+/// to its last `@`, so a password holding `@` or `/` is hidden whole (at worst, more is
+/// hidden than the password).
+fn redact(raw: &str) -> String {
+    let Some((scheme, rest)) = raw.split_once("://") else {
+        return redact_pairs(raw);
+    };
+    let (userinfo, rest) = match rest.rsplit_once('@') {
+        Some((userinfo, rest)) => (Some(userinfo), rest),
+        None => (None, rest),
+    };
+    let mut out = format!("{scheme}://");
+    if let Some(userinfo) = userinfo {
+        match userinfo.split_once(':') {
+            Some((user, _)) => out.push_str(&format!("{user}:{HIDDEN}@")),
+            None => out.push_str(&format!("{userinfo}@")),
+        }
+    }
+    match rest.split_once('?') {
+        Some((path, query)) => {
+            let query: Vec<String> = query
+                .split('&')
+                .map(|pair| match pair.split_once('=') {
+                    Some(("password", _)) => format!("password={HIDDEN}"),
+                    _ => pair.to_owned(),
+                })
+                .collect();
+            out.push_str(&format!("{path}?{}", query.join("&")));
+        }
+        None => out.push_str(rest),
+    }
+    out
+}
+
+/// libpq's `key=value` form with the value of `password` hidden: values are single-quoted
+/// (with `\'` and `\\` escapes) or run to the next space.
+fn redact_pairs(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            out.push(c);
+            chars.next();
+            continue;
+        }
+        let mut key = String::new();
+        while let Some(&c) = chars.peek() {
+            if c == '=' || c.is_whitespace() {
+                break;
+            }
+            key.push(c);
+            chars.next();
+        }
+        out.push_str(&key);
+        while let Some(&c) = chars.peek() {
+            if !c.is_whitespace() {
+                break;
+            }
+            out.push(c);
+            chars.next();
+        }
+        if chars.peek() != Some(&'=') {
+            continue;
+        }
+        out.push('=');
+        chars.next();
+        while let Some(c) = chars.next_if(|c| c.is_whitespace()) {
+            out.push(c);
+        }
+        let mut value = String::new();
+        if chars.next_if_eq(&'\'').is_some() {
+            value.push('\'');
+            while let Some(c) = chars.next() {
+                value.push(c);
+                match c {
+                    '\\' => value.extend(chars.next()),
+                    '\'' => break,
+                    _ => {}
+                }
+            }
+        } else {
+            while let Some(c) = chars.next_if(|c| !c.is_whitespace()) {
+                value.push(c);
+                if c == '\\' {
+                    value.extend(chars.next());
+                }
+            }
+        }
+        out.push_str(if key == "password" { HIDDEN } else { &value });
+    }
+    out
 }
 
 /// RFC 3986: a letter, then letters, digits, `+`, `-`, `.`.
@@ -337,6 +474,54 @@ mod tests {
         assert!(shown.contains("db:5433"), "{shown}");
         assert!(!shown.contains("hunter2"), "{shown}");
         assert_eq!(url.expose(), "postgres://u:hunter2@db:5433/app");
+    }
+
+    #[test]
+    fn the_printed_url_hides_the_password_and_names_the_database() {
+        for (raw, printed, database) in [
+            (
+                "postgres://u:hunter2@db:5433/app",
+                "postgres://u:***@db:5433/app",
+                "app",
+            ),
+            ("postgres://u@db/app", "postgres://u@db/app", "app"),
+            ("postgresql://u:hunter2@db", "postgresql://u:***@db", "u"),
+            (
+                "postgres://u:hun%40ter2@db/app?sslmode=disable",
+                "postgres://u:***@db/app?sslmode=disable",
+                "app",
+            ),
+            (
+                "postgres://db/app?user=u&password=hunter2&sslmode=disable",
+                "postgres://db/app?user=u&password=***&sslmode=disable",
+                "app",
+            ),
+            (
+                "host=pg user=u password=hunter2 dbname=app",
+                "host=pg user=u password=*** dbname=app",
+                "app",
+            ),
+            (
+                "host=pg password = 'hun ter\\'2' user=u",
+                "host=pg password = *** user=u",
+                "u",
+            ),
+        ] {
+            let url = DatabaseUrl::parse(VAR, raw).unwrap();
+            assert_eq!(url.redacted(), printed, "{raw}");
+            assert_eq!(url.database(), database, "{raw}");
+            assert_eq!(url.source(), format!("DATABASE_URL={printed}"), "{raw}");
+        }
+        // A password that should have been percent-encoded is hidden whole all the same.
+        let url = DatabaseUrl::parse(VAR, "postgres://u:hun@ter/2@db/app").unwrap();
+        assert_eq!(url.redacted(), "postgres://u:***@db/app");
+        let default = DatabaseUrl::parse(VAR, "postgres://postgres@127.0.0.1:5432/postgres")
+            .unwrap()
+            .defaulted();
+        assert_eq!(
+            default.source(),
+            "DATABASE_URL unset, so the default postgres://postgres@127.0.0.1:5432/postgres"
+        );
     }
 
     #[test]

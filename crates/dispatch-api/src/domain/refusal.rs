@@ -2,7 +2,7 @@
 //! stable `code` (docs/dispatch-realtime.md, "Writes"); `crate::error` maps them to responses.
 
 use super::dispatch::VehicleType;
-use super::user::Profile;
+use super::user::{Profile, titles};
 
 /// One named wrong field: which one, and what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,9 +53,16 @@ pub enum Refusal {
         requested: VehicleType,
         offered: VehicleType,
     },
-    /// The caller's profile may not use this route.
-    #[error("the {} profile may not use this route", .0.title())]
-    Forbidden(Profile),
+    /// The caller's `profile` may not use this route; `allowed` may.
+    #[error(
+        "the {} profile may not use this route (used by {})",
+        profile.title(),
+        titles(allowed)
+    )]
+    Forbidden {
+        profile: Profile,
+        allowed: &'static [Profile],
+    },
     /// The token is fine but its user may not call (inactive, gone).
     #[error("{0}")]
     Unauthorized(&'static str),

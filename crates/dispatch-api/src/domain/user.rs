@@ -51,6 +51,16 @@ impl Profile {
     }
 }
 
+/// `profiles` as a refusal names them: their titles, comma-separated (`OPERADOR_FROTA,
+/// MEDICO_REGULADOR`), so the caller learns who may instead.
+pub fn titles(profiles: &[Profile]) -> String {
+    profiles
+        .iter()
+        .map(|p| p.title())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 impl diesel::serialize::ToSql<diesel::sql_types::Text, diesel::pg::Pg> for Profile {
     fn to_sql<'b>(
         &'b self,
@@ -86,12 +96,15 @@ pub struct CurrentUser {
 }
 
 impl CurrentUser {
-    /// Refused (403) unless the caller has one of `allowed`.
-    pub fn require(&self, allowed: &[Profile]) -> Result<(), Refusal> {
+    /// Refused (403, naming `allowed`) unless the caller has one of `allowed`.
+    pub fn require(&self, allowed: &'static [Profile]) -> Result<(), Refusal> {
         if allowed.contains(&self.profile) {
             Ok(())
         } else {
-            Err(Refusal::Forbidden(self.profile))
+            Err(Refusal::Forbidden {
+                profile: self.profile,
+                allowed,
+            })
         }
     }
 

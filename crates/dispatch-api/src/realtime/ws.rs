@@ -32,7 +32,7 @@ pub use super::hub::WsSettings;
 use super::hub::{Client, Ending, Hub, ServerMessage};
 use crate::domain::incident::State;
 use crate::domain::queue::{self, QUEUES};
-use crate::domain::user::{CurrentUser, may};
+use crate::domain::user::{CurrentUser, Profile, may, titles};
 use crate::state::AppState;
 use crate::store;
 
@@ -383,8 +383,9 @@ async fn subscribe(
         return ServerMessage::error(
             "forbidden",
             format!(
-                "the {} profile may not read incidents",
-                user.profile.title()
+                "the {} profile may not read incidents (read by {})",
+                user.profile.title(),
+                titles(may::READ)
             ),
         );
     }
@@ -420,14 +421,14 @@ fn follow(queue: State, client: &Client, user: &CurrentUser, hub: &Hub) -> Serve
         );
     }
     if !queue::may_follow(user.profile, queue) {
-        let mut who: Vec<&str> = queue::followers(queue).iter().map(|p| p.title()).collect();
-        who.push("ADMIN");
+        let mut who = queue::followers(queue).to_vec();
+        who.push(Profile::Admin);
         return ServerMessage::error(
             "forbidden",
             format!(
                 "the {} profile may not follow the `{queue}` queue (followed by {})",
                 user.profile.title(),
-                who.join(", ")
+                titles(&who)
             ),
         );
     }

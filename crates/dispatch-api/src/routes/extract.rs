@@ -13,12 +13,15 @@ use actix_web::dev::Payload;
 use actix_web::http::{StatusCode, header};
 use actix_web::web::Bytes;
 use actix_web::{FromRequest, HttpRequest};
-use common::Problem;
-use common::extract::{BodyLimit, DEFAULT_BODY_LIMIT, parse_json, read_body, require_json};
+use common::extract::{BodyLimit, DEFAULT_BODY_LIMIT, misfit, parse_json, read_body, require_json};
+use common::{FieldError, Problem};
 use serde::de::DeserializeOwned;
 
+use crate::domain::Refusal;
+use crate::domain::refusal::FieldFault;
 use crate::domain::user::{CurrentUser, Profile, may};
 use crate::error::{Error, Result};
+use crate::routes::commit::Judge;
 use crate::store::idempotency::Key;
 
 type Extracting<T> = Pin<Box<dyn Future<Output = Result<T>>>>;
@@ -83,7 +86,7 @@ pub struct Body<P, B> {
     _profiles: PhantomData<P>,
 }
 
-impl<P: Profiles, B: DeserializeOwned + 'static> FromRequest for Body<P, B> {
+impl<P: Profiles, B: DeserializeOwned + Judge + 'static> FromRequest for Body<P, B> {
     type Error = Error;
     type Future = Extracting<Self>;
 
@@ -98,7 +101,7 @@ impl<P: Profiles, B: DeserializeOwned + 'static> FromRequest for Body<P, B> {
             let Caller(user, _) = caller.await?;
             is_json?;
             let raw = raw.await?;
-            let body = parse_json(&raw)?;
+            let body = parse_body(&raw)?;
             Ok(Body {
                 user,
                 body,
@@ -109,6 +112,44 @@ impl<P: Profiles, B: DeserializeOwned + 'static> FromRequest for Body<P, B> {
     }
 }
 
+/// A write's body as `B`. One that does not fit `B` (a field missing, of the wrong type,
+/// unknown) is 400 `invalid_payload` naming every such field and, beside them, every field
+/// that fits but that `B`'s own rules ([`Judge`]) refuse, all in one `errors` list in the
+/// order of `B`'s fields: the client fixes the whole form at once. A body that fits is judged
+/// later, after the headers, as every write promises (docs/dispatch-realtime.md, "Writes").
+/// A body that is not JSON, or not an object, names no field.
+fn parse_body<B: DeserializeOwned + Judge>(raw: &[u8]) -> Result<B> {
+    let first = match parse_json::<B>(raw) {
+        Ok(body) => return Ok(body),
+        Err(problem) => problem,
+    };
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(raw) else {
+        return Err(first.into());
+    };
+    let mut misfit = misfit::<B>(&value);
+    if misfit.faults.is_empty() {
+        // What the strict reading refused is nothing a field can be blamed for (a key given
+        // twice, say): its own answer stands.
+        return Err(first.into());
+    }
+    let judged = match misfit.stand_in.take().map(Judge::judge) {
+        Some(Err(Refusal::InvalidFields(faults))) => faults,
+        _ => Vec::new(),
+    };
+    let every = misfit.and(judged.into_iter().map(|f| FieldError {
+        field: f.field,
+        message: f.message,
+    }));
+    let faults = every
+        .into_iter()
+        .map(|f| FieldFault {
+            field: f.field,
+            message: f.message,
+        })
+        .collect();
+    Err(Refusal::InvalidFields(faults).into())
+}
+
 /// A POST write: its [`Body`] and, when sent, its `Idempotency-Key`.
 pub struct Post<P, B> {
     pub user: CurrentUser,
@@ -117,7 +158,7 @@ pub struct Post<P, B> {
     _profiles: PhantomData<P>,
 }
 
-impl<P: Profiles, B: DeserializeOwned + 'static> FromRequest for Post<P, B> {
+impl<P: Profiles, B: DeserializeOwned + Judge + 'static> FromRequest for Post<P, B> {
     type Error = Error;
     type Future = Extracting<Self>;
 

@@ -47,7 +47,7 @@ pub async fn list(
 #[into_params(parameter_in = Query)]
 pub struct OptionsParams {
     /// `true` lists only free units (no dispatch that is not released); default `false`:
-    /// every active unit, each saying whether it is `available`.
+    /// every active unit, free or not.
     pub available: Option<bool>,
     /// Only units of this vehicle type: the `id` of `GET /mobile-unit-type`.
     #[serde(rename = "type")]
@@ -55,8 +55,8 @@ pub struct OptionsParams {
     pub unit_type: Option<i32>,
 }
 
-/// The "Select a mobile unit" field: active units, `{id, name, available}`, by name;
-/// `available=true` for the free ones only, `type` for one vehicle type.
+/// The "Select a mobile unit" field: active units, `{id, name}`, by name; `available=true`
+/// for the free ones only, `type` for one vehicle type.
 #[utoipa::path(get, path = "/mobile-unit/options", tag = "fleet",
     params(OptionsParams),
     responses((status = 200, body = Vec<MobileUnitOption>)))]

@@ -240,8 +240,9 @@ macro_rules! current_dispatch_of_unit {
     };
 }
 
-/// `GET /mobile-unit/options`: active units, `{id, name, available}`, by name; one
-/// statement.
+/// `GET /mobile-unit/options`: active units, `{id, name}`, by name; one statement. Whether a
+/// unit is free only filters (`available_only`): the option itself is what the spec's field
+/// shows.
 pub async fn mobile_unit_options(
     mut conn: &AsyncPgConnection,
     filter: UnitFilter,
@@ -249,11 +250,7 @@ pub async fn mobile_unit_options(
     let mut query = mobile_units::table
         .left_join(current_dispatch_of_unit!())
         .filter(mobile_units::active)
-        .select((
-            mobile_units::id,
-            mobile_units::name,
-            dispatches::id.nullable().is_null(),
-        ))
+        .select((mobile_units::id, mobile_units::name))
         .order_by((search_order(mobile_units::name), mobile_units::id))
         .into_boxed();
     if filter.available_only {
@@ -263,24 +260,11 @@ pub async fn mobile_unit_options(
         query = query.filter(mobile_units::type_id.eq(t));
     }
     Ok(query
-        .load::<UnitOptionRow>(&mut conn)
+        .load::<(i64, String)>(&mut conn)
         .await?
         .into_iter()
-        .map(|r| MobileUnitOption {
-            id: r.id,
-            name: r.name,
-            available: r.available,
-        })
+        .map(|(id, name)| MobileUnitOption { id, name })
         .collect())
-}
-
-/// One unit of `GET /mobile-unit/options`, in the order of the query's `select`.
-#[derive(Queryable)]
-struct UnitOptionRow {
-    id: i64,
-    name: String,
-    /// No unreleased dispatch joined.
-    available: bool,
 }
 
 /// One row of the fleet board.

@@ -7,8 +7,20 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use dispatch_api::schema::dispatch::users;
 use dispatch_api::user_cache;
+use serde_json::json;
 
-use crate::support::Api;
+use crate::support::{Api, Reply};
+
+/// The profile title of a demo login.
+fn title(login: &str) -> &'static str {
+    match login {
+        "admin" => "ADMIN",
+        "tarm" => "TARM",
+        "regulador" => "MEDICO_REGULADOR",
+        "frota" => "OPERADOR_FROTA",
+        other => panic!("no demo login {other}"),
+    }
+}
 
 /// One concrete URI per route (incident 1 exists at every scale).
 pub const ROUTES: &[&str] = &[
@@ -96,6 +108,10 @@ async fn screen_routes_serve_the_profiles_of_the_contract_only() {
                 reply.ok();
             } else {
                 reply.problem(403, "forbidden");
+                let detail = reply.body["detail"].as_str().unwrap();
+                for may in *allowed {
+                    assert!(detail.contains(title(may)), "{uri} {login}: {detail}");
+                }
             }
         }
     }
@@ -108,6 +124,45 @@ async fn screen_routes_serve_the_profiles_of_the_contract_only() {
             api.get(login, uri).await.ok();
         }
     }
+}
+
+#[actix_web::test]
+async fn a_refused_profile_is_told_which_profiles_may_use_the_route() {
+    let api = Api::new().await;
+    let reply = api.get("tarm", "/incident/1/unit-selection").await;
+    reply.problem(403, "forbidden");
+    assert_eq!(
+        reply.body,
+        json!({
+            "type": "urn:problem-type:forbidden",
+            "title": "Forbidden",
+            "status": 403,
+            "detail": "the TARM profile may not use this route \
+                       (used by OPERADOR_FROTA, MEDICO_REGULADOR)",
+            "code": "forbidden",
+        })
+    );
+    let reply = api.get("admin", "/incident/1/regulation").await;
+    reply.problem(403, "forbidden");
+    assert_eq!(
+        reply.body["detail"],
+        "the ADMIN profile may not use this route (used by MEDICO_REGULADOR)"
+    );
+    // A write says it the same way.
+    let reply = Reply::of(
+        api.request(reqwest::Method::POST, "/incident")
+            .bearer_auth(api.token("frota"))
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    reply.problem(403, "forbidden");
+    assert_eq!(
+        reply.body["detail"],
+        "the OPERADOR_FROTA profile may not use this route (used by TARM)"
+    );
 }
 
 #[actix_web::test]

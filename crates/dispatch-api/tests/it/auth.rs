@@ -160,3 +160,40 @@ async fn the_token_command_prints_a_token_serve_accepts() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("nobody"));
 }
+
+/// `token` against a database nobody migrated (a fresh one, or the default `DATABASE_URL`'s
+/// `postgres` after `./dev up` made its own) says which variable and database it used, never
+/// the password, and how to migrate or where `./dev` prints tokens.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_token_command_on_an_unmigrated_database_names_it_and_says_what_to_run() {
+    let db = TestDb::blank().await;
+    // A password in the URL, so the test sees it is never printed (a local server that trusts
+    // the connection ignores it; a server that needs one has it in the URL already).
+    let (scheme, rest) = db.url().split_once("://").unwrap();
+    let (userinfo, server) = rest.rsplit_once('@').unwrap();
+    let (user, password) = match userinfo.split_once(':') {
+        Some((user, password)) => (user, password.to_owned()),
+        None => (userinfo, "hunter2-not-printed".to_owned()),
+    };
+    let url = format!("{scheme}://{user}:{password}@{server}");
+    let out = Command::new(env!("CARGO_BIN_EXE_dispatch-api"))
+        .args(["token", "--login", "maria.costa.5"])
+        .env("DATABASE_URL", &url)
+        .env("JWT_SECRET", "cli-secret-cli-secret-cli-secret-cli")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(!stderr.contains(&password), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!(
+            "dispatch-api: the database \"{}\" (DATABASE_URL={scheme}://{user}:***@{server}) \
+             has no `dispatch` schema: it was never migrated. Run `dispatch-api migrate` \
+             against it, or `./dev up`, which migrates and seeds a demo database and prints a \
+             token for each profile (`./dev token LOGIN` prints one for any user): \
+             relation \"dispatch.users\" does not exist\n",
+            db.name()
+        )
+    );
+}

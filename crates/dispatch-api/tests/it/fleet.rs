@@ -55,7 +55,7 @@ async fn mobile_units_all_or_active_only() {
     let names: Vec<&str> = options
         .iter()
         .map(|o| {
-            assert_eq!(keys(o), set(&["id", "name", "available"]));
+            assert_eq!(keys(o), set(&["id", "name"]));
             o["name"].as_str().unwrap()
         })
         .collect();

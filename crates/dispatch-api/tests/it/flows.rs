@@ -112,6 +112,160 @@ async fn bodies_are_validated_with_the_field_named() {
     );
 }
 
+const PHONE: &str = "must be a phone number: 8 to 15 digits, optionally with + - ( ) . or spaces";
+
+/// `errors` as `(field, message)` pairs, in order.
+fn errors(body: &Value) -> Vec<(&str, &str)> {
+    body["errors"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no errors: {body}"))
+        .iter()
+        .map(|e| (e["field"].as_str().unwrap(), e["message"].as_str().unwrap()))
+        .collect()
+}
+
+#[actix_web::test]
+async fn every_bad_or_missing_field_of_a_body_is_named_at_once() {
+    let w = W::new().await;
+    // A field missing (serde stopped here) and one that breaks a rule (judged after it).
+    let r = w
+        .post(
+            "/incident",
+            "tarm",
+            None,
+            json!({"caller_name": "Ana", "caller_phone": "12 9812", "address": "Av. Brasil 1"}),
+        )
+        .await;
+    r.problem(400, "invalid_payload");
+    assert_eq!(
+        r.body,
+        json!({
+            "type": "urn:problem-type:invalid_payload",
+            "title": "Bad Request",
+            "status": 400,
+            "detail": format!("body fields `caller_phone`: {PHONE}; `complaint`: is required"),
+            "code": "invalid_payload",
+            "errors": [
+                {"field": "caller_phone", "message": PHONE},
+                {"field": "complaint", "message": "is required"},
+            ],
+        })
+    );
+    // Every kind of fault at once, in the form's order, unknown fields last.
+    let r = w
+        .post(
+            "/incident",
+            "tarm",
+            None,
+            json!({"caller_name": 5, "caller_phone": "12 9812", "priority": "urgent",
+                   "patient_age": "40", "patient_sex": "F", "related_incident_id": 1.5,
+                   "surprise": true}),
+        )
+        .await;
+    r.problem(400, "invalid_payload");
+    assert_eq!(
+        errors(&r.body),
+        [
+            ("caller_name", "must be a string, not a number"),
+            ("caller_phone", PHONE),
+            ("address", "is required"),
+            ("complaint", "is required"),
+            ("related_incident_id", "must be an integer, not 1.5"),
+            ("priority", "must be one of low, medium, high, critical"),
+            ("patient_age", "must be an integer, not a string"),
+            (
+                "surprise",
+                "is not a field of this body; its fields are `caller_name`, `caller_phone`, \
+                 `address`, `complaint`, `city`, `related_incident_id`, `occurrence_type`, \
+                 `priority`, `occurrence_notes`, `patient_name`, `patient_age`, \
+                 `patient_sex`, `destination_health_unit_id`"
+            ),
+        ]
+    );
+
+    // The same for a PATCH of the forms, and for the other writes' bodies.
+    let (id, v) = w.create().await;
+    let r = w
+        .call(
+            Method::PATCH,
+            &format!("/incident/{id}"),
+            "tarm",
+            Some(v),
+            Some(json!({"patient_age": "x", "priority": "urgent"})),
+        )
+        .await;
+    r.problem(400, "invalid_payload");
+    assert_eq!(
+        errors(&r.body),
+        [
+            ("priority", "must be one of low, medium, high, critical"),
+            ("patient_age", "must be an integer, not a string"),
+        ]
+    );
+    let r = w
+        .post(
+            &format!("/incident/{id}/cancel"),
+            "tarm",
+            Some(v),
+            json!({"reason": 7, "why": "x"}),
+        )
+        .await;
+    assert_eq!(
+        errors(&r.body),
+        [
+            ("reason", "must be a string, not a number"),
+            (
+                "why",
+                "is not a field of this body; its fields are `reason`"
+            ),
+        ]
+    );
+    let r = w
+        .post(
+            &format!("/incident/{id}/submit"),
+            "tarm",
+            Some(v),
+            json!({"x": 1}),
+        )
+        .await;
+    assert_eq!(
+        errors(&r.body),
+        [(
+            "x",
+            "is not a field of this body, which has none (send `{}`)"
+        )]
+    );
+    assert_eq!(w.version(id).await, v, "nothing refused changed anything");
+    let (id, v) = w.incident_in("regulated").await;
+    let r = w
+        .post(
+            &format!("/incident/{id}/dispatch"),
+            "frota",
+            Some(v),
+            json!({"mobile_unit_id": "7", "override_reason": " "}),
+        )
+        .await;
+    assert_eq!(
+        errors(&r.body),
+        [
+            ("mobile_unit_id", "must be an integer, not a string"),
+            ("override_reason", "must not be empty"),
+        ]
+    );
+    assert_eq!(w.version(id).await, v, "nothing refused changed anything");
+    // A body that is not JSON, or not an object, still names no field.
+    let r = w
+        .post(
+            &format!("/incident/{id}/close"),
+            "regulador",
+            Some(v),
+            json!([]),
+        )
+        .await;
+    r.problem(400, "invalid_payload");
+    assert!(r.body.get("errors").is_none(), "{}", r.body);
+}
+
 #[actix_web::test]
 async fn each_write_is_refused_to_the_other_profiles() {
     let w = W::new().await;

@@ -212,8 +212,8 @@ pub async fn send_to(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DispatchBody {
-    /// An active unit with no dispatch that is not released (see `GET /mobile-unit/options`
-    /// and its `available`).
+    /// An active unit with no dispatch that is not released (see
+    /// `GET /mobile-unit/options?available=true`).
     pub mobile_unit_id: i64,
     /// Why a unit of another vehicle type than the latest technical decision asks for is
     /// sent anyway (4,000 characters at most, not blank). Without it such a unit is 409
