@@ -74,12 +74,13 @@ pub(super) async fn run(
         };
         let (id, v) = (l.id, l.version);
         let version = match &action.step {
-            Step::Create(_) => unreachable!("handled above"),
+            Step::Create(_) => anyhow::bail!("demo incident {i} is created twice"),
             Step::Update(form) => {
                 let next = (**form).clone();
-                store::patch(conn, &by, id, v, move |f| *f = next).await
+                store::patch(conn, &by, id, v, move |f| *f = next)
+                    .await
+                    .map(|w| w.version)
             }
-            .map(|w| w.version),
             Step::Submit => {
                 let to = State::AwaitingRegulation;
                 store::move_to(conn, &by, id, v, to, "submitted", None)
