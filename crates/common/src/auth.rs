@@ -12,6 +12,9 @@
 //! - A token lives at most a bounded time (`exp - iat`, [`DEFAULT_MAX_LIFETIME`] unless
 //!   configured), so a token dated to the year 9999 is refused; a token without `iat` is
 //!   refused whenever a maximum lifetime applies, and an `iat` in the future is refused.
+//! - Claims naming who calls (`sub`, an identity provider's user claim, a service's tenant
+//!   claim) hold no control character ([`identity_claim`]): a NUL would fail the query that
+//!   looks the caller up, a line break would forge a log line. Such a token is malformed.
 //! - Each refusal is a [`TokenError`] whose message says which rule failed and nothing
 //!   secret; it converts into a 401 `unauthorized` problem (503 `unavailable` when the
 //!   identity provider cannot be reached).
@@ -199,6 +202,34 @@ pub(crate) fn check_lifetime(
     Ok(())
 }
 
+/// `value`, the claim `name` of a verified token, when it can name someone: text without a
+/// control character or a line separator (U+2028, U+2029). A NUL cannot reach PostgreSQL's
+/// text (the lookup of the caller would fail with a 500), a line break in a logged identity
+/// would write a forged log line; a token carrying either is refused as malformed
+/// ([`TokenError::MalformedClaim`] naming the claim, 401). Services check their own identity
+/// claims (a tenant) with it; `sub` and the identity provider's user claim are checked here.
+pub fn identity_claim<'v>(name: &str, value: &'v str) -> Result<&'v str, TokenError> {
+    if value.chars().any(breaks_text) {
+        Err(TokenError::MalformedClaim(name.to_owned()))
+    } else {
+        Ok(value)
+    }
+}
+
+/// A control character (C0, DEL, C1: NUL, line feed, escape...) or a Unicode line or
+/// paragraph separator: what must never travel from a token into a query or a log line.
+pub(crate) fn breaks_text(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')
+}
+
+/// `sub`, when the token has one as text, names someone ([`identity_claim`]).
+pub(crate) fn check_subject(claims: &Map<String, Value>) -> Result<(), TokenError> {
+    match claims.get("sub") {
+        Some(Value::String(sub)) => identity_claim("sub", sub).map(drop),
+        _ => Ok(()),
+    }
+}
+
 fn base_validation(alg: Algorithm) -> Validation {
     let mut validation = Validation::new(alg);
     validation.leeway = LEEWAY_SECS;
@@ -318,22 +349,29 @@ impl JwtKeys {
     /// claims. Claims the type does not name (such as `aud`) are ignored by the usual serde
     /// rules.
     pub fn verify<C: DeserializeOwned>(&self, token: &str) -> Result<C, TokenError> {
-        if self.audience.is_none() {
-            return jsonwebtoken::decode::<C>(token, &self.decoding, &self.validation)
-                .map(|data| data.claims)
-                .map_err(|e| token_error(&e, None));
-        }
-        let claims = self.verify_claims(token)?;
+        let claims = if self.audience.is_none() {
+            self.decode(token)?
+        } else {
+            self.verify_claims(token)?
+        };
         serde_json::from_value(Value::Object(claims)).map_err(|_| TokenError::Invalid)
     }
 
     /// As [`JwtKeys::verify`], returning the claims as a JSON object.
     pub fn verify_claims(&self, token: &str) -> Result<Map<String, Value>, TokenError> {
+        let claims = self.decode(token)?;
+        check_lifetime(&claims, self.max_lifetime, now_secs())?;
+        Ok(claims)
+    }
+
+    /// The claims of a token signed with these keys, checked by jsonwebtoken's rules
+    /// (signature, `exp`, `nbf`, `aud`), its `sub` naming someone.
+    fn decode(&self, token: &str) -> Result<Map<String, Value>, TokenError> {
         let claims =
             jsonwebtoken::decode::<Map<String, Value>>(token, &self.decoding, &self.validation)
                 .map(|data| data.claims)
                 .map_err(|e| token_error(&e, self.audience.as_deref()))?;
-        check_lifetime(&claims, self.max_lifetime, now_secs())?;
+        check_subject(&claims)?;
         Ok(claims)
     }
 }
@@ -460,7 +498,10 @@ mod tests {
             sub: String,
         }
         let token = k.issue(&NoExp { sub: "7".into() }).unwrap();
-        assert_eq!(k.verify::<Claims>(&token), Err(TokenError::Invalid));
+        assert_eq!(
+            k.verify::<Claims>(&token),
+            Err(TokenError::MissingClaim("exp".into()))
+        );
     }
 
     /// Unpadded base64url, enough to forge the `alg: none` token above.

@@ -14,6 +14,7 @@
 //! - The verified claims are returned as they are ([`IdpVerifier::verify`]) or with the user
 //!   named by the configured claim (`JWT_USER_CLAIM`, default `preferred_username`,
 //!   [`IdpVerifier::verify_identity`]); mapping that name to a user is the service's job.
+//!   `sub` and the user claim must hold no control character (see [`super::identity_claim`]).
 //!
 //! Nothing here reads the environment after start: [`IdpConfig::from_env`] is called once.
 
@@ -27,7 +28,10 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use tokio::sync::Mutex;
 
-use super::{DEFAULT_MAX_LIFETIME, TokenError, base_validation, check_lifetime, now_secs};
+use super::{
+    DEFAULT_MAX_LIFETIME, TokenError, base_validation, check_lifetime, check_subject,
+    identity_claim, now_secs,
+};
 use crate::config::{ConfigError, Env, Source, parse_duration};
 
 /// The algorithms accepted from an identity provider. HS256 never is: it is the services'
@@ -275,13 +279,17 @@ impl IdpVerifier {
     }
 
     /// Verifies an identity provider's token and names its user by the configured claim
-    /// ([`TokenError::MissingClaim`] when the claim is absent or not a non-empty string).
+    /// ([`TokenError::MissingClaim`] when the claim is absent or not a non-empty string,
+    /// [`TokenError::MalformedClaim`] when it holds a control character, see
+    /// [`super::identity_claim`]).
     pub async fn verify_identity(&self, token: &str) -> Result<IdpIdentity, TokenError> {
         let claims = self.verify_claims(token).await?;
         let name = &self.inner.config.user_claim;
         let user = claims
             .get(name)
             .and_then(Value::as_str)
+            .map(|user| identity_claim(name, user))
+            .transpose()?
             .map(str::trim)
             .filter(|u| !u.is_empty())
             .ok_or_else(|| TokenError::MissingClaim(name.clone()))?
@@ -308,6 +316,7 @@ impl IdpVerifier {
             .map(|data| data.claims)
             .map_err(|e| super::token_error(&e, Some(&self.inner.config.audience)))?;
         check_lifetime(&claims, Some(self.inner.config.max_lifetime), now_secs())?;
+        check_subject(&claims)?;
         Ok(claims)
     }
 

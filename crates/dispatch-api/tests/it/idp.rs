@@ -186,3 +186,28 @@ async fn a_socket_opens_with_the_providers_token() {
     let err = tokio_tungstenite::connect_async(url).await.unwrap_err();
     assert!(err.to_string().contains("401"), "{err}");
 }
+
+#[actix_web::test]
+async fn a_user_claim_holding_a_control_character_is_401_not_500() {
+    let rsa = ProviderKey::rsa("rsa-2026");
+    let provider = Arc::new(Provider::default());
+    provider.publish_keys(&[&rsa]);
+    let api = api_with_provider(&provider).await;
+    for (claim, value) in [
+        ("preferred_username", "tarm\u{0}"),
+        ("preferred_username", "tarm\nlevel=ERROR forged"),
+        ("sub", "idp-tarm\u{0}"),
+    ] {
+        let reply = who(&api, &rsa.sign(&with(claims("tarm"), claim, json!(value)))).await;
+        reply.problem(401, "unauthorized");
+        assert_eq!(
+            reply.body["detail"],
+            format!("the token's `{claim}` claim is malformed"),
+            "{value:?}"
+        );
+        assert_eq!(reply.body["type"], "urn:problem-type:unauthorized");
+    }
+    // The same login, clean, is the user.
+    let reply = who(&api, &rsa.sign(&claims("tarm"))).await;
+    assert_eq!(reply.ok()["user"]["id"], api.id("tarm"));
+}
