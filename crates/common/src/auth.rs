@@ -15,6 +15,9 @@
 //! - Claims naming who calls (`sub`, an identity provider's user claim, a service's tenant
 //!   claim) hold no control character ([`identity_claim`]): a NUL would fail the query that
 //!   looks the caller up, a line break would forge a log line. Such a token is malformed.
+//! - A token whose header carries `crit` is refused: RFC 7515 section 4.1.11 says a verifier must
+//!   refuse one naming an extension it does not understand, and we understand none
+//!   ([`refuse_critical_extensions`]).
 //! - Each refusal is a [`TokenError`] whose message says which rule failed and nothing
 //!   secret; it converts into a 401 `unauthorized` problem (503 `unavailable` when the
 //!   identity provider cannot be reached).
@@ -122,6 +125,12 @@ pub enum TokenError {
     /// An identity provider's token names no key (`kid` absent from its header).
     #[error("the token's header names no key (`kid`)")]
     NoKeyId,
+    /// The header carries `crit`: extensions the verifier must understand, and this service
+    /// understands none (RFC 7515 section 4.1.11).
+    #[error(
+        "the token's header names critical extensions (`crit`) this service does not understand"
+    )]
+    CriticalExtension,
     /// The token's `kid` is not among the identity provider's published keys.
     #[error("the token's key (`kid`) is not one of the identity provider's keys")]
     UnknownKey,
@@ -198,6 +207,29 @@ pub(crate) fn check_lifetime(
         if exp.saturating_sub(iat) > i64::try_from(max_secs).unwrap_or(i64::MAX) {
             return Err(TokenError::LifetimeTooLong { max_secs });
         }
+    }
+    Ok(())
+}
+
+/// Refuses a token whose header carries `crit` ([`TokenError::CriticalExtension`]).
+///
+/// RFC 7515 section 4.1.11: `crit` lists header parameters that are extensions the recipient
+/// must understand and process, and a token naming one it does not understand must be
+/// refused. We understand no extension (`b64: false`, RFC 7797, would even change what the
+/// signature covers), so any `crit` is refused, an empty list or a `null` included (the RFC
+/// forbids both). jsonwebtoken reads `crit` and ignores it, so the header is read here, with
+/// the same base64url (no padding) jsonwebtoken reads it with; a header that does not read as
+/// a JSON object is [`TokenError::Invalid`], as jsonwebtoken would find it.
+pub fn refuse_critical_extensions(token: &str) -> Result<(), TokenError> {
+    use base64::Engine as _;
+    let encoded = token.split('.').next().unwrap_or_default();
+    let header = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(encoded)
+        .ok()
+        .and_then(|json| serde_json::from_slice::<Map<String, Value>>(&json).ok())
+        .ok_or(TokenError::Invalid)?;
+    if header.contains_key("crit") {
+        return Err(TokenError::CriticalExtension);
     }
     Ok(())
 }
@@ -365,8 +397,9 @@ impl JwtKeys {
     }
 
     /// The claims of a token signed with these keys, checked by jsonwebtoken's rules
-    /// (signature, `exp`, `nbf`, `aud`), its `sub` naming someone.
+    /// (signature, `exp`, `nbf`, `aud`), its header without `crit`, its `sub` naming someone.
     fn decode(&self, token: &str) -> Result<Map<String, Value>, TokenError> {
+        refuse_critical_extensions(token)?;
         let claims =
             jsonwebtoken::decode::<Map<String, Value>>(token, &self.decoding, &self.validation)
                 .map(|data| data.claims)
@@ -798,6 +831,52 @@ mod tests {
         assert_eq!(
             verifier.verify::<Claims>("junk").await.unwrap_err(),
             TokenError::Invalid
+        );
+    }
+
+    #[test]
+    fn a_token_whose_header_carries_crit_is_refused() {
+        let now = now_secs();
+        let k = service(DISPATCH);
+        let claims = serde_json::json!({"sub": "7", "aud": DISPATCH, "iat": now, "exp": now + 60});
+        let secret = EncodingKey::from_secret(SECRET.as_bytes());
+        let signed = |header: &Header| jsonwebtoken::encode(header, &claims, &secret).unwrap();
+        let mut headers = Vec::new();
+        for names in [vec!["x-must"], vec!["b64"], vec!["exp", "x-other"], vec![]] {
+            let mut header = Header::new(Algorithm::HS256);
+            header.crit = Some(names.into_iter().map(str::to_owned).collect());
+            headers.push(header);
+        }
+        // `null`, which jsonwebtoken reads as no `crit` at all.
+        let mut header = Header::new(Algorithm::HS256);
+        header.extras.insert("crit", Value::Null);
+        headers.push(header);
+        for header in &headers {
+            let token = signed(header);
+            assert_eq!(
+                k.verify::<Claims>(&token),
+                Err(TokenError::CriticalExtension),
+                "{header:?}"
+            );
+            // The lenient keys too.
+            assert_eq!(
+                keys(SECRET).verify::<Claims>(&token),
+                Err(TokenError::CriticalExtension)
+            );
+        }
+        let problem = Problem::from(TokenError::CriticalExtension);
+        assert_eq!(
+            (problem.status, &*problem.code, problem.detail.as_str()),
+            (
+                401,
+                "unauthorized",
+                "the token's header names critical extensions (`crit`) this service does not understand"
+            )
+        );
+        // The same token without it verifies.
+        assert!(
+            k.verify::<Claims>(&signed(&Header::new(Algorithm::HS256)))
+                .is_ok()
         );
     }
 

@@ -448,3 +448,35 @@ async fn identity_claims_holding_a_control_character_are_refused_as_malformed() 
         "joão costa"
     );
 }
+
+#[actix_web::test]
+async fn a_providers_token_whose_header_carries_crit_is_refused() {
+    let rsa = ProviderKey::rsa("rsa-2026");
+    let ec = ProviderKey::ec("ec-2026");
+    let provider = Arc::new(Provider::default());
+    provider.publish_keys(&[&rsa, &ec]);
+    let idp = IdpVerifier::new(config(&provider.start())).unwrap();
+    for (key, alg) in [(&rsa, Algorithm::RS256), (&ec, Algorithm::ES256)] {
+        for crit in [json!(["x-must"]), json!(["b64"]), json!([]), Value::Null] {
+            let mut header = Header::new(alg);
+            header.kid = Some(
+                if alg == Algorithm::RS256 {
+                    "rsa-2026"
+                } else {
+                    "ec-2026"
+                }
+                .into(),
+            );
+            header.extras.insert("crit", crit.clone());
+            let token = key.sign_with(&header, &claims());
+            assert_eq!(
+                idp.verify_identity(&token).await,
+                Err(TokenError::CriticalExtension),
+                "{alg:?} {crit}"
+            );
+        }
+    }
+    // Without it, the same tokens verify.
+    assert!(idp.verify_identity(&rsa.sign(&claims())).await.is_ok());
+    assert!(idp.verify_identity(&ec.sign(&claims())).await.is_ok());
+}

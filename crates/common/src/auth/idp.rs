@@ -10,7 +10,8 @@
 //! - Every fetch has a timeout; a provider that is down or hangs gives
 //!   [`TokenError::ProviderUnavailable`] (503), never a hung request.
 //! - `iss` must be `JWT_ISSUER` and `aud` must include `JWT_AUDIENCE` (both required), with the
-//!   same time rules as the service's own tokens (see [`crate::auth`]).
+//!   same time rules as the service's own tokens (see [`crate::auth`]); a header carrying
+//!   `crit` is refused ([`super::refuse_critical_extensions`]).
 //! - The verified claims are returned as they are ([`IdpVerifier::verify`]) or with the user
 //!   named by the configured claim (`JWT_USER_CLAIM`, default `preferred_username`,
 //!   [`IdpVerifier::verify_identity`]); mapping that name to a user is the service's job.
@@ -299,6 +300,7 @@ impl IdpVerifier {
 
     /// Verifies an identity provider's token and returns its claims.
     pub async fn verify_claims(&self, token: &str) -> Result<Map<String, Value>, TokenError> {
+        super::refuse_critical_extensions(token)?;
         let header = jsonwebtoken::decode_header(token).map_err(|_| TokenError::Invalid)?;
         if !IDP_ALGORITHMS.contains(&header.alg) {
             return Err(TokenError::UnsupportedAlgorithm {

@@ -162,3 +162,45 @@ async fn an_admin_token_whose_tenant_or_sub_holds_a_control_character_is_401() {
         .await;
     assert_eq!(s, 200);
 }
+
+#[actix_web::test]
+async fn an_admin_token_whose_header_carries_crit_is_401() {
+    use jsonwebtoken::{Algorithm, EncodingKey, Header};
+    let t = TestApp::start().await;
+    let now = common::auth::now_secs();
+    let claims = json!({
+        "sub": "ops", "tenant": "demo-a", "role": "admin", "aud": ADMIN_AUDIENCE,
+        "iat": now, "exp": now + 300,
+    });
+    let sign = |header: &Header| {
+        jsonwebtoken::encode(
+            header,
+            &claims,
+            &EncodingKey::from_secret(SECRET.as_bytes()),
+        )
+        .unwrap()
+    };
+    for crit in [json!(["x-must"]), json!(["b64"])] {
+        let mut header = Header::new(Algorithm::HS256);
+        header.extras.insert("crit", crit.clone());
+        let (s, b) = t.get("/admin/integrations", Some(&sign(&header))).await;
+        assert_eq!(
+            (s, b["code"].as_str(), b["detail"].as_str()),
+            (
+                401,
+                Some("unauthorized"),
+                Some(
+                    "the token's header names critical extensions (`crit`) this service does not understand"
+                )
+            ),
+            "{crit}: {b}"
+        );
+    }
+    let (s, _) = t
+        .get(
+            "/admin/integrations",
+            Some(&sign(&Header::new(Algorithm::HS256))),
+        )
+        .await;
+    assert_eq!(s, 200);
+}
