@@ -480,3 +480,41 @@ async fn a_providers_token_whose_header_carries_crit_is_refused() {
     assert!(idp.verify_identity(&rsa.sign(&claims())).await.is_ok());
     assert!(idp.verify_identity(&ec.sign(&claims())).await.is_ok());
 }
+
+#[actix_web::test]
+async fn an_issuer_must_be_one_string_not_a_list_holding_it() {
+    let rsa = ProviderKey::rsa("rsa-2026");
+    let provider = Arc::new(Provider::default());
+    provider.publish_keys(&[&rsa]);
+    let idp = IdpVerifier::new(config(&provider.start())).unwrap();
+    for iss in [
+        json!([ISSUER]),
+        json!([ISSUER, "https://evil.test/realms/central"]),
+        json!(["https://evil.test/realms/central", ISSUER]),
+    ] {
+        let token = rsa.sign(&with(claims(), json!({ "iss": iss })));
+        assert_eq!(
+            idp.verify_identity(&token).await,
+            Err(TokenError::MalformedClaim("iss".into())),
+            "{iss}"
+        );
+        let problem = Problem::from(idp.verify_claims(&token).await.unwrap_err());
+        assert_eq!(
+            (problem.status, problem.detail.as_str()),
+            (401, "the token's `iss` claim is malformed")
+        );
+    }
+    // A list without it is another issuer; a number is no issuer jsonwebtoken can read.
+    let token = rsa.sign(&with(
+        claims(),
+        json!({"iss": ["https://evil.test/realms/central"]}),
+    ));
+    assert_eq!(
+        idp.verify_identity(&token).await,
+        Err(TokenError::WrongIssuer)
+    );
+    let token = rsa.sign(&with(claims(), json!({"iss": 7})));
+    assert!(idp.verify_identity(&token).await.is_err());
+    // The one string is the provider's.
+    assert!(idp.verify_identity(&rsa.sign(&claims())).await.is_ok());
+}

@@ -9,9 +9,10 @@
 //!   key the provider withdrew stops being accepted.
 //! - Every fetch has a timeout; a provider that is down or hangs gives
 //!   [`TokenError::ProviderUnavailable`] (503), never a hung request.
-//! - `iss` must be `JWT_ISSUER` and `aud` must include `JWT_AUDIENCE` (both required), with the
-//!   same time rules as the service's own tokens (see [`crate::auth`]); a header carrying
-//!   `crit` is refused ([`super::refuse_critical_extensions`]).
+//! - `iss` must be one string equal to `JWT_ISSUER` (an array is refused, even one holding it)
+//!   and `aud` must include `JWT_AUDIENCE` (both required), with the same time rules as the
+//!   service's own tokens (see [`crate::auth`]); a header carrying `crit` is refused
+//!   ([`super::refuse_critical_extensions`]).
 //! - The verified claims are returned as they are ([`IdpVerifier::verify`]) or with the user
 //!   named by the configured claim (`JWT_USER_CLAIM`, default `preferred_username`,
 //!   [`IdpVerifier::verify_identity`]); mapping that name to a user is the service's job.
@@ -317,6 +318,13 @@ impl IdpVerifier {
         let claims = jsonwebtoken::decode::<Map<String, Value>>(token, &key.key, validation)
             .map(|data| data.claims)
             .map_err(|e| super::token_error(&e, Some(&self.inner.config.audience)))?;
+        // jsonwebtoken also takes an `iss` array holding the issuer; RFC 7519 makes `iss` one
+        // StringOrURI, and a token claiming several issuers is not the provider's.
+        match claims.get("iss") {
+            Some(Value::String(iss)) if *iss == self.inner.config.issuer => {}
+            Some(Value::String(_)) => return Err(TokenError::WrongIssuer),
+            _ => return Err(TokenError::MalformedClaim("iss".into())),
+        }
         check_lifetime(&claims, Some(self.inner.config.max_lifetime), now_secs())?;
         check_subject(&claims)?;
         Ok(claims)

@@ -259,3 +259,21 @@ async fn a_token_whose_header_carries_crit_is_401() {
     .unwrap();
     assert_eq!(who(&api, &own).await.ok()["user"]["id"], api.id("tarm"));
 }
+
+#[actix_web::test]
+async fn a_providers_token_with_a_list_of_issuers_is_401() {
+    let rsa = ProviderKey::rsa("rsa-2026");
+    let provider = Arc::new(Provider::default());
+    provider.publish_keys(&[&rsa]);
+    let api = api_with_provider(&provider).await;
+    for iss in [json!([ISSUER]), json!([ISSUER, "https://elsewhere.test"])] {
+        let reply = who(&api, &rsa.sign(&with(claims("tarm"), "iss", iss.clone()))).await;
+        reply.problem(401, "unauthorized");
+        assert_eq!(
+            reply.body["detail"], "the token's `iss` claim is malformed",
+            "{iss}"
+        );
+    }
+    let reply = who(&api, &rsa.sign(&claims("tarm"))).await;
+    assert_eq!(reply.ok()["user"]["id"], api.id("tarm"));
+}

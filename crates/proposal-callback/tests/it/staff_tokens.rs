@@ -242,3 +242,31 @@ async fn a_staff_token_whose_tenant_or_user_holds_a_control_character_is_401() {
         "{body}"
     );
 }
+
+#[actix_web::test]
+async fn a_staff_token_with_a_list_of_issuers_is_401() {
+    let key = Key::rsa("k-rsa");
+    let idp = provider(&[&key]).await;
+    let config = IdpConfig::new(&format!("{}/certs", idp.uri()), ISSUER, AUDIENCE).unwrap();
+    let verifier = IdpVerifier::new(config).unwrap();
+    let t = TestApp::start_with_state(|s| s.with_admin_idp(verifier, StaffClaims::default())).await;
+    let mut claims = staff("demo-a", json!(["admin"]));
+    claims["iss"] = json!([ISSUER, "https://evil.test/"]);
+    let (s, body) = t.get("/admin/integrations", Some(&key.sign(&claims))).await;
+    assert_eq!(
+        (s, body["code"].as_str(), body["detail"].as_str()),
+        (
+            401,
+            Some("unauthorized"),
+            Some("the token's `iss` claim is malformed")
+        ),
+        "{body}"
+    );
+    let (s, _) = t
+        .get(
+            "/admin/integrations",
+            Some(&key.sign(&staff("demo-a", json!(["admin"])))),
+        )
+        .await;
+    assert_eq!(s, 200);
+}
