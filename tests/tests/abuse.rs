@@ -1061,10 +1061,11 @@ async fn hostile_bodies_on_every_dispatch_write_are_refused_and_write_nothing() 
                 .unwrap_or("");
             assert_problem(&what, status, ctype, &problem, &[expected]);
             if what.ends_with("free text") {
+                // Refused by the shared JSON extractor, before any route's own rules.
                 assert!(
                     problem["errors"][0]["message"]
                         .as_str()
-                        .is_some_and(|m| m.contains("control characters")),
+                        .is_some_and(|m| m.contains("NUL")),
                     "{what}: {problem}"
                 );
             }

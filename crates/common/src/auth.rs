@@ -12,6 +12,12 @@
 //! - A token lives at most a bounded time (`exp - iat`, [`DEFAULT_MAX_LIFETIME`] unless
 //!   configured), so a token dated to the year 9999 is refused; a token without `iat` is
 //!   refused whenever a maximum lifetime applies, and an `iat` in the future is refused.
+//! - Claims naming who calls (`sub`, an identity provider's user claim, a service's tenant
+//!   claim) hold no control character ([`identity_claim`]): a NUL would fail the query that
+//!   looks the caller up, a line break would forge a log line. Such a token is malformed.
+//! - A token whose header carries `crit` is refused: RFC 7515 section 4.1.11 says a verifier must
+//!   refuse one naming an extension it does not understand, and we understand none
+//!   ([`refuse_critical_extensions`]).
 //! - Each refusal is a [`TokenError`] whose message says which rule failed and nothing
 //!   secret; it converts into a 401 `unauthorized` problem (503 `unavailable` when the
 //!   identity provider cannot be reached).
@@ -119,6 +125,12 @@ pub enum TokenError {
     /// An identity provider's token names no key (`kid` absent from its header).
     #[error("the token's header names no key (`kid`)")]
     NoKeyId,
+    /// The header carries `crit`: extensions the verifier must understand, and this service
+    /// understands none (RFC 7515 section 4.1.11).
+    #[error(
+        "the token's header names critical extensions (`crit`) this service does not understand"
+    )]
+    CriticalExtension,
     /// The token's `kid` is not among the identity provider's published keys.
     #[error("the token's key (`kid`) is not one of the identity provider's keys")]
     UnknownKey,
@@ -197,6 +209,57 @@ pub(crate) fn check_lifetime(
         }
     }
     Ok(())
+}
+
+/// Refuses a token whose header carries `crit` ([`TokenError::CriticalExtension`]).
+///
+/// RFC 7515 section 4.1.11: `crit` lists header parameters that are extensions the recipient
+/// must understand and process, and a token naming one it does not understand must be
+/// refused. We understand no extension (`b64: false`, RFC 7797, would even change what the
+/// signature covers), so any `crit` is refused, an empty list or a `null` included (the RFC
+/// forbids both). jsonwebtoken reads `crit` and ignores it, so the header is read here, with
+/// the same base64url (no padding) jsonwebtoken reads it with; a header that does not read as
+/// a JSON object is [`TokenError::Invalid`], as jsonwebtoken would find it.
+pub fn refuse_critical_extensions(token: &str) -> Result<(), TokenError> {
+    use base64::Engine as _;
+    let encoded = token.split('.').next().unwrap_or_default();
+    let header = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(encoded)
+        .ok()
+        .and_then(|json| serde_json::from_slice::<Map<String, Value>>(&json).ok())
+        .ok_or(TokenError::Invalid)?;
+    if header.contains_key("crit") {
+        return Err(TokenError::CriticalExtension);
+    }
+    Ok(())
+}
+
+/// `value`, the claim `name` of a verified token, when it can name someone: text without a
+/// control character or a line separator (U+2028, U+2029). A NUL cannot reach PostgreSQL's
+/// text (the lookup of the caller would fail with a 500), a line break in a logged identity
+/// would write a forged log line; a token carrying either is refused as malformed
+/// ([`TokenError::MalformedClaim`] naming the claim, 401). Services check their own identity
+/// claims (a tenant) with it; `sub` and the identity provider's user claim are checked here.
+pub fn identity_claim<'v>(name: &str, value: &'v str) -> Result<&'v str, TokenError> {
+    if value.chars().any(breaks_text) {
+        Err(TokenError::MalformedClaim(name.to_owned()))
+    } else {
+        Ok(value)
+    }
+}
+
+/// A control character (C0, DEL, C1: NUL, line feed, escape...) or a Unicode line or
+/// paragraph separator: what must never travel from a token into a query or a log line.
+pub(crate) fn breaks_text(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')
+}
+
+/// `sub`, when the token has one as text, names someone ([`identity_claim`]).
+pub(crate) fn check_subject(claims: &Map<String, Value>) -> Result<(), TokenError> {
+    match claims.get("sub") {
+        Some(Value::String(sub)) => identity_claim("sub", sub).map(drop),
+        _ => Ok(()),
+    }
 }
 
 fn base_validation(alg: Algorithm) -> Validation {
@@ -318,22 +381,30 @@ impl JwtKeys {
     /// claims. Claims the type does not name (such as `aud`) are ignored by the usual serde
     /// rules.
     pub fn verify<C: DeserializeOwned>(&self, token: &str) -> Result<C, TokenError> {
-        if self.audience.is_none() {
-            return jsonwebtoken::decode::<C>(token, &self.decoding, &self.validation)
-                .map(|data| data.claims)
-                .map_err(|e| token_error(&e, None));
-        }
-        let claims = self.verify_claims(token)?;
+        let claims = if self.audience.is_none() {
+            self.decode(token)?
+        } else {
+            self.verify_claims(token)?
+        };
         serde_json::from_value(Value::Object(claims)).map_err(|_| TokenError::Invalid)
     }
 
     /// As [`JwtKeys::verify`], returning the claims as a JSON object.
     pub fn verify_claims(&self, token: &str) -> Result<Map<String, Value>, TokenError> {
+        let claims = self.decode(token)?;
+        check_lifetime(&claims, self.max_lifetime, now_secs())?;
+        Ok(claims)
+    }
+
+    /// The claims of a token signed with these keys, checked by jsonwebtoken's rules
+    /// (signature, `exp`, `nbf`, `aud`), its header without `crit`, its `sub` naming someone.
+    fn decode(&self, token: &str) -> Result<Map<String, Value>, TokenError> {
+        refuse_critical_extensions(token)?;
         let claims =
             jsonwebtoken::decode::<Map<String, Value>>(token, &self.decoding, &self.validation)
                 .map(|data| data.claims)
                 .map_err(|e| token_error(&e, self.audience.as_deref()))?;
-        check_lifetime(&claims, self.max_lifetime, now_secs())?;
+        check_subject(&claims)?;
         Ok(claims)
     }
 }
@@ -460,7 +531,10 @@ mod tests {
             sub: String,
         }
         let token = k.issue(&NoExp { sub: "7".into() }).unwrap();
-        assert_eq!(k.verify::<Claims>(&token), Err(TokenError::Invalid));
+        assert_eq!(
+            k.verify::<Claims>(&token),
+            Err(TokenError::MissingClaim("exp".into()))
+        );
     }
 
     /// Unpadded base64url, enough to forge the `alg: none` token above.
@@ -757,6 +831,52 @@ mod tests {
         assert_eq!(
             verifier.verify::<Claims>("junk").await.unwrap_err(),
             TokenError::Invalid
+        );
+    }
+
+    #[test]
+    fn a_token_whose_header_carries_crit_is_refused() {
+        let now = now_secs();
+        let k = service(DISPATCH);
+        let claims = serde_json::json!({"sub": "7", "aud": DISPATCH, "iat": now, "exp": now + 60});
+        let secret = EncodingKey::from_secret(SECRET.as_bytes());
+        let signed = |header: &Header| jsonwebtoken::encode(header, &claims, &secret).unwrap();
+        let mut headers = Vec::new();
+        for names in [vec!["x-must"], vec!["b64"], vec!["exp", "x-other"], vec![]] {
+            let mut header = Header::new(Algorithm::HS256);
+            header.crit = Some(names.into_iter().map(str::to_owned).collect());
+            headers.push(header);
+        }
+        // `null`, which jsonwebtoken reads as no `crit` at all.
+        let mut header = Header::new(Algorithm::HS256);
+        header.extras.insert("crit", Value::Null);
+        headers.push(header);
+        for header in &headers {
+            let token = signed(header);
+            assert_eq!(
+                k.verify::<Claims>(&token),
+                Err(TokenError::CriticalExtension),
+                "{header:?}"
+            );
+            // The lenient keys too.
+            assert_eq!(
+                keys(SECRET).verify::<Claims>(&token),
+                Err(TokenError::CriticalExtension)
+            );
+        }
+        let problem = Problem::from(TokenError::CriticalExtension);
+        assert_eq!(
+            (problem.status, &*problem.code, problem.detail.as_str()),
+            (
+                401,
+                "unauthorized",
+                "the token's header names critical extensions (`crit`) this service does not understand"
+            )
+        );
+        // The same token without it verifies.
+        assert!(
+            k.verify::<Claims>(&signed(&Header::new(Algorithm::HS256)))
+                .is_ok()
         );
     }
 

@@ -1,6 +1,10 @@
 //! Request extractors whose every failure is a problem+json naming what is wrong:
 //! `Path`, `Query` and `Json` stand in for actix's own, which answer in plain text
 //! and do not always say which parameter failed.
+//!
+//! Text reaching a handler through them never holds a NUL character (`%00` in a path or a
+//! query, `\u0000` in a JSON string): PostgreSQL's text cannot store one, so a query using it
+//! would fail with a 500. Each is refused here with a 400 naming the parameter or field.
 
 use std::borrow::Cow;
 use std::future::Future;
@@ -36,6 +40,9 @@ pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Debug, Clone, Copy)]
 pub struct BodyTimeout(pub Duration);
 
+/// What a parameter or field holding a NUL character is told.
+pub const NUL_MESSAGE: &str = "must not contain a NUL character (U+0000)";
+
 /// Path parameters. A scalar `T` (`Path<i64>`) takes the route's single parameter.
 #[derive(Debug)]
 pub struct Path<T>(pub T);
@@ -46,6 +53,11 @@ impl<T: DeserializeOwned> FromRequest for Path<T> {
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let info = req.match_info();
+        // actix has already decoded `%00` in the matched path (it keeps only `%`, `/` and
+        // `+` encoded), so a NUL is seen here as itself.
+        if let Some((name, _)) = info.iter().find(|(_, value)| value.contains('\0')) {
+            return std::future::ready(Err(Problem::invalid_parameter(name, NUL_MESSAGE)));
+        }
         let de = actix_router::PathDeserializer::new(info);
         std::future::ready(serde_path_to_error::deserialize(de).map(Path).map_err(|e| {
             let field = match e.path().to_string() {
@@ -86,6 +98,9 @@ impl<T: DeserializeOwned> Query<T> {
                 field,
                 "must be UTF-8 text: its percent-encoded bytes are not",
             ));
+        }
+        if let Some(field) = holding_nul(query) {
+            return Err(Problem::invalid_parameter(field, NUL_MESSAGE));
         }
         let parse =
             || serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
@@ -215,6 +230,17 @@ fn not_utf8(query: &str) -> Option<String> {
     })
 }
 
+/// The first parameter whose name or value, decoded, holds a NUL character (only `%00`
+/// decodes to one).
+fn holding_nul(query: &str) -> Option<String> {
+    if !query.contains("%00") {
+        return None;
+    }
+    form_urlencoded::parse(query.as_bytes())
+        .find(|(name, value)| name.contains('\0') || value.contains('\0'))
+        .map(|(name, _)| name.replace('\0', "\\u0000"))
+}
+
 impl<T: DeserializeOwned> FromRequest for Query<T> {
     type Error = Problem;
     type Future = std::future::Ready<Result<Self, Problem>>;
@@ -277,7 +303,49 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Problem> {
     })?;
     de.end()
         .map_err(|e| Problem::invalid_payload(None, format!("the body is not valid JSON: {e}")))?;
+    // A NUL can only be written `\u0000` in JSON; a body without that text has none, and is
+    // not read a second time.
+    if memmem(bytes, br"\u0000")
+        && let Ok(whole) = serde_json::from_slice::<serde_json::Value>(bytes)
+        && let Some(field) = nul_field(&whole, String::new())
+    {
+        return Err(Problem::invalid_payload(Some(field), NUL_MESSAGE));
+    }
     Ok(value)
+}
+
+fn memmem(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// The path (`caller.phone`, `items[2].name`, as serde_path_to_error writes it) of the first
+/// string or key of `value` holding a NUL character.
+fn nul_field(value: &serde_json::Value, path: String) -> Option<String> {
+    use serde_json::Value;
+    match value {
+        Value::String(s) if s.contains('\0') => Some(if path.is_empty() {
+            ".".to_owned()
+        } else {
+            path
+        }),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, item)| nul_field(item, format!("{path}[{i}]"))),
+        Value::Object(map) => map.iter().find_map(|(key, item)| {
+            let at = if path.is_empty() {
+                key.replace('\0', "\\u0000")
+            } else {
+                format!("{path}.{}", key.replace('\0', "\\u0000"))
+            };
+            if key.contains('\0') {
+                Some(at)
+            } else {
+                nul_field(item, at)
+            }
+        }),
+        _ => None,
+    }
 }
 
 /// 415 unless the request says `application/json` (or a `+json` type).
@@ -446,6 +514,84 @@ mod tests {
         assert_eq!(ok.q.as_deref(), Some("são josé"));
         let ok = Query::<Search>::parse("q=%EF%BF%BD").unwrap();
         assert_eq!(ok.q.as_deref(), Some("\u{FFFD}"));
+    }
+
+    #[test]
+    fn a_nul_in_a_query_parameter_is_refused_naming_it() {
+        for (query, field) in [
+            ("q=%00", "q"),
+            ("q=abc%00def", "q"),
+            ("_=1&page-size=2&q=%00", "q"),
+        ] {
+            let p = Query::<Strict>::parse(query).unwrap_err();
+            assert_eq!(
+                (p.status, &*p.code, p.errors[0].field.as_str()),
+                (400, "invalid_parameter", field),
+                "{query}"
+            );
+            assert_eq!(p.errors[0].message, NUL_MESSAGE);
+        }
+        // Where every parameter counts, a name holding one is named as well as it can be.
+        let p = Query::<std::collections::HashMap<String, String>>::parse("a%00b=1").unwrap_err();
+        assert_eq!(p.errors[0].field, "a\\u0000b");
+        // A parameter the route does not take is ignored, NUL or not; `%2500` is the text
+        // `%00`, not a NUL.
+        assert!(Query::<Strict>::parse("x=%00&q=a").is_ok());
+        let ok = Query::<Search>::parse("q=%2500").unwrap();
+        assert_eq!(ok.q.as_deref(), Some("%00"));
+    }
+
+    #[test]
+    fn a_nul_in_a_path_parameter_is_refused_naming_it() {
+        let req = actix_web::test::TestRequest::default()
+            .param("proposalId", "99121\0")
+            .to_http_request();
+        let p = Path::<String>::extract(&req).into_inner().unwrap_err();
+        assert_eq!(
+            (p.status, &*p.code, p.errors[0].field.as_str()),
+            (400, "invalid_parameter", "proposalId")
+        );
+        assert_eq!(p.errors[0].message, NUL_MESSAGE);
+        let req = actix_web::test::TestRequest::default()
+            .param("proposalId", "99121")
+            .to_http_request();
+        assert_eq!(
+            Path::<String>::extract(&req).into_inner().unwrap().0,
+            "99121"
+        );
+    }
+
+    #[test]
+    fn a_nul_in_a_json_string_is_refused_naming_the_field() {
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct Filter {
+            code: Option<String>,
+            tags: Option<Vec<String>>,
+            caller: Option<serde_json::Value>,
+        }
+        for (body, field) in [
+            (r#"{"code":"\u0000"}"#, "code"),
+            (r#"{"code":"proposal\u0000_not_found"}"#, "code"),
+            (r#"{"tags":["a","b\u0000"]}"#, "tags[1]"),
+            (r#"{"caller":{"phone":"1\u0000"}}"#, "caller.phone"),
+            (r#"{"caller":{"a\u0000b":1}}"#, "caller.a\\u0000b"),
+        ] {
+            let p = parse_json::<Filter>(body.as_bytes()).unwrap_err();
+            assert_eq!(
+                (p.status, &*p.code, p.errors[0].field.as_str()),
+                (400, "invalid_payload", field),
+                "{body}"
+            );
+            assert_eq!(p.errors[0].message, NUL_MESSAGE);
+        }
+        // An escaped backslash before `u0000` is text, not a NUL.
+        let ok = parse_json::<Filter>(br#"{"code":"\\u0000"}"#).unwrap();
+        assert_eq!(ok.code.as_deref(), Some("\\u0000"));
+        // The shape is checked first: a wrong type is named as such.
+        let p = parse_json::<Filter>(br#"{"code":1,"tags":["\u0000"]}"#).unwrap_err();
+        assert_eq!(p.errors[0].field, "code");
+        assert_ne!(p.errors[0].message, NUL_MESSAGE);
     }
 
     #[derive(Debug, Deserialize)]

@@ -386,3 +386,135 @@ async fn a_provider_that_is_down_gives_a_clear_error_not_a_hang() {
     provider.set_failing(false);
     idp.verify_claims(&token).await.unwrap();
 }
+
+#[actix_web::test]
+async fn identity_claims_holding_a_control_character_are_refused_as_malformed() {
+    let rsa = ProviderKey::rsa("rsa-2026");
+    let provider = Arc::new(Provider::default());
+    provider.publish_keys(&[&rsa]);
+    let idp = IdpVerifier::new(config(&provider.start())).unwrap();
+    let local = JwtKeys::for_service(
+        &SecretString::from("q3JvZx0m5yq9cQ2Yt4mS7nKpV8wZ1bXe4uHj6LdRf0A=".to_owned()),
+        AUDIENCE,
+    );
+    let verifier = TokenVerifier::new(local.clone()).with_idp(idp.clone());
+    for (claim, value) in [
+        ("preferred_username", "tarm\u{0}"),
+        ("preferred_username", "joao.costa\nlevel=error forged"),
+        ("preferred_username", "joao\u{1b}[2J"),
+        ("preferred_username", "joao\u{2028}costa"),
+        ("sub", "f4c1a0de\u{0}"),
+        ("sub", "f4c1a0de\r\nforged"),
+    ] {
+        let token = rsa.sign(&with(claims(), json!({ claim: value })));
+        let expected = TokenError::MalformedClaim(claim.into());
+        assert_eq!(
+            idp.verify_identity(&token).await,
+            Err(expected.clone()),
+            "{value:?}"
+        );
+        assert_eq!(
+            verifier.verify::<Value>(&token).await.err(),
+            Some(expected),
+            "{value:?}"
+        );
+        let problem = Problem::from(idp.verify_identity(&token).await.unwrap_err());
+        assert_eq!(
+            (problem.status, problem.detail.as_str()),
+            (
+                401,
+                format!("the token's `{claim}` claim is malformed").as_str()
+            )
+        );
+    }
+    // The service's own tokens: `sub` too.
+    for sub in ["218\u{0}", "ops\nforged", "ops\u{7f}"] {
+        let token = local
+            .issue(&json!({"sub": sub, "exp": now_secs() + 60}))
+            .unwrap();
+        assert_eq!(
+            local.verify::<Value>(&token),
+            Err(TokenError::MalformedClaim("sub".into())),
+            "{sub:?}"
+        );
+    }
+    // Spaces, accents and other scripts are names like any other.
+    let token = rsa.sign(&with(
+        claims(),
+        json!({"preferred_username": "joão costa", "sub": "ação-東京"}),
+    ));
+    assert_eq!(
+        idp.verify_identity(&token).await.unwrap().user,
+        "joão costa"
+    );
+}
+
+#[actix_web::test]
+async fn a_providers_token_whose_header_carries_crit_is_refused() {
+    let rsa = ProviderKey::rsa("rsa-2026");
+    let ec = ProviderKey::ec("ec-2026");
+    let provider = Arc::new(Provider::default());
+    provider.publish_keys(&[&rsa, &ec]);
+    let idp = IdpVerifier::new(config(&provider.start())).unwrap();
+    for (key, alg) in [(&rsa, Algorithm::RS256), (&ec, Algorithm::ES256)] {
+        for crit in [json!(["x-must"]), json!(["b64"]), json!([]), Value::Null] {
+            let mut header = Header::new(alg);
+            header.kid = Some(
+                if alg == Algorithm::RS256 {
+                    "rsa-2026"
+                } else {
+                    "ec-2026"
+                }
+                .into(),
+            );
+            header.extras.insert("crit", crit.clone());
+            let token = key.sign_with(&header, &claims());
+            assert_eq!(
+                idp.verify_identity(&token).await,
+                Err(TokenError::CriticalExtension),
+                "{alg:?} {crit}"
+            );
+        }
+    }
+    // Without it, the same tokens verify.
+    assert!(idp.verify_identity(&rsa.sign(&claims())).await.is_ok());
+    assert!(idp.verify_identity(&ec.sign(&claims())).await.is_ok());
+}
+
+#[actix_web::test]
+async fn an_issuer_must_be_one_string_not_a_list_holding_it() {
+    let rsa = ProviderKey::rsa("rsa-2026");
+    let provider = Arc::new(Provider::default());
+    provider.publish_keys(&[&rsa]);
+    let idp = IdpVerifier::new(config(&provider.start())).unwrap();
+    for iss in [
+        json!([ISSUER]),
+        json!([ISSUER, "https://evil.test/realms/central"]),
+        json!(["https://evil.test/realms/central", ISSUER]),
+    ] {
+        let token = rsa.sign(&with(claims(), json!({ "iss": iss })));
+        assert_eq!(
+            idp.verify_identity(&token).await,
+            Err(TokenError::MalformedClaim("iss".into())),
+            "{iss}"
+        );
+        let problem = Problem::from(idp.verify_claims(&token).await.unwrap_err());
+        assert_eq!(
+            (problem.status, problem.detail.as_str()),
+            (401, "the token's `iss` claim is malformed")
+        );
+    }
+    // A list without it is another issuer; a number is no issuer jsonwebtoken can read.
+    let token = rsa.sign(&with(
+        claims(),
+        json!({"iss": ["https://evil.test/realms/central"]}),
+    ));
+    assert_eq!(
+        idp.verify_identity(&token).await,
+        Err(TokenError::WrongIssuer)
+    );
+    let token = rsa.sign(&with(claims(), json!({"iss": 7})));
+    assert!(idp.verify_identity(&token).await.is_err());
+    // The one string is the provider's.
+    assert!(idp.verify_identity(&rsa.sign(&claims())).await.is_ok());
+}

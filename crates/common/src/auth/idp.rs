@@ -9,11 +9,14 @@
 //!   key the provider withdrew stops being accepted.
 //! - Every fetch has a timeout; a provider that is down or hangs gives
 //!   [`TokenError::ProviderUnavailable`] (503), never a hung request.
-//! - `iss` must be `JWT_ISSUER` and `aud` must include `JWT_AUDIENCE` (both required), with the
-//!   same time rules as the service's own tokens (see [`crate::auth`]).
+//! - `iss` must be one string equal to `JWT_ISSUER` (an array is refused, even one holding it)
+//!   and `aud` must include `JWT_AUDIENCE` (both required), with the same time rules as the
+//!   service's own tokens (see [`crate::auth`]); a header carrying `crit` is refused
+//!   ([`super::refuse_critical_extensions`]).
 //! - The verified claims are returned as they are ([`IdpVerifier::verify`]) or with the user
 //!   named by the configured claim (`JWT_USER_CLAIM`, default `preferred_username`,
 //!   [`IdpVerifier::verify_identity`]); mapping that name to a user is the service's job.
+//!   `sub` and the user claim must hold no control character (see [`super::identity_claim`]).
 //!
 //! Nothing here reads the environment after start: [`IdpConfig::from_env`] is called once.
 
@@ -27,7 +30,10 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use tokio::sync::Mutex;
 
-use super::{DEFAULT_MAX_LIFETIME, TokenError, base_validation, check_lifetime, now_secs};
+use super::{
+    DEFAULT_MAX_LIFETIME, TokenError, base_validation, check_lifetime, check_subject,
+    identity_claim, now_secs,
+};
 use crate::config::{ConfigError, Env, Source, parse_duration};
 
 /// The algorithms accepted from an identity provider. HS256 never is: it is the services'
@@ -275,13 +281,17 @@ impl IdpVerifier {
     }
 
     /// Verifies an identity provider's token and names its user by the configured claim
-    /// ([`TokenError::MissingClaim`] when the claim is absent or not a non-empty string).
+    /// ([`TokenError::MissingClaim`] when the claim is absent or not a non-empty string,
+    /// [`TokenError::MalformedClaim`] when it holds a control character, see
+    /// [`super::identity_claim`]).
     pub async fn verify_identity(&self, token: &str) -> Result<IdpIdentity, TokenError> {
         let claims = self.verify_claims(token).await?;
         let name = &self.inner.config.user_claim;
         let user = claims
             .get(name)
             .and_then(Value::as_str)
+            .map(|user| identity_claim(name, user))
+            .transpose()?
             .map(str::trim)
             .filter(|u| !u.is_empty())
             .ok_or_else(|| TokenError::MissingClaim(name.clone()))?
@@ -291,6 +301,7 @@ impl IdpVerifier {
 
     /// Verifies an identity provider's token and returns its claims.
     pub async fn verify_claims(&self, token: &str) -> Result<Map<String, Value>, TokenError> {
+        super::refuse_critical_extensions(token)?;
         let header = jsonwebtoken::decode_header(token).map_err(|_| TokenError::Invalid)?;
         if !IDP_ALGORITHMS.contains(&header.alg) {
             return Err(TokenError::UnsupportedAlgorithm {
@@ -307,7 +318,15 @@ impl IdpVerifier {
         let claims = jsonwebtoken::decode::<Map<String, Value>>(token, &key.key, validation)
             .map(|data| data.claims)
             .map_err(|e| super::token_error(&e, Some(&self.inner.config.audience)))?;
+        // jsonwebtoken also takes an `iss` array holding the issuer; RFC 7519 makes `iss` one
+        // StringOrURI, and a token claiming several issuers is not the provider's.
+        match claims.get("iss") {
+            Some(Value::String(iss)) if *iss == self.inner.config.issuer => {}
+            Some(Value::String(_)) => return Err(TokenError::WrongIssuer),
+            _ => return Err(TokenError::MalformedClaim("iss".into())),
+        }
         check_lifetime(&claims, Some(self.inner.config.max_lifetime), now_secs())?;
+        check_subject(&claims)?;
         Ok(claims)
     }
 

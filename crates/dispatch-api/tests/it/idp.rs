@@ -186,3 +186,94 @@ async fn a_socket_opens_with_the_providers_token() {
     let err = tokio_tungstenite::connect_async(url).await.unwrap_err();
     assert!(err.to_string().contains("401"), "{err}");
 }
+
+#[actix_web::test]
+async fn a_user_claim_holding_a_control_character_is_401_not_500() {
+    let rsa = ProviderKey::rsa("rsa-2026");
+    let provider = Arc::new(Provider::default());
+    provider.publish_keys(&[&rsa]);
+    let api = api_with_provider(&provider).await;
+    for (claim, value) in [
+        ("preferred_username", "tarm\u{0}"),
+        ("preferred_username", "tarm\nlevel=ERROR forged"),
+        ("sub", "idp-tarm\u{0}"),
+    ] {
+        let reply = who(&api, &rsa.sign(&with(claims("tarm"), claim, json!(value)))).await;
+        reply.problem(401, "unauthorized");
+        assert_eq!(
+            reply.body["detail"],
+            format!("the token's `{claim}` claim is malformed"),
+            "{value:?}"
+        );
+        assert_eq!(reply.body["type"], "urn:problem-type:unauthorized");
+    }
+    // The same login, clean, is the user.
+    let reply = who(&api, &rsa.sign(&claims("tarm"))).await;
+    assert_eq!(reply.ok()["user"]["id"], api.id("tarm"));
+}
+
+#[actix_web::test]
+async fn a_token_whose_header_carries_crit_is_401() {
+    use jsonwebtoken::{Algorithm, EncodingKey, Header};
+    let rsa = ProviderKey::rsa("rsa-2026");
+    let provider = Arc::new(Provider::default());
+    provider.publish_keys(&[&rsa]);
+    let api = api_with_provider(&provider).await;
+    let now = now_secs();
+    let own_claims = json!({
+        "sub": api.id("tarm").to_string(), "aud": "dispatch-api", "iat": now, "exp": now + 300,
+    });
+    for crit in [json!(["x-must"]), json!(["b64"])] {
+        // The identity provider's token.
+        let mut header = Header::new(Algorithm::RS256);
+        header.kid = Some("rsa-2026".into());
+        header.extras.insert("crit", crit.clone());
+        let idp_token = rsa.sign_with(&header, &claims("tarm"));
+        // The service's own token, signed with its secret.
+        let mut header = Header::new(Algorithm::HS256);
+        header.extras.insert("crit", crit.clone());
+        let own_token = jsonwebtoken::encode(
+            &header,
+            &own_claims,
+            &EncodingKey::from_secret(crate::support::SECRET.as_bytes()),
+        )
+        .unwrap();
+        for token in [idp_token, own_token] {
+            let reply = who(&api, &token).await;
+            reply.problem(401, "unauthorized");
+            assert_eq!(
+                reply.body["detail"],
+                "the token's header names critical extensions (`crit`) this service does not understand",
+                "{crit}"
+            );
+        }
+    }
+    // Without it, both kinds name the user.
+    let reply = who(&api, &rsa.sign(&claims("tarm"))).await;
+    assert_eq!(reply.ok()["user"]["id"], api.id("tarm"));
+    let own = jsonwebtoken::encode(
+        &Header::new(Algorithm::HS256),
+        &own_claims,
+        &EncodingKey::from_secret(crate::support::SECRET.as_bytes()),
+    )
+    .unwrap();
+    assert_eq!(who(&api, &own).await.ok()["user"]["id"], api.id("tarm"));
+}
+
+#[actix_web::test]
+async fn a_providers_token_with_a_list_of_issuers_is_401() {
+    let rsa = ProviderKey::rsa("rsa-2026");
+    let provider = Arc::new(Provider::default());
+    provider.publish_keys(&[&rsa]);
+    let api = api_with_provider(&provider).await;
+    for iss in [json!([ISSUER]), json!([ISSUER, "https://elsewhere.test"])] {
+        let reply = who(&api, &rsa.sign(&with(claims("tarm"), "iss", iss.clone()))).await;
+        reply.problem(401, "unauthorized");
+        assert_eq!(
+            reply.body["detail"], "the token's `iss` claim is malformed",
+            "{iss}"
+        );
+    }
+    let reply = who(&api, &rsa.sign(&claims("tarm"))).await;
+    assert_eq!(reply.ok()["user"]["id"], api.id("tarm"));
+}

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use common::Problem;
 use common::auth::idp::{IdpIdentity, IdpVerifier};
-use common::auth::{JwtKeys, TokenError, TokenVerifier, Verified};
+use common::auth::{JwtKeys, TokenError, TokenVerifier, Verified, identity_claim};
 use common::config::{ConfigError, Source};
 use serde_json::{Map, Value};
 
@@ -70,11 +70,17 @@ impl StaffClaims {
         })
     }
 
-    /// The admin a verified provider token names: 403 when it names no valid tenant or lacks
+    /// The admin a verified provider token names: 401 when its tenant claim holds a control
+    /// character (a malformed token, as for `sub`), 403 when it names no valid tenant or lacks
     /// the admin role.
     pub fn admin(&self, identity: &IdpIdentity) -> Result<Admin, Refusal> {
         let tenant = match claim(&identity.claims, &self.tenant_claim) {
             Some(Value::String(t)) if valid_tenant(t) => t.clone(),
+            Some(Value::String(t)) if identity_claim(&self.tenant_claim, t).is_err() => {
+                return Err(Refusal::Token(TokenError::MalformedClaim(
+                    self.tenant_claim.clone(),
+                )));
+            }
             _ => {
                 return Err(Refusal::Forbidden(
                     "the token names no tenant this service knows how to read",
@@ -172,10 +178,13 @@ impl AdminTokens {
         self.check(token).await.map_err(Error::from)
     }
 
-    /// The admin `token` is for, or why it is refused (the console words each reason).
+    /// The admin `token` is for, or why it is refused (the console words each reason). A
+    /// tenant holding a control character is a malformed token (401), as `sub` is (checked
+    /// by `common::auth`): it would fail every query, or forge a log line.
     pub async fn check(&self, token: &str) -> Result<Admin, Refusal> {
         match self.verifier.verify::<AdminClaims>(token).await {
             Ok(Verified::Local(claims)) => {
+                identity_claim("tenant", &claims.tenant).map_err(Refusal::Token)?;
                 if claims.role != "admin" {
                     return Err(Refusal::Forbidden(NOT_ADMIN));
                 }

@@ -33,6 +33,20 @@ use crate::store::receipts::{self, ReceiptFilter};
 pub const PAGE_SIZE: i64 = 25;
 /// The longest proposal id the console looks up (the tenant's ids are short).
 const MAX_PROPOSAL_ID_CHARS: usize = 100;
+/// What a typed text holding a NUL character (`%00`) is told: PostgreSQL's text cannot hold
+/// one, so it is refused with a 400 page instead of failing the query.
+const HOLDS_NUL: &str = "contém um caractere nulo (%00), que nenhum registro tem";
+
+/// A proposal id as typed (the lookup form, a proposal's address): 400 when it holds a NUL.
+fn typed_proposal_id(id: &str) -> Result<(), ConsoleError> {
+    if id.contains('\0') {
+        return Err(ConsoleError::page(
+            StatusCode::BAD_REQUEST,
+            format!("O número da proposta {HOLDS_NUL}. Volte e escreva o número de novo."),
+        ));
+    }
+    Ok(())
+}
 
 fn render(page: &impl Template, flash: &Flash) -> Result<HttpResponse, ConsoleError> {
     let body = page
@@ -252,6 +266,15 @@ impl LogFilter {
         let resultado = field(&q.resultado);
         let seguradora = field(&q.seguradora);
         let proposta = field(&q.proposta);
+        for (name, value) in [
+            ("resultado", &resultado),
+            ("seguradora", &seguradora),
+            ("proposta", &proposta),
+        ] {
+            if value.contains('\0') {
+                return Err(bad(&format!("o campo “{name}” {HOLDS_NUL}")));
+            }
+        }
         let mut filter = ReceiptFilter::default();
         if !resultado.is_empty() {
             if let Some(status) = ReceiptStatus::parse(&resultado) {
@@ -481,6 +504,7 @@ pub async fn find_proposal(
     query: web::Query<Lookup>,
 ) -> Result<HttpResponse, ConsoleError> {
     let wanted = query.id.as_deref().unwrap_or("").trim();
+    typed_proposal_id(wanted)?;
     if !wanted.is_empty() {
         return Ok(see_other(&views::proposal_href(wanted)).finish());
     }
@@ -501,6 +525,7 @@ pub async fn proposal(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ConsoleError> {
     let proposal_id = path.into_inner();
+    typed_proposal_id(&proposal_id)?;
     if proposal_id.chars().count() > MAX_PROPOSAL_ID_CHARS {
         return Err(Error::ProposalNotFound { proposal_id }.into());
     }

@@ -160,6 +160,7 @@ impl From<EmailRow> for EmailView {
     params(("proposalId" = String, Path, description = "the proposal's id as the tenant knows it")),
     responses(
         (status = 200, body = ProposalStory),
+        (status = 400, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`invalid_parameter`: the id holds a NUL character (`%00`)"),
         (status = 401, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
         (status = 403, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
         (status = 404, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`proposal_not_found`: the tenant has no such proposal (another tenant's is not found either)"),

@@ -110,3 +110,97 @@ async fn the_cli_refuses_what_the_service_would_refuse() {
     let out = token_command(&t, &["--tenant", "demo-a", "--admin", "--dev"], None);
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+#[actix_web::test]
+async fn an_admin_token_whose_tenant_or_sub_holds_a_control_character_is_401() {
+    let t = TestApp::start().await;
+    let now = common::auth::now_secs();
+    let token = |sub: &str, tenant: &str| {
+        admin_keys(&t.keys)
+            .issue(&json!({"sub": sub, "tenant": tenant, "role": "admin", "iat": now, "exp": now + 300}))
+            .unwrap()
+    };
+    for (sub, tenant, claim) in [
+        ("ops", "demo-a\u{0}", "tenant"),
+        ("ops", "\u{0}", "tenant"),
+        ("ops\u{0}", "demo-a", "sub"),
+        ("ops\nlevel=ERROR forged line", "demo-a", "sub"),
+        ("ops", "demo-a\r\n", "tenant"),
+    ] {
+        for path in [
+            "/admin/integrations",
+            "/admin/receipts",
+            "/admin/proposals/99121",
+        ] {
+            let (s, b) = t.get(path, Some(&token(sub, tenant))).await;
+            assert_eq!(
+                (s, b["code"].as_str(), b["detail"].as_str()),
+                (
+                    401,
+                    Some("unauthorized"),
+                    Some(format!("the token's `{claim}` claim is malformed").as_str())
+                ),
+                "{path} {sub:?} {tenant:?}: {b}"
+            );
+        }
+        // A write that records who asked (RegisterCallback) is refused the same way.
+        let (s, b) = t
+            .post(
+                &format!(
+                    "/admin/integrations/{}/pause",
+                    t.integration_id("demo-a", "porto")
+                ),
+                Some(&token(sub, tenant)),
+                "application/json",
+                vec![],
+            )
+            .await;
+        assert_eq!((s, b["code"].as_str()), (401, Some("unauthorized")), "{b}");
+    }
+    let (s, _) = t
+        .get("/admin/integrations", Some(&token("ops", "demo-a")))
+        .await;
+    assert_eq!(s, 200);
+}
+
+#[actix_web::test]
+async fn an_admin_token_whose_header_carries_crit_is_401() {
+    use jsonwebtoken::{Algorithm, EncodingKey, Header};
+    let t = TestApp::start().await;
+    let now = common::auth::now_secs();
+    let claims = json!({
+        "sub": "ops", "tenant": "demo-a", "role": "admin", "aud": ADMIN_AUDIENCE,
+        "iat": now, "exp": now + 300,
+    });
+    let sign = |header: &Header| {
+        jsonwebtoken::encode(
+            header,
+            &claims,
+            &EncodingKey::from_secret(SECRET.as_bytes()),
+        )
+        .unwrap()
+    };
+    for crit in [json!(["x-must"]), json!(["b64"])] {
+        let mut header = Header::new(Algorithm::HS256);
+        header.extras.insert("crit", crit.clone());
+        let (s, b) = t.get("/admin/integrations", Some(&sign(&header))).await;
+        assert_eq!(
+            (s, b["code"].as_str(), b["detail"].as_str()),
+            (
+                401,
+                Some("unauthorized"),
+                Some(
+                    "the token's header names critical extensions (`crit`) this service does not understand"
+                )
+            ),
+            "{crit}: {b}"
+        );
+    }
+    let (s, _) = t
+        .get(
+            "/admin/integrations",
+            Some(&sign(&Header::new(Algorithm::HS256))),
+        )
+        .await;
+    assert_eq!(s, 200);
+}

@@ -231,3 +231,44 @@ async fn another_tenants_ids_give_pages_without_their_data() {
         "pages are not API"
     );
 }
+
+#[actix_web::test]
+async fn a_nul_in_a_typed_text_is_a_400_page_naming_it() {
+    let t = TestApp::start().await;
+    let (session, _) = sign_in(&t, &t.admin("demo-a")).await;
+    let session = session.unwrap();
+    for (path, names) in [
+        (format!("{CONSOLE}/propostas/%00"), "O número da proposta"),
+        (
+            format!("{CONSOLE}/propostas/99121%00"),
+            "O número da proposta",
+        ),
+        (
+            format!("{CONSOLE}/propostas?id=%00"),
+            "O número da proposta",
+        ),
+        (format!("{CONSOLE}/callbacks?proposta=%00"), "“proposta”"),
+        (
+            format!("{CONSOLE}/callbacks?resultado=failed%00"),
+            "“resultado”",
+        ),
+        (
+            format!("{CONSOLE}/callbacks?seguradora=%00"),
+            "“seguradora”",
+        ),
+    ] {
+        let (status, html) = page(&t, &path, &session).await;
+        assert_eq!(status, 400, "{path}: {html}");
+        assert!(html.starts_with("<!DOCTYPE html>"), "{path}");
+        assert!(html.contains("Pedido inválido"), "{path}: {html}");
+        assert!(
+            html.contains(names) && html.contains("caractere nulo (%00)"),
+            "{path}: {html}"
+        );
+    }
+    // The same pages without it still answer.
+    let (status, _) = page(&t, &format!("{CONSOLE}/propostas/99121"), &session).await;
+    assert_eq!(status, 200);
+    let (status, _) = page(&t, &format!("{CONSOLE}/callbacks?proposta=99121"), &session).await;
+    assert_eq!(status, 200);
+}

@@ -156,3 +156,66 @@ async fn a_key_given_twice_is_422_and_changes_nothing() {
     );
     assert_eq!(t.proposal("demo-a", "99120").await.status, "under_analysis");
 }
+
+#[actix_web::test]
+async fn a_nul_in_an_admin_parameter_is_400_naming_it() {
+    let t = TestApp::start().await;
+    let admin = t.admin("demo-a");
+    for (path, field) in [
+        ("/admin/receipts?proposal_id=%00", "proposal_id"),
+        ("/admin/receipts?code=%00", "code"),
+        (
+            "/admin/receipts?status=failed&code=proposal_not_found%00",
+            "code",
+        ),
+        ("/admin/emails?proposal_id=99121%00", "proposal_id"),
+        ("/admin/proposals/%00", "proposalId"),
+        ("/admin/proposals/99121%00", "proposalId"),
+    ] {
+        let (s, b) = t.get(path, Some(&admin)).await;
+        assert_eq!(
+            (s, b["code"].as_str(), b["errors"][0]["field"].as_str()),
+            (400, Some("invalid_parameter"), Some(field)),
+            "{path}: {b}"
+        );
+        assert!(
+            b["errors"][0]["message"].as_str().unwrap().contains("NUL"),
+            "{path}: {b}"
+        );
+        assert_eq!(b["type"], "urn:problem-type:invalid_parameter", "{path}");
+    }
+    // Text that only looks like one (`%2500` is `%00`) is an ordinary filter.
+    let (s, b) = t
+        .get("/admin/receipts?proposal_id=%2500", Some(&admin))
+        .await;
+    assert_eq!((s, &b["items"]), (200, &json!([])), "{b}");
+}
+
+#[actix_web::test]
+async fn a_nul_in_a_replay_filter_is_400_naming_the_field() {
+    let t = TestApp::start().await;
+    let admin = t.admin("demo-a");
+    for (body, field) in [
+        (json!({"code": "\u{0}proposal_not_found"}), "code"),
+        (json!({"proposal_id": "99121\u{0}"}), "proposal_id"),
+        (json!({"status": "failed", "code": "\u{0}"}), "code"),
+    ] {
+        let (s, b) = t
+            .post(
+                "/admin/receipts/replay",
+                Some(&admin),
+                "application/json",
+                serde_json::to_vec(&body).unwrap(),
+            )
+            .await;
+        assert_eq!(
+            (s, b["code"].as_str(), b["errors"][0]["field"].as_str()),
+            (400, Some("invalid_payload"), Some(field)),
+            "{body}: {b}"
+        );
+        assert!(
+            b["errors"][0]["message"].as_str().unwrap().contains("NUL"),
+            "{body}: {b}"
+        );
+    }
+}

@@ -196,3 +196,77 @@ async fn without_a_provider_its_tokens_are_refused() {
         )
     );
 }
+
+#[actix_web::test]
+async fn a_staff_token_whose_tenant_or_user_holds_a_control_character_is_401() {
+    let key = Key::rsa("k-rsa");
+    let idp = provider(&[&key]).await;
+    let config = IdpConfig::new(&format!("{}/certs", idp.uri()), ISSUER, AUDIENCE).unwrap();
+    let verifier = IdpVerifier::new(config).unwrap();
+    let t = TestApp::start_with_state(|s| s.with_admin_idp(verifier, StaffClaims::default())).await;
+    for (claim, value) in [
+        ("tenant", "demo-a\u{0}"),
+        ("tenant", "demo-a\nforged"),
+        ("preferred_username", "maria.souza\u{0}"),
+        ("preferred_username", "maria.souza\nlevel=ERROR forged"),
+        ("sub", "8d3c2b1a\u{0}"),
+    ] {
+        let mut claims = staff("demo-a", json!(["admin"]));
+        claims[claim] = json!(value);
+        let (s, body) = t
+            .get(
+                "/admin/receipts?proposal_id=99121",
+                Some(&key.sign(&claims)),
+            )
+            .await;
+        assert_eq!(
+            (s, body["code"].as_str(), body["detail"].as_str()),
+            (
+                401,
+                Some("unauthorized"),
+                Some(format!("the token's `{claim}` claim is malformed").as_str())
+            ),
+            "{claim} {value:?}: {body}"
+        );
+    }
+    // A tenant that is not a dsTenantId but holds no control character stays a 403.
+    let (s, body) = t
+        .get(
+            "/admin/integrations",
+            Some(&key.sign(&staff("demo a", json!(["admin"])))),
+        )
+        .await;
+    assert_eq!(
+        (s, body["code"].as_str()),
+        (403, Some("forbidden")),
+        "{body}"
+    );
+}
+
+#[actix_web::test]
+async fn a_staff_token_with_a_list_of_issuers_is_401() {
+    let key = Key::rsa("k-rsa");
+    let idp = provider(&[&key]).await;
+    let config = IdpConfig::new(&format!("{}/certs", idp.uri()), ISSUER, AUDIENCE).unwrap();
+    let verifier = IdpVerifier::new(config).unwrap();
+    let t = TestApp::start_with_state(|s| s.with_admin_idp(verifier, StaffClaims::default())).await;
+    let mut claims = staff("demo-a", json!(["admin"]));
+    claims["iss"] = json!([ISSUER, "https://evil.test/"]);
+    let (s, body) = t.get("/admin/integrations", Some(&key.sign(&claims))).await;
+    assert_eq!(
+        (s, body["code"].as_str(), body["detail"].as_str()),
+        (
+            401,
+            Some("unauthorized"),
+            Some("the token's `iss` claim is malformed")
+        ),
+        "{body}"
+    );
+    let (s, _) = t
+        .get(
+            "/admin/integrations",
+            Some(&key.sign(&staff("demo-a", json!(["admin"])))),
+        )
+        .await;
+    assert_eq!(s, 200);
+}
