@@ -102,8 +102,9 @@ pub async fn ws(
     let token = token.ok_or_else(|| {
         Problem::unauthorized("a token is required: `Authorization: Bearer` or `access_token`")
     })?;
-    let user = crate::auth::authenticate(&state, &token).await?;
-    let expires = expiry(&token);
+    let crate::auth::Authenticated { user, expires_at } =
+        crate::auth::authenticate_with_expiry(&state, &token).await?;
+    let expires = Some(expiry(expires_at));
     // A plain GET (no upgrade headers) is a client error, answered like every other.
     let (res, session, stream) = actix_ws::handle(&req, body).map_err(|e| {
         Problem::new(
@@ -121,18 +122,11 @@ pub async fn ws(
     Ok(res)
 }
 
-/// When the token stops being valid: its `exp`, read after `auth::authenticate` verified the
-/// token (by whichever rules signed it), so decoding the claims again needs no key.
-fn expiry(token: &str) -> Option<tokio::time::Instant> {
-    #[derive(Deserialize)]
-    struct Exp {
-        exp: i64,
-    }
-    let exp = jsonwebtoken::dangerous::insecure_decode_claims::<Exp>(token)
-        .ok()?
-        .exp;
+/// When the token stops being valid: its `exp` as `auth` verified it (whichever kind of
+/// token, a fractional `exp` floored), on the runtime's clock.
+fn expiry(exp: i64) -> tokio::time::Instant {
     let left = u64::try_from(exp.saturating_sub(now_secs())).unwrap_or(0);
-    Some(tokio::time::Instant::now() + Duration::from_secs(left))
+    tokio::time::Instant::now() + Duration::from_secs(left)
 }
 
 /// Why a frame could not be written.
@@ -482,16 +476,11 @@ mod tests {
     }
 
     #[test]
-    fn expiry_is_read_from_the_claims() {
-        let keys = common::auth::JwtKeys::new(&secrecy::SecretString::from(
-            "test-secret-test-secret-test-secret!",
-        ));
+    fn expiry_is_the_verified_exp_on_the_runtimes_clock() {
         let now = now_secs();
-        let token = keys
-            .issue(&serde_json::json!({"sub": "1", "iat": now, "exp": now + 120}))
-            .unwrap();
-        let left = expiry(&token).unwrap() - tokio::time::Instant::now();
+        let left = expiry(now + 120) - tokio::time::Instant::now();
         assert!(left > Duration::from_secs(110) && left <= Duration::from_secs(120));
-        assert!(expiry("not a token").is_none());
+        // An exp already past ends the socket at once.
+        assert!(expiry(now - 5) <= tokio::time::Instant::now());
     }
 }

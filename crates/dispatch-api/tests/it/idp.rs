@@ -277,3 +277,35 @@ async fn a_providers_token_with_a_list_of_issuers_is_401() {
     let reply = who(&api, &rsa.sign(&claims("tarm"))).await;
     assert_eq!(reply.ok()["user"]["id"], api.id("tarm"));
 }
+
+/// A provider's token with a fractional `exp` (valid, RFC 7519 NumericDate) is accepted, and a
+/// socket opened with it is closed when it expires, like one opened with our own token.
+#[actix_web::test]
+async fn a_socket_opened_with_a_fractional_exp_closes_at_expiry() {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+
+    let rsa = ProviderKey::rsa("rsa-2026");
+    let provider = Arc::new(Provider::default());
+    provider.publish_keys(&[&rsa]);
+    let api = api_with_provider(&provider).await;
+    let mut claims = claims("regulador");
+    claims["exp"] = json!(now_secs() as f64 + 2.5);
+    let token = rsa.sign(&claims);
+    let url = format!("ws://{}/ws?access_token={token}", api.addr);
+    let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+    let closed = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match ws.next().await {
+                Some(Ok(Message::Close(Some(frame)))) => {
+                    return (u16::from(frame.code), frame.reason.to_string());
+                }
+                Some(Ok(_)) => continue,
+                other => panic!("the socket ended without a close frame: {other:?}"),
+            }
+        }
+    })
+    .await
+    .expect("the socket is closed at its token's expiry");
+    assert_eq!(closed, (4401, "token expired".to_owned()));
+}
