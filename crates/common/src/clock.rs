@@ -47,11 +47,6 @@ impl Clock {
         DateTime::from_timestamp_micros(micros).unwrap_or_default()
     }
 
-    /// Whether this is a manual clock (tests, the seed).
-    pub fn is_manual(&self) -> bool {
-        matches!(self.0, Source::Manual(_))
-    }
-
     /// Sets a manual clock to `at`; a system clock cannot be set and ignores it.
     pub fn set(&self, at: DateTime<Utc>) {
         if let Source::Manual(hands) = &self.0 {
@@ -93,7 +88,6 @@ mod tests {
         );
         clone.set(start);
         assert_eq!(clock.now().timestamp(), 1_800_000_000);
-        assert!(clock.is_manual());
     }
 
     #[test]
@@ -104,6 +98,5 @@ mod tests {
         clock.advance(Duration::days(-3));
         let now = clock.now();
         assert!(now >= before && now <= Utc::now() + Duration::seconds(1));
-        assert!(!clock.is_manual());
     }
 }

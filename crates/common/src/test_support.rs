@@ -248,9 +248,7 @@ where
     ))
     .load::<Template>(&mut admin)
     .expect("list templates");
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let now = unix_now();
     if !existing.iter().any(|t| t.datname == template) {
         let building = format!("{template}_building");
         admin

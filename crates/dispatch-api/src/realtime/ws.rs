@@ -104,7 +104,7 @@ pub async fn ws(
     })?;
     let crate::auth::Authenticated { user, expires_at } =
         crate::auth::authenticate_with_expiry(&state, &token).await?;
-    let expires = Some(expiry(expires_at));
+    let expires = expiry(expires_at);
     // A plain GET (no upgrade headers) is a client error, answered like every other.
     let (res, session, stream) = actix_ws::handle(&req, body).map_err(|e| {
         Problem::new(
@@ -215,7 +215,7 @@ async fn run(
     session: Session,
     mut stream: actix_ws::AggregatedMessageStream,
     user: CurrentUser,
-    expires: Option<tokio::time::Instant>,
+    expires: tokio::time::Instant,
     hub: Hub,
     pool: Pool,
 ) {
@@ -230,12 +230,7 @@ async fn run(
     let mut last_heard = Instant::now();
     let mut ping = tokio::time::interval(settings.ping_interval);
     ping.tick().await;
-    let expired = async {
-        match expires {
-            Some(at) => tokio::time::sleep_until(at).await,
-            None => std::future::pending().await,
-        }
-    };
+    let expired = tokio::time::sleep_until(expires);
     tokio::pin!(expired);
     // The user as the database has it now: a change committed before the socket was
     // registered with the hub (and so not seen by `listener::check_users`) is seen here.

@@ -166,7 +166,7 @@ pub(super) async fn wrap_up(
         Ok(&users[i])
     };
     let (tarm, regulator, fleet) = (demo("tarm")?, demo("regulador")?, demo("frota")?);
-    let stale: Vec<(i64, State, DateTime<Utc>)> = incidents::table
+    let stale: Vec<(i64, State, i32, DateTime<Utc>)> = incidents::table
         .filter(incidents::state.eq_any([
             State::Registering,
             State::AwaitingRegulation,
@@ -175,13 +175,18 @@ pub(super) async fn wrap_up(
         ]))
         .filter(incidents::updated_at.lt(before))
         .order_by(incidents::updated_at)
-        .select((incidents::id, incidents::state, incidents::updated_at))
+        .select((
+            incidents::id,
+            incidents::state,
+            incidents::version,
+            incidents::updated_at,
+        ))
         .load(conn)
         .await?;
     let failed =
         |id: i64| move |e: crate::error::Error| anyhow::anyhow!("ending incident {id}: {e}");
-    for (id, state, last) in &stale {
-        let mut at = *last;
+    for &(id, state, mut version, last) in &stale {
+        let mut at = last;
         let units: Vec<(i64, Status)> = dispatches::table
             .filter(dispatches::incident_id.eq(id))
             .filter(dispatches::status.ne(Status::Released))
@@ -196,26 +201,22 @@ pub(super) async fn wrap_up(
             };
             for step in steps {
                 at += Duration::minutes(10);
-                store::dispatch_status(conn, &Author::new(fleet, at), dispatch, *step)
+                version = store::dispatch_status(conn, &Author::new(fleet, at), dispatch, *step)
                     .await
-                    .map_err(failed(*id))?;
+                    .map_err(failed(id))?
+                    .incident_version;
             }
         }
         at += Duration::minutes(10);
-        let version: i32 = incidents::table
-            .find(id)
-            .select(incidents::version)
-            .first(conn)
-            .await?;
         let ended = match state {
             State::Dispatched | State::Regulated => {
-                let conclusion = if *state == State::Dispatched {
+                let conclusion = if state == State::Dispatched {
                     CONCLUSIONS[0]
                 } else {
                     CONCLUSIONS[2]
                 };
                 let by = Author::new(regulator, at);
-                store::close(conn, &by, *id, version, conclusion.to_owned()).await
+                store::close(conn, &by, id, version, conclusion.to_owned()).await
             }
             _ => {
                 let by = Author::new(tarm, at);
@@ -223,7 +224,7 @@ pub(super) async fn wrap_up(
                 store::move_to(
                     conn,
                     &by,
-                    *id,
+                    id,
                     version,
                     State::Cancelled,
                     "cancelled",
@@ -232,7 +233,7 @@ pub(super) async fn wrap_up(
                 .await
             }
         };
-        ended.map_err(failed(*id))?;
+        ended.map_err(failed(id))?;
     }
     Ok(stale.len())
 }
