@@ -9,6 +9,7 @@
 //! [`idp::Provider`], an identity provider's key set served over HTTP.
 
 pub mod idp;
+pub mod layers;
 mod private_pg;
 mod smtp_sink;
 
