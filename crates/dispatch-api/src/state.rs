@@ -7,7 +7,7 @@ use common::db::Pool;
 use common::http::OpenApiJson;
 
 use crate::catalog::Catalog;
-use crate::realtime::Hub;
+use crate::realtime::hub::Hub;
 use crate::token_cache::VerifiedTokens;
 use crate::user_cache::UserCache;
 
