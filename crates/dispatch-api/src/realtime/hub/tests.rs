@@ -1,5 +1,5 @@
 //! The hub's rules, one per test. Every socket's receiver is held to the end of its test
-//! (`_keepN`): a dropped one would refuse what the hub offers.
+//! (bound to a `_name`, never `_`): a dropped one would refuse what the hub offers.
 
 use super::*;
 use crate::domain::user::ACTIVE;
@@ -63,13 +63,13 @@ fn a_version_announced_during_the_subscriptions_read_is_the_one_answered() {
 
 #[test]
 fn a_version_the_subscriber_knows_is_not_sent_again() {
-    let (hub, _keep1, _keep2, _keep3) = subscribed_during_a_change();
+    let (hub, _a, _b, _answer) = subscribed_during_a_change();
     assert_eq!(hub.publish(&notice(1, 3, &["patient"])), 0, "already known");
 }
 
 #[test]
 fn a_newer_version_reaches_the_subscriber() {
-    let (hub, (_keep1, mut ra), _keep2, _keep3) = subscribed_during_a_change();
+    let (hub, (_a, mut ra), _b, _answer) = subscribed_during_a_change();
     assert_eq!(hub.publish(&notice(1, 4, &["patient"])), 1);
     assert_eq!(
         recv(&mut ra).unwrap(),
@@ -80,14 +80,14 @@ fn a_newer_version_reaches_the_subscriber() {
 
 #[test]
 fn an_incident_nobody_follows_reaches_nobody() {
-    let (hub, _keep1, (_keep2, mut rb), _keep3) = subscribed_during_a_change();
+    let (hub, _a, (_b, mut rb), _answer) = subscribed_during_a_change();
     assert_eq!(hub.publish(&notice(2, 9, &[])), 0);
     assert!(recv(&mut rb).is_none());
 }
 
 #[test]
 fn nothing_is_sent_for_an_incident_after_unsubscribing() {
-    let (hub, (a, mut ra), _keep1, _keep2) = subscribed_during_a_change();
+    let (hub, (a, mut ra), _b, _answer) = subscribed_during_a_change();
     hub.unsubscribe(&a, 1);
     assert_eq!(hub.publish(&notice(1, 5, &[])), 0);
     assert!(recv(&mut ra).is_none());
@@ -116,14 +116,14 @@ fn a_slow_and_a_fast_subscriber() -> (Hub, (Client, Queue), (Client, Queue)) {
 
 #[test]
 fn a_full_queue_drops_no_subscriber() {
-    let (hub, (slow, _keep1), _keep2) = a_slow_and_a_fast_subscriber();
+    let (hub, (slow, _rs), _fast) = a_slow_and_a_fast_subscriber();
     assert_eq!(hub.subscription_count(), 2, "nobody is dropped");
     assert!(slow.is_behind());
 }
 
 #[test]
 fn a_full_queue_is_caught_up_with_the_newest_version_and_every_group() {
-    let (hub, (slow, mut rs), _keep1) = a_slow_and_a_fast_subscriber();
+    let (hub, (slow, mut rs), _fast) = a_slow_and_a_fast_subscriber();
     // Versions 2 and 3 were queued; 4, 5 and 6 missed.
     assert_eq!(recv(&mut rs).unwrap()["version"], 2);
     hub.catch_up(&slow);
@@ -172,7 +172,7 @@ fn following_a_queue_is_answered_subscribed() {
 
 #[test]
 fn a_move_into_a_queue_nobody_follows_reaches_nobody() {
-    let (hub, _keep1, _keep2) = two_queue_followers();
+    let (hub, _reg, _other) = two_queue_followers();
     assert_eq!(
         hub.publish_queue(&moved(5, 1, None, State::Registering)),
         0,
@@ -182,7 +182,7 @@ fn a_move_into_a_queue_nobody_follows_reaches_nobody() {
 
 #[test]
 fn a_queue_follower_hears_an_incident_enter_it() {
-    let (hub, (_keep1, mut rr), _keep2) = two_queue_followers();
+    let (hub, (_reg, mut rr), _other) = two_queue_followers();
     hub.publish_queue(&moved(
         5,
         2,
@@ -198,7 +198,7 @@ fn a_queue_follower_hears_an_incident_enter_it() {
 
 #[test]
 fn a_move_between_two_queues_reaches_the_followers_of_both() {
-    let (hub, (_keep1, mut rr), (_keep2, mut ro)) = two_queue_followers();
+    let (hub, (_reg, mut rr), (_other, mut ro)) = two_queue_followers();
     assert_eq!(
         hub.publish_queue(&moved(
             5,
@@ -214,7 +214,7 @@ fn a_move_between_two_queues_reaches_the_followers_of_both() {
 
 #[test]
 fn moves_a_full_queue_missed_are_owed_as_one_resync() {
-    let (hub, (reg, mut rr), _keep1) = two_queue_followers();
+    let (hub, (reg, mut rr), _other) = two_queue_followers();
     // Three moves into a queue of two: the third is owed as a resync, the fourth folded
     // into it.
     for id in 10..14 {
@@ -238,7 +238,7 @@ fn moves_a_full_queue_missed_are_owed_as_one_resync() {
 
 #[test]
 fn nothing_is_sent_for_a_queue_after_unfollowing_it() {
-    let (hub, (reg, mut rr), _keep1) = two_queue_followers();
+    let (hub, (reg, mut rr), _other) = two_queue_followers();
     hub.unfollow_queue(&reg, State::AwaitingRegulation);
     hub.publish_queue(&moved(
         20,
@@ -252,7 +252,7 @@ fn nothing_is_sent_for_a_queue_after_unfollowing_it() {
 
 #[test]
 fn a_removed_socket_follows_no_queue() {
-    let (hub, (reg, _keep1), (other, _keep2)) = two_queue_followers();
+    let (hub, (reg, _rr), (other, _ro)) = two_queue_followers();
     hub.unfollow_queue(&reg, State::AwaitingRegulation);
     assert_eq!(hub.queue_follower_count(), 1);
     hub.remove_client(other.id);
@@ -283,7 +283,7 @@ fn now(status: &str, profile: Profile) -> Option<Ending> {
 
 #[test]
 fn an_unchanged_user_keeps_its_sockets() {
-    let (hub, (ea, _keep1), _queues) = two_users_sockets();
+    let (hub, (ea, _eb), _queues) = two_users_sockets();
     assert_eq!(hub.end_sockets_of(1, |p| now(ACTIVE, p)), 0);
     assert!(!ea.has_changed().unwrap());
 }
@@ -298,14 +298,14 @@ fn a_profile_change_ends_that_users_sockets_only() {
 
 #[test]
 fn a_deactivated_users_sockets_end() {
-    let (hub, (mut ea, _keep1), _queues) = two_users_sockets();
+    let (hub, (mut ea, _eb), _queues) = two_users_sockets();
     assert_eq!(hub.end_sockets_of(1, |p| now("inativo", p)), 1);
     assert_eq!(*ea.borrow_and_update(), Some(Ending::UserDeactivated));
 }
 
 #[test]
 fn the_connected_users_are_those_with_a_socket() {
-    let (hub, _keep1, _queues) = two_users_sockets();
+    let (hub, _endings, _queues) = two_users_sockets();
     let mut users = hub.connected_users();
     users.sort();
     assert_eq!(users, [1, 2]);
