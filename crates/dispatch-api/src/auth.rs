@@ -1,5 +1,5 @@
-//! Who is calling: the token's user, read through the replica's user cache (see
-//! `user_cache`), so a user deactivated after the token was issued is refused at once.
+//! Who is calling: the token's user, read through the replica's caches (the tokens already
+//! verified, `token_cache`; the users, `user_cache`), so a user deactivated after the token was issued is refused at once.
 //!
 //! Two kinds of token are accepted (docs/dispatch-routes.md, "Authentication"):
 //!
@@ -12,10 +12,8 @@
 //!
 //! The extractor for [`CurrentUser`] is here.
 
-use std::collections::HashMap;
 use std::future::{Future, Ready, ready};
 use std::pin::Pin;
-use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use actix_web::dev::Payload;
@@ -152,71 +150,8 @@ pub async fn authenticate(state: &AppState, token: &str) -> Result<CurrentUser> 
     authenticate_with_expiry(state, token).await.map(|a| a.user)
 }
 
-/// The service's own tokens this replica has accepted, with the user each names. A client
-/// sends one token with every request of its session, and every rule of docs/dispatch-routes.md
-/// ("Authentication") depends on the token's bytes and the key alone, except the clock. So a
-/// token accepted before is accepted again on its exact bytes while the clock is between the
-/// moment it was verified (`nbf` and `iat` only pass more as time goes on) and its `exp`;
-/// outside that it is verified again in full, which decides with the exact rule and message
-/// (the leeway after `exp`, say). Only accepted tokens are kept, so a refused one is verified
-/// on every request; the user is still looked up on every request (a deactivated user is
-/// refused at once). The identity provider's tokens are not kept: its keys can be withdrawn.
-#[derive(Clone, Default)]
-pub struct VerifiedTokens {
-    /// By signature: a token's last part, which tells accepted tokens apart and is short to
-    /// hash.
-    tokens: Arc<RwLock<HashMap<Box<str>, Grant>>>,
-}
-
-fn signature(token: &str) -> &str {
-    token
-        .rsplit_once('.')
-        .map_or(token, |(_, signature)| signature)
-}
-
-/// An accepted token, what it names, and when it may be accepted on its bytes.
-struct Grant {
-    /// The whole token.
-    token: Box<str>,
-    user_id: i64,
-    /// When the token was verified (seconds since the epoch).
-    verified_at: i64,
-    /// The token's `exp`.
-    expires_at: i64,
-}
-
-/// More tokens than a replica's users hold at once; past it the memory starts over (an
-/// expired token stays until then, never accepted again on its bytes).
-const MAX_VERIFIED_TOKENS: usize = 10_000;
-
-impl VerifiedTokens {
-    /// The user id and `exp` of `token` if it was accepted before and `now` lies in
-    /// `[verified_at, exp)`.
-    fn get(&self, token: &str, now: i64) -> Option<(i64, i64)> {
-        let tokens = self.tokens.read().ok()?;
-        let grant = tokens.get(signature(token))?;
-        (*grant.token == *token && grant.verified_at <= now && now < grant.expires_at)
-            .then_some((grant.user_id, grant.expires_at))
-    }
-
-    /// Remembers a token verified at `verified_at` (read after the verification).
-    fn put(&self, token: &str, user_id: i64, expires_at: i64, verified_at: i64) {
-        if let Ok(mut tokens) = self.tokens.write() {
-            if tokens.len() >= MAX_VERIFIED_TOKENS {
-                tokens.clear();
-            }
-            let grant = Grant {
-                token: token.into(),
-                user_id,
-                verified_at,
-                expires_at,
-            };
-            tokens.insert(signature(token).into(), grant);
-        }
-    }
-}
-
-/// Who `token` names and when it expires: from [`VerifiedTokens`] when it was accepted
+/// Who `token` names and when it expires: from the tokens already verified
+/// (`token_cache::VerifiedTokens`) when it was accepted
 /// before, else verified in full (and remembered when it is one of the service's own).
 async fn verified_subject(state: &AppState, token: &str) -> Result<(Subject, i64)> {
     if let Some((id, exp)) = state.verified_tokens.get(token, now_secs()) {
@@ -276,7 +211,7 @@ fn active(caller: Option<Caller>) -> Result<CurrentUser> {
     }
 }
 
-/// The caller without waiting, when its token was accepted before ([`VerifiedTokens`]) and its
+/// The caller without waiting, when its token was accepted before (`token_cache`) and its
 /// user is in the user cache: what [`authenticate`] finds then, without the database.
 fn remembered(state: &AppState, token: &str) -> Option<CurrentUser> {
     let (id, _) = state.verified_tokens.get(token, now_secs())?;
@@ -357,37 +292,6 @@ mod tests {
             matches!(err, Err(ConfigError::Missing { ref name, .. }) if name == "JWT_JWKS_URL"),
             "{err:?}"
         );
-    }
-
-    #[test]
-    fn a_verified_token_is_accepted_on_its_bytes_only_between_its_verification_and_exp() {
-        let tokens = VerifiedTokens::default();
-        assert_eq!(tokens.get("a.b.c", 1_000), None, "never verified");
-        tokens.put("a.b.c", 7, 2_000, 1_000);
-        assert_eq!(tokens.get("a.b.c", 1_000), Some((7, 2_000)));
-        assert_eq!(tokens.get("a.b.c", 1_999), Some((7, 2_000)));
-        // From `exp` on (the leeway included) and before the verification (a clock set
-        // back), the token is verified again in full.
-        assert_eq!(tokens.get("a.b.c", 2_000), None);
-        assert_eq!(tokens.get("a.b.c", 999), None);
-        // Only the very bytes: another signature, a prefix, an extension, other claims or
-        // header under the same signature.
-        for other in ["a.b.d", "a.b.", "a.b.cc", "A.b.c", "a.x.c", "b.c", "c"] {
-            assert_eq!(tokens.get(other, 1_500), None, "{other}");
-        }
-    }
-
-    #[test]
-    fn verified_tokens_are_bounded() {
-        let tokens = VerifiedTokens::default();
-        for n in 0..MAX_VERIFIED_TOKENS {
-            tokens.put(&format!("t{n}"), 1, 2_000, 1_000);
-        }
-        assert_eq!(tokens.get("t0", 1_500), Some((1, 2_000)));
-        tokens.put("one more", 1, 2_000, 1_000);
-        assert_eq!(tokens.get("t0", 1_500), None, "started over");
-        assert_eq!(tokens.get("one more", 1_500), Some((1, 2_000)));
-        assert_eq!(tokens.tokens.read().unwrap().len(), 1);
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub mod seed;
 pub mod startup;
 pub mod state;
 pub mod store;
+pub mod token_cache;
 pub mod user_cache;
 pub mod views;
 

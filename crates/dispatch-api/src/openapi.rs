@@ -36,7 +36,7 @@ use crate::views::*;
         DispatchBody, DispatchConflict, StatusBody, IntercurrenceBody, TransferBody,
         CloseBody,
         // The WebSocket's frames (`GET /ws`): not HTTP bodies, described here for clients.
-        crate::realtime::ws::ClientMessage, crate::realtime::hub::ServerMessage,
+        crate::realtime::protocol::ClientMessage, crate::realtime::protocol::ServerMessage,
     )),
     modifiers(&BearerJwt),
 )]

@@ -6,9 +6,9 @@ use common::auth::{JwtKeys, TokenVerifier};
 use common::db::Pool;
 use common::http::OpenApiJson;
 
-use crate::auth::VerifiedTokens;
 use crate::catalog::Catalog;
 use crate::realtime::hub::Hub;
+use crate::token_cache::VerifiedTokens;
 use crate::user_cache::UserCache;
 
 /// Everything the handlers and extractors share. Cheap to clone.
@@ -22,7 +22,7 @@ pub struct AppState {
     pub catalog: Catalog,
     /// Authenticated users; serves only while `serve`'s change listener runs.
     pub users: UserCache,
-    /// The service's own tokens already verified with `tokens` (`auth::VerifiedTokens`): a
+    /// The service's own tokens already verified with `tokens` (`token_cache::VerifiedTokens`): a
     /// state given other keys needs a new one.
     pub verified_tokens: VerifiedTokens,
     /// This process's WebSocket subscriptions, fed by its listener.

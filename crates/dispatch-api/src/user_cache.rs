@@ -6,35 +6,66 @@
 //! change). The process's one `LISTEN` connection (`realtime::listener`) hears it and
 //! [`follow`] evicts the entry. The cache answers only while that listener is connected:
 //! when it is down (or never started, as in tests) every request reads the database, so a
-//! deactivated user is never let in from a stale entry.
+//! deactivated user is never let in from a stale entry. Users and logins are held in `moka`
+//! caches bounded by entry count, the least recently used going first.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use common::listen::ListenEvent;
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock};
+use moka::policy::EvictionPolicy;
+use moka::sync::Cache;
 use tokio::sync::broadcast;
 
 use crate::domain::user::CurrentUser;
 
-/// More distinct users than a dispatch centre has; past it the cache starts over.
-const MAX_ENTRIES: usize = 10_000;
+/// More distinct users than a dispatch centre has; past it the least recently used go.
+pub const MAX_ENTRIES: u64 = 10_000;
 pub const CHANNEL: &str = "dispatch_users";
 
-#[derive(Clone, Default)]
+/// Cheap to clone; clones share the users.
+#[derive(Clone)]
 pub struct UserCache {
-    users: Arc<RwLock<HashMap<i64, CurrentUser>>>,
+    users: Cache<i64, CurrentUser>,
     /// Logins of the cached users, for identity provider tokens (which name a login, not an
     /// id); an entry goes with its user's.
-    logins: Arc<RwLock<HashMap<String, i64>>>,
+    logins: Cache<String, i64>,
     live: Arc<AtomicBool>,
 }
 
+impl Default for UserCache {
+    fn default() -> Self {
+        Self::with_capacity(MAX_ENTRIES)
+    }
+}
+
+/// A `moka` cache of at most `capacity` entries, the least recently used going first.
+fn bounded<K, V>(capacity: u64) -> Cache<K, V>
+where
+    K: std::hash::Hash + Eq + Send + Sync + 'static,
+    V: Clone + Send + Sync + 'static,
+{
+    Cache::builder()
+        .max_capacity(capacity)
+        .eviction_policy(EvictionPolicy::lru())
+        .build()
+}
+
 impl UserCache {
+    /// At most `capacity` users (and as many logins).
+    pub fn with_capacity(capacity: u64) -> Self {
+        Self {
+            users: bounded(capacity),
+            logins: bounded(capacity),
+            live: Arc::default(),
+        }
+    }
+
     pub fn get(&self, id: i64) -> Option<CurrentUser> {
         if !self.live.load(Ordering::Acquire) {
             return None;
         }
-        self.users.read().ok()?.get(&id).cloned()
+        self.users.get(&id)
     }
 
     /// Remembers an active user (only active users are ever cached).
@@ -42,12 +73,7 @@ impl UserCache {
         if !self.live.load(Ordering::Acquire) {
             return;
         }
-        if let Ok(mut users) = self.users.write() {
-            if users.len() >= MAX_ENTRIES {
-                users.clear();
-            }
-            users.insert(user.id, user.clone());
-        }
+        self.users.insert(user.id, user.clone());
     }
 
     /// The cached active user whose login is `login`.
@@ -55,7 +81,7 @@ impl UserCache {
         if !self.live.load(Ordering::Acquire) {
             return None;
         }
-        let id = *self.logins.read().ok()?.get(login)?;
+        let id = self.logins.get(login)?;
         self.get(id)
     }
 
@@ -65,31 +91,22 @@ impl UserCache {
             return;
         }
         self.put(user);
-        if let Ok(mut logins) = self.logins.write() {
-            if logins.len() >= MAX_ENTRIES {
-                logins.clear();
-            }
-            logins.insert(login.to_owned(), user.id);
-        }
+        self.logins.insert(login.to_owned(), user.id);
     }
 
     /// Forgets a user and its login (a renamed login is never served for another user).
     pub fn evict(&self, id: i64) {
-        if let Ok(mut users) = self.users.write() {
-            users.remove(&id);
-        }
-        if let Ok(mut logins) = self.logins.write() {
-            logins.retain(|_, user| *user != id);
+        self.users.invalidate(&id);
+        for (login, user) in &self.logins {
+            if user == id {
+                self.logins.invalidate(login.as_str());
+            }
         }
     }
 
     pub fn clear(&self) {
-        if let Ok(mut users) = self.users.write() {
-            users.clear();
-        }
-        if let Ok(mut logins) = self.logins.write() {
-            logins.clear();
-        }
+        self.users.invalidate_all();
+        self.logins.invalidate_all();
     }
 
     pub fn is_live(&self) -> bool {
@@ -205,5 +222,21 @@ mod tests {
         cache.put_with_login(&user(6), "maria.souza");
         cache.set_live(false);
         assert!(cache.get_by_login("maria.souza").is_none());
+    }
+
+    #[test]
+    fn the_cache_is_bounded_and_the_least_recently_used_user_goes_first() {
+        let cache = UserCache::with_capacity(3);
+        cache.set_live(true);
+        for id in 1..=3 {
+            cache.put(&user(id));
+        }
+        cache.users.run_pending_tasks();
+        assert!(cache.get(1).is_some());
+        cache.put(&user(4));
+        cache.users.run_pending_tasks();
+        assert_eq!(cache.users.entry_count(), 3);
+        assert!(cache.get(2).is_none(), "the least recently used is gone");
+        assert!(cache.get(1).is_some() && cache.get(4).is_some());
     }
 }

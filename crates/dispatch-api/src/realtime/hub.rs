@@ -11,160 +11,26 @@
 //! The last version each socket was told of is kept, so duplicates (an event seen twice, or
 //! a re-read after the listener reconnects) are never sent twice and versions only rise.
 //! The hub also knows whose each socket is, so a change to a user ends their sockets.
+//!
+//! All a socket's state is one [`Socket`] (its queue, user, subscriptions and what it
+//! missed), kept by socket id; the hub indexes the sockets by incident and by queue to find
+//! the followers of a change.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use serde::Serialize;
 use tokio::sync::{mpsc, watch};
 
+use super::authority::Ending;
 use super::notice::{IncidentNotice, QueueNotice};
+use super::protocol::ServerMessage;
+use super::settings::WsSettings;
 use crate::domain::incident::State;
-use crate::domain::user::{ACTIVE, CurrentUser, Profile};
+use crate::domain::user::{CurrentUser, Profile};
 
-/// Socket timing; the defaults suit browsers behind a load balancer.
-#[derive(Debug, Clone, Copy)]
-pub struct WsSettings {
-    /// A socket silent this long is pinged.
-    pub ping_interval: Duration,
-    /// A socket silent this long (no frame, no pong) is dropped as dead.
-    pub idle_timeout: Duration,
-    /// Largest client frame accepted.
-    pub max_frame: usize,
-    /// A frame the socket cannot take within this (the client stopped reading and every
-    /// buffer on the way is full) ends the socket: it has stopped reading for long.
-    pub send_timeout: Duration,
-}
-
-impl Default for WsSettings {
-    fn default() -> Self {
-        Self {
-            ping_interval: Duration::from_secs(15),
-            idle_timeout: Duration::from_secs(45),
-            max_frame: 4096,
-            send_timeout: Duration::from_secs(10),
-        }
-    }
-}
-
-/// Every `changed` group, sent when what changed is not known (after a reconnection).
-pub const ALL_GROUPS: &[&str] = &[
-    "basic_data",
-    "occurrence",
-    "patient",
-    "state",
-    "regulation",
-    "technical_decisions",
-    "dispatches",
-    "intercurrences",
-    "conclusion",
-    "prank_calls",
-];
-
-/// Server -> client messages: JSON text frames (docs/dispatch-realtime.md, "WebSocket
-/// protocol").
-#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
-#[serde(tag = "type")]
-#[schema(as = WsServerMessage)]
-pub enum ServerMessage {
-    /// The answer to subscribing to an incident: its newest version when the subscription
-    /// took effect.
-    #[serde(rename = "subscribed")]
-    Subscribed { incident_id: i64, version: i32 },
-    /// The answer to subscribing to a work queue: from now on its moves are sent.
-    #[serde(rename = "subscribed")]
-    QueueSubscribed { queue: State },
-    /// A followed incident reached `version`; `changed` names the groups that moved.
-    #[serde(rename = "incident.updated")]
-    IncidentUpdated {
-        incident_id: i64,
-        version: i32,
-        changed: Vec<String>,
-    },
-    /// An incident entered the queue (`state` is the queue) or left it (`state` is where it
-    /// went), at `version`.
-    #[serde(rename = "queue.changed")]
-    QueueChanged {
-        queue: State,
-        incident_id: i64,
-        version: i32,
-        state: State,
-    },
-    /// Moves of this queue may have been missed: read the queue again
-    /// (`GET /incident/mask?state=<queue>`); later moves apply on top of that read.
-    #[serde(rename = "queue.resync")]
-    QueueResync { queue: State },
-    /// A request was refused; the socket stays open.
-    #[serde(rename = "error")]
-    Error { code: String, detail: String },
-}
-
-impl ServerMessage {
-    pub fn text(&self) -> Arc<str> {
-        serde_json::to_string(self)
-            .unwrap_or_else(|_| "{}".to_owned())
-            .into()
-    }
-
-    pub fn error(code: &str, detail: impl Into<String>) -> Self {
-        ServerMessage::Error {
-            code: code.to_owned(),
-            detail: detail.into(),
-        }
-    }
-}
-
-/// Why a socket's authority ended; the socket closes with this code and reason.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ending {
-    /// The token's `exp` passed.
-    TokenExpired,
-    /// The user is no longer active.
-    UserDeactivated,
-    /// The user no longer exists.
-    UserDeleted,
-    /// The user's profile is not the one the socket was opened with.
-    ProfileChanged,
-    /// The user changed and could not be read again (the database is unreachable).
-    Unconfirmed,
-}
-
-/// The close code of a socket whose authority ended (docs/dispatch-realtime.md, "Close
-/// codes").
-pub const AUTHORITY_ENDED: u16 = 4401;
-
-impl Ending {
-    /// The user the socket was opened for (with `profile`), as the database has it now
-    /// (`status` and profile; `None` when the user is gone): why the socket must end, if it
-    /// must.
-    pub fn judge(profile: Profile, now: Option<(&str, Profile)>) -> Option<Ending> {
-        match now {
-            None => Some(Ending::UserDeleted),
-            Some((status, _)) if status != ACTIVE => Some(Ending::UserDeactivated),
-            Some((_, p)) if p != profile => Some(Ending::ProfileChanged),
-            Some(_) => None,
-        }
-    }
-
-    pub fn code(self) -> u16 {
-        match self {
-            Ending::Unconfirmed => 1013,
-            _ => AUTHORITY_ENDED,
-        }
-    }
-
-    pub fn reason(self) -> &'static str {
-        match self {
-            Ending::TokenExpired => "token expired",
-            Ending::UserDeactivated => "user deactivated",
-            Ending::UserDeleted => "user deleted",
-            Ending::ProfileChanged => "profile changed",
-            Ending::Unconfirmed => "user changed and cannot be confirmed; reconnect",
-        }
-    }
-}
+#[cfg(test)]
+mod tests;
 
 /// What the hub and a socket's task share besides the queue.
 struct Signals {
@@ -174,7 +40,7 @@ struct Signals {
     end: watch::Sender<Option<Ending>>,
 }
 
-/// One socket as the hub sees it: its queue and its signals.
+/// One socket as its task sees it: its queue and its signals.
 #[derive(Clone)]
 pub struct Client {
     pub id: u64,
@@ -199,14 +65,8 @@ impl Client {
     }
 }
 
-struct Socket {
-    client: Client,
-    user_id: i64,
-    profile: Profile,
-}
-
-struct Subscriber {
-    client: Client,
+/// One incident a socket follows.
+struct Subscription {
     /// The last version this socket was told of (or is owed); `None` until its
     /// `subscribed` is sent.
     known: Option<i32>,
@@ -227,45 +87,113 @@ struct Behind {
     queues: BTreeSet<State>,
 }
 
+impl Behind {
+    fn is_empty(&self) -> bool {
+        self.incidents.is_empty() && self.queues.is_empty()
+    }
+}
+
+/// Everything the hub knows of one socket.
+struct Socket {
+    client: Client,
+    user_id: i64,
+    /// The profile the socket was opened with.
+    profile: Profile,
+    incidents: HashMap<i64, Subscription>,
+    queues: HashSet<State>,
+    behind: Behind,
+}
+
+impl Socket {
+    /// Remembers that the socket missed something; it will collect it with `catch_up`.
+    fn owe(&mut self) -> &mut Behind {
+        self.client.signals.behind.store(true, Ordering::Release);
+        &mut self.behind
+    }
+
+    /// A committed change of an incident the socket follows: queued (`text`) when the socket
+    /// knows an older version and has room, remembered when it has none. Whether it was
+    /// queued.
+    fn hear(&mut self, notice: &IncidentNotice<'_>, text: &Arc<str>) -> bool {
+        let Some(sub) = self.incidents.get_mut(&notice.incident_id) else {
+            return false;
+        };
+        match sub.known {
+            None => {
+                sub.pending = sub.pending.max(notice.version);
+                false
+            }
+            Some(k) if k < notice.version => {
+                sub.known = Some(notice.version);
+                // Once something is owed for an incident, later versions join it, so they
+                // cannot overtake it.
+                if let Some(missed) = self.behind.incidents.get_mut(&notice.incident_id) {
+                    missed.absorb(notice);
+                    false
+                } else if self.client.offer(text.clone()) {
+                    true
+                } else {
+                    self.owe()
+                        .incidents
+                        .insert(notice.incident_id, Missed::of(notice));
+                    false
+                }
+            }
+            Some(_) => false,
+        }
+    }
+
+    /// A message for the followers of `queue`, unless the socket is already owed a resync of
+    /// it (that resync covers this message too); owed when the socket has no room. Whether
+    /// it was queued.
+    fn hear_queue(&mut self, queue: State, text: &Arc<str>) -> bool {
+        if self.behind.queues.contains(&queue) {
+            return false;
+        }
+        if self.client.offer(text.clone()) {
+            return true;
+        }
+        self.owe().queues.insert(queue);
+        false
+    }
+}
+
+/// The sockets by id, and the indexes that find them.
 #[derive(Default)]
 struct Inner {
     sockets: HashMap<u64, Socket>,
-    by_incident: HashMap<i64, HashMap<u64, Subscriber>>,
-    by_queue: HashMap<State, HashMap<u64, Client>>,
-    behind: HashMap<u64, Behind>,
+    /// The sockets following each incident.
+    by_incident: HashMap<i64, HashSet<u64>>,
+    /// The sockets following each queue.
+    by_queue: HashMap<State, HashSet<u64>>,
+}
+
+/// Removes `socket` from `key`'s followers, and `key` once nobody follows it.
+fn unindex<K: std::hash::Hash + Eq>(index: &mut HashMap<K, HashSet<u64>>, key: &K, socket: u64) {
+    if let Some(followers) = index.get_mut(key) {
+        followers.remove(&socket);
+        if followers.is_empty() {
+            index.remove(key);
+        }
+    }
 }
 
 impl Inner {
-    /// Offers `text` to every follower of `queue` that is not already owed a resync of it
-    /// (that resync covers this message too). Returns how many took it, and the followers
-    /// whose queue was full: the caller records that they are owed a resync.
-    fn offer_queue(&self, queue: State, text: &Arc<str>) -> (usize, Vec<Client>) {
-        let mut sent = 0;
-        let mut missed = Vec::new();
+    /// Offers `text` to every follower of `queue` (see [`Socket::hear_queue`]); how many
+    /// took it.
+    fn offer_queue(&mut self, queue: State, text: &Arc<str>) -> usize {
         let Some(followers) = self.by_queue.get(&queue) else {
-            return (sent, missed);
+            return 0;
         };
-        for client in followers.values() {
-            let owed = self
-                .behind
-                .get(&client.id)
-                .is_some_and(|b| b.queues.contains(&queue));
-            if owed {
-                continue;
-            }
-            if client.offer(text.clone()) {
+        let mut sent = 0;
+        for id in followers {
+            if let Some(socket) = self.sockets.get_mut(id)
+                && socket.hear_queue(queue, text)
+            {
                 sent += 1;
-            } else {
-                missed.push(client.clone());
             }
         }
-        (sent, missed)
-    }
-
-    /// Remembers that `client` missed something; it will collect it with `catch_up`.
-    fn owe(&mut self, client: &Client) -> &mut Behind {
-        client.signals.behind.store(true, Ordering::Release);
-        self.behind.entry(client.id).or_default()
+        sent
     }
 }
 
@@ -342,6 +270,9 @@ impl Hub {
                 client: client.clone(),
                 user_id: user.id,
                 profile: user.profile,
+                incidents: HashMap::new(),
+                queues: HashSet::new(),
+                behind: Behind::default(),
             },
         );
         (client, rx)
@@ -353,16 +284,20 @@ impl Hub {
 
     /// First half of a subscription: from now on announcements are remembered for it.
     pub fn begin_subscribe(&self, client: &Client, incident_id: i64) {
-        self.lock()
+        let mut guard = self.lock();
+        let inner = &mut *guard;
+        let Some(socket) = inner.sockets.get_mut(&client.id) else {
+            return;
+        };
+        socket.incidents.entry(incident_id).or_insert(Subscription {
+            known: None,
+            pending: 0,
+        });
+        inner
             .by_incident
             .entry(incident_id)
             .or_default()
-            .entry(client.id)
-            .or_insert_with(|| Subscriber {
-                client: client.clone(),
-                known: None,
-                pending: 0,
-            });
+            .insert(client.id);
     }
 
     /// Second half, once the current version is read: the `subscribed` answer, with the
@@ -375,16 +310,12 @@ impl Hub {
         read: i32,
     ) -> Option<ServerMessage> {
         let mut inner = self.lock();
-        let sub = inner
-            .by_incident
-            .get_mut(&incident_id)
-            .and_then(|m| m.get_mut(&client.id))?;
+        let socket = inner.sockets.get_mut(&client.id)?;
+        let sub = socket.incidents.get_mut(&incident_id)?;
         let version = read.max(sub.pending).max(sub.known.unwrap_or(0));
         sub.known = Some(version);
         // Whatever was owed for it is covered by the answer.
-        if let Some(behind) = inner.behind.get_mut(&client.id) {
-            behind.incidents.remove(&incident_id);
-        }
+        socket.behind.incidents.remove(&incident_id);
         Some(ServerMessage::Subscribed {
             incident_id,
             version,
@@ -394,29 +325,23 @@ impl Hub {
     /// Forgets one subscription; nothing more is sent for it.
     pub fn unsubscribe(&self, client: &Client, incident_id: i64) {
         let mut inner = self.lock();
-        if let Some(m) = inner.by_incident.get_mut(&incident_id) {
-            m.remove(&client.id);
-            if m.is_empty() {
-                inner.by_incident.remove(&incident_id);
-            }
+        if let Some(socket) = inner.sockets.get_mut(&client.id) {
+            socket.incidents.remove(&incident_id);
+            socket.behind.incidents.remove(&incident_id);
         }
-        if let Some(behind) = inner.behind.get_mut(&client.id) {
-            behind.incidents.remove(&incident_id);
-        }
+        unindex(&mut inner.by_incident, &incident_id, client.id);
     }
 
     /// Follows a work queue: every move into or out of it is sent from now on. The caller
     /// checks that the profile may (`domain::queue`).
     pub fn follow_queue(&self, client: &Client, queue: State) -> ServerMessage {
-        let mut inner = self.lock();
-        inner
-            .by_queue
-            .entry(queue)
-            .or_default()
-            .insert(client.id, client.clone());
-        // A resync owed from an earlier subscription is moot: the client reads it anew.
-        if let Some(behind) = inner.behind.get_mut(&client.id) {
-            behind.queues.remove(&queue);
+        let mut guard = self.lock();
+        let inner = &mut *guard;
+        if let Some(socket) = inner.sockets.get_mut(&client.id) {
+            socket.queues.insert(queue);
+            // A resync owed from an earlier subscription is moot: the client reads it anew.
+            socket.behind.queues.remove(&queue);
+            inner.by_queue.entry(queue).or_default().insert(client.id);
         }
         ServerMessage::QueueSubscribed { queue }
     }
@@ -424,30 +349,25 @@ impl Hub {
     /// Stops following a work queue; nothing more is sent for it.
     pub fn unfollow_queue(&self, client: &Client, queue: State) {
         let mut inner = self.lock();
-        if let Some(m) = inner.by_queue.get_mut(&queue) {
-            m.remove(&client.id);
-            if m.is_empty() {
-                inner.by_queue.remove(&queue);
-            }
+        if let Some(socket) = inner.sockets.get_mut(&client.id) {
+            socket.queues.remove(&queue);
+            socket.behind.queues.remove(&queue);
         }
-        if let Some(behind) = inner.behind.get_mut(&client.id) {
-            behind.queues.remove(&queue);
-        }
+        unindex(&mut inner.by_queue, &queue, client.id);
     }
 
     /// Forgets a socket and everything it followed (closed, dead or ended).
     pub fn remove_client(&self, client_id: u64) {
         let mut inner = self.lock();
-        inner.sockets.remove(&client_id);
-        inner.behind.remove(&client_id);
-        inner.by_incident.retain(|_, m| {
-            m.remove(&client_id);
-            !m.is_empty()
-        });
-        inner.by_queue.retain(|_, m| {
-            m.remove(&client_id);
-            !m.is_empty()
-        });
+        let Some(socket) = inner.sockets.remove(&client_id) else {
+            return;
+        };
+        for incident_id in socket.incidents.keys() {
+            unindex(&mut inner.by_incident, incident_id, client_id);
+        }
+        for queue in &socket.queues {
+            unindex(&mut inner.by_queue, queue, client_id);
+        }
     }
 
     /// A committed change: `incident.updated` to every subscriber that knows an older
@@ -456,11 +376,11 @@ impl Hub {
     pub fn publish(&self, notice: &IncidentNotice<'_>) -> usize {
         let mut guard = self.lock();
         let Inner {
+            sockets,
             by_incident,
-            behind,
             ..
         } = &mut *guard;
-        let Some(subs) = by_incident.get_mut(&notice.incident_id) else {
+        let Some(followers) = by_incident.get(&notice.incident_id) else {
             return 0;
         };
         let text = ServerMessage::IncidentUpdated {
@@ -470,30 +390,11 @@ impl Hub {
         }
         .text();
         let mut sent = 0;
-        for sub in subs.values_mut() {
-            match sub.known {
-                None => sub.pending = sub.pending.max(notice.version),
-                Some(k) if k < notice.version => {
-                    sub.known = Some(notice.version);
-                    let owed = behind
-                        .get_mut(&sub.client.id)
-                        .and_then(|b| b.incidents.get_mut(&notice.incident_id));
-                    // Once something is owed for an incident, later versions join it, so
-                    // they cannot overtake it.
-                    if let Some(missed) = owed {
-                        missed.absorb(notice);
-                    } else if sub.client.offer(text.clone()) {
-                        sent += 1;
-                    } else {
-                        sub.client.signals.behind.store(true, Ordering::Release);
-                        behind
-                            .entry(sub.client.id)
-                            .or_default()
-                            .incidents
-                            .insert(notice.incident_id, Missed::of(notice));
-                    }
-                }
-                Some(_) => {}
+        for id in followers {
+            if let Some(socket) = sockets.get_mut(id)
+                && socket.hear(notice, &text)
+            {
+                sent += 1;
             }
         }
         sent
@@ -515,11 +416,7 @@ impl Hub {
                 state: notice.to,
             }
             .text();
-            let (queued, missed) = inner.offer_queue(queue, &text);
-            sent += queued;
-            for client in missed {
-                inner.owe(&client).queues.insert(queue);
-            }
+            sent += inner.offer_queue(queue, &text);
         }
         sent
     }
@@ -528,19 +425,11 @@ impl Hub {
     /// follower is told to read its queue again.
     pub fn resync_queues(&self) -> usize {
         let mut inner = self.lock();
-        let mut missed = Vec::new();
-        let mut sent = 0;
         let queues: Vec<State> = inner.by_queue.keys().copied().collect();
-        for queue in queues {
-            let text = ServerMessage::QueueResync { queue }.text();
-            let (queued, late) = inner.offer_queue(queue, &text);
-            sent += queued;
-            missed.extend(late.into_iter().map(|client| (client, queue)));
-        }
-        for (client, queue) in missed {
-            inner.owe(&client).queues.insert(queue);
-        }
-        sent
+        queues
+            .into_iter()
+            .map(|queue| inner.offer_queue(queue, &ServerMessage::QueueResync { queue }.text()))
+            .sum()
     }
 
     /// Queues what `client` missed, as far as its queue has room: the newest version of
@@ -549,9 +438,10 @@ impl Hub {
     pub fn catch_up(&self, client: &Client) {
         let mut inner = self.lock();
         client.signals.behind.store(false, Ordering::Release);
-        let Some(mut behind) = inner.behind.remove(&client.id) else {
+        let Some(socket) = inner.sockets.get_mut(&client.id) else {
             return;
         };
+        let behind = &mut socket.behind;
         while let Some((incident_id, missed)) = behind.incidents.pop_first() {
             let text = ServerMessage::IncidentUpdated {
                 incident_id,
@@ -570,8 +460,7 @@ impl Hub {
             }
             behind.queues.remove(&queue);
         }
-        if !behind.incidents.is_empty() || !behind.queues.is_empty() {
-            inner.behind.insert(client.id, behind);
+        if !behind.is_empty() {
             client.signals.behind.store(true, Ordering::Release);
         }
     }
@@ -608,12 +497,12 @@ impl Hub {
     }
 
     pub fn subscription_count(&self) -> usize {
-        self.lock().by_incident.values().map(HashMap::len).sum()
+        self.lock().by_incident.values().map(HashSet::len).sum()
     }
 
     /// How many (socket, queue) pairs are followed.
     pub fn queue_follower_count(&self) -> usize {
-        self.lock().by_queue.values().map(HashMap::len).sum()
+        self.lock().by_queue.values().map(HashSet::len).sum()
     }
 
     /// Open sockets on this replica.
@@ -643,198 +532,5 @@ impl Missed {
                 self.changed.push((*g).to_owned());
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn recv(rx: &mut mpsc::Receiver<Arc<str>>) -> Option<serde_json::Value> {
-        rx.try_recv()
-            .ok()
-            .map(|t| serde_json::from_str(&t).unwrap())
-    }
-
-    fn user(id: i64, profile: Profile) -> CurrentUser {
-        CurrentUser {
-            id,
-            descriptive_name: format!("u{id}"),
-            profile,
-        }
-    }
-
-    fn notice(incident_id: i64, version: i32, changed: &[&'static str]) -> IncidentNotice<'static> {
-        IncidentNotice {
-            incident_id,
-            version,
-            changed: changed.to_vec(),
-        }
-    }
-
-    fn moved(incident_id: i64, version: i32, from: Option<State>, to: State) -> QueueNotice {
-        QueueNotice {
-            incident_id,
-            version,
-            from,
-            to,
-        }
-    }
-
-    #[test]
-    fn sends_each_version_once_and_only_to_subscribers() {
-        let hub = Hub::new(8, WsSettings::default());
-        let (a, mut ra) = hub.connect(&user(1, Profile::Tarm));
-        let (b, mut rb) = hub.connect(&user(2, Profile::Tarm));
-        hub.begin_subscribe(&a, 1);
-        hub.publish(&notice(1, 3, &["patient"])); // during the read: remembered, not sent
-        assert_eq!(
-            hub.finish_subscribe(&a, 1, 2),
-            Some(ServerMessage::Subscribed {
-                incident_id: 1,
-                version: 3
-            })
-        );
-        assert_eq!(hub.publish(&notice(1, 3, &["patient"])), 0, "already known");
-        assert_eq!(hub.publish(&notice(1, 4, &["patient"])), 1);
-        assert_eq!(
-            recv(&mut ra).unwrap(),
-            serde_json::json!({"type": "incident.updated", "incident_id": 1, "version": 4,
-                               "changed": ["patient"]})
-        );
-        assert_eq!(hub.publish(&notice(2, 9, &[])), 0);
-        assert!(recv(&mut rb).is_none());
-        hub.unsubscribe(&a, 1);
-        assert_eq!(hub.publish(&notice(1, 5, &[])), 0);
-        assert!(recv(&mut ra).is_none());
-        let _ = b;
-    }
-
-    #[test]
-    fn a_full_queue_is_caught_up_with_the_newest_version_and_every_group() {
-        let hub = Hub::new(2, WsSettings::default());
-        let (slow, mut rs) = hub.connect(&user(1, Profile::Tarm));
-        let (fast, mut rf) = hub.connect(&user(2, Profile::Tarm));
-        for c in [&slow, &fast] {
-            hub.begin_subscribe(c, 7);
-            hub.finish_subscribe(c, 7, 1);
-        }
-        for (v, group) in (2..7).zip(["state", "patient", "state", "conclusion", "state"]) {
-            hub.publish(&notice(7, v, &[group]));
-            assert_eq!(
-                recv(&mut rf).unwrap()["version"],
-                v,
-                "the fast one gets all"
-            );
-        }
-        assert_eq!(hub.subscription_count(), 2, "nobody is dropped");
-        assert!(slow.is_behind());
-        // Versions 2 and 3 were queued; 4, 5 and 6 missed.
-        assert_eq!(recv(&mut rs).unwrap()["version"], 2);
-        hub.catch_up(&slow);
-        assert_eq!(recv(&mut rs).unwrap()["version"], 3);
-        assert_eq!(
-            recv(&mut rs).unwrap(),
-            serde_json::json!({"type": "incident.updated", "incident_id": 7, "version": 6,
-                               "changed": ["state", "conclusion"]})
-        );
-        assert!(!slow.is_behind());
-        assert_eq!(hub.publish(&notice(7, 6, &["state"])), 0, "never twice");
-        assert_eq!(hub.publish(&notice(7, 7, &["state"])), 2);
-        assert_eq!(recv(&mut rs).unwrap()["version"], 7);
-    }
-
-    #[test]
-    fn queue_followers_hear_moves_in_and_out_and_a_resync_when_they_missed_one() {
-        let hub = Hub::new(2, WsSettings::default());
-        let (reg, mut rr) = hub.connect(&user(1, Profile::MedicoRegulador));
-        let (other, mut ro) = hub.connect(&user(2, Profile::OperadorFrota));
-        assert_eq!(
-            hub.follow_queue(&reg, State::AwaitingRegulation)
-                .text()
-                .as_ref(),
-            r#"{"type":"subscribed","queue":"awaiting_regulation"}"#
-        );
-        hub.follow_queue(&other, State::Regulated);
-        assert_eq!(
-            hub.publish_queue(&moved(5, 1, None, State::Registering)),
-            0,
-            "nobody follows registering"
-        );
-        hub.publish_queue(&moved(
-            5,
-            2,
-            Some(State::Registering),
-            State::AwaitingRegulation,
-        ));
-        assert_eq!(
-            recv(&mut rr).unwrap(),
-            serde_json::json!({"type": "queue.changed", "queue": "awaiting_regulation",
-                               "incident_id": 5, "version": 2, "state": "awaiting_regulation"})
-        );
-        assert_eq!(
-            hub.publish_queue(&moved(
-                5,
-                3,
-                Some(State::AwaitingRegulation),
-                State::Regulated
-            )),
-            2
-        );
-        assert_eq!(recv(&mut rr).unwrap()["state"], "regulated");
-        assert_eq!(recv(&mut ro).unwrap()["queue"], "regulated");
-        // Three moves into a queue of two: the third is owed as a resync, the fourth folded
-        // into it.
-        for id in 10..14 {
-            hub.publish_queue(&moved(
-                id,
-                2,
-                Some(State::Registering),
-                State::AwaitingRegulation,
-            ));
-        }
-        assert!(reg.is_behind());
-        assert_eq!(recv(&mut rr).unwrap()["incident_id"], 10);
-        hub.catch_up(&reg);
-        assert_eq!(recv(&mut rr).unwrap()["incident_id"], 11);
-        assert_eq!(
-            recv(&mut rr).unwrap(),
-            serde_json::json!({"type": "queue.resync", "queue": "awaiting_regulation"})
-        );
-        assert!(recv(&mut rr).is_none());
-        hub.unfollow_queue(&reg, State::AwaitingRegulation);
-        hub.publish_queue(&moved(
-            20,
-            2,
-            Some(State::Registering),
-            State::AwaitingRegulation,
-        ));
-        assert!(recv(&mut rr).is_none(), "nothing after unsubscribing");
-        assert_eq!(hub.queue_follower_count(), 1);
-        hub.remove_client(other.id);
-        assert_eq!(hub.queue_follower_count(), 0);
-    }
-
-    #[test]
-    fn a_users_sockets_end_when_their_authority_does() {
-        let hub = Hub::default();
-        let (a, _ra) = hub.connect(&user(1, Profile::MedicoRegulador));
-        let (b, _rb) = hub.connect(&user(2, Profile::OperadorFrota));
-        let (mut ea, eb) = (a.ended(), b.ended());
-        let now =
-            |status, profile| Ending::judge(profile, Some((status, Profile::MedicoRegulador)));
-        assert_eq!(hub.end_sockets_of(1, |p| now(ACTIVE, p)), 0);
-        assert_eq!(hub.end_sockets_of(2, |p| now(ACTIVE, p)), 1);
-        assert_eq!(*eb.borrow(), Some(Ending::ProfileChanged));
-        assert!(!ea.has_changed().unwrap());
-        assert_eq!(hub.end_sockets_of(1, |p| now("inativo", p)), 1);
-        assert_eq!(*ea.borrow_and_update(), Some(Ending::UserDeactivated));
-        assert_eq!(
-            Ending::judge(Profile::Tarm, None),
-            Some(Ending::UserDeleted)
-        );
-        let mut users = hub.connected_users();
-        users.sort();
-        assert_eq!(users, [1, 2]);
     }
 }

@@ -12,8 +12,10 @@ use common::listen::{ListenEvent, ListenSettings};
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
-use super::hub::{ALL_GROUPS, Ending, Hub};
+use super::authority::Ending;
+use super::hub::Hub;
 use super::notice::{IncidentNotice, QueueNotice};
+use super::protocol::ALL_GROUPS;
 use crate::catalog::Catalog;
 use crate::state::AppState;
 use crate::store::{self, INCIDENT_CHANNEL, QUEUE_CHANNEL, REFERENCE_CHANNEL};

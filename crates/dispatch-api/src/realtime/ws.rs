@@ -1,7 +1,7 @@
 //! `GET /ws`: one socket per browser tab (docs/dispatch-realtime.md, "WebSocket protocol").
 //! The token comes in `Authorization: Bearer` or, for browsers, the `access_token` query
 //! parameter (the request log shows the path only, never the query). Client messages:
-//! [`ClientMessage`]; server messages: `hub::ServerMessage`.
+//! `protocol::ClientMessage`; server messages: `protocol::ServerMessage`.
 //!
 //! Each socket runs on one task. It reads the client's frames and answers each request in
 //! order, writing the answer itself: while a frame cannot be written the task reads no
@@ -14,7 +14,7 @@
 //!   (`1008`, "not reading", if that close frame can still be written; otherwise the
 //!   connection is dropped);
 //! - when its authority ends: the token expires, or the user is deactivated, deleted or
-//!   given another profile (`4401` with the reason, see `hub::Ending`);
+//!   given another profile (`4401` with the reason, see `authority::Ending`);
 //! - when the server shuts down (`1001`).
 
 use std::sync::Arc;
@@ -28,8 +28,9 @@ use common::db::Pool;
 use serde::Deserialize;
 use tokio::sync::mpsc;
 
-pub use super::hub::WsSettings;
-use super::hub::{Client, Ending, Hub, ServerMessage};
+use super::authority::Ending;
+use super::hub::{Client, Hub};
+use super::protocol::{ClientMessage, ServerMessage, Target};
 use crate::domain::incident::State;
 use crate::domain::queue::{self, QUEUES};
 use crate::domain::user::{CurrentUser, Profile, may, titles};
@@ -39,43 +40,6 @@ use crate::store;
 #[derive(Deserialize)]
 struct WsQuery {
     access_token: Option<String>,
-}
-
-/// Client -> server messages: JSON text frames naming either an incident or a work queue
-/// (an open state).
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(tag = "type", deny_unknown_fields)]
-#[schema(as = WsClientMessage)]
-pub enum ClientMessage {
-    /// Follow an incident (`incident_id`) or a work queue (`queue`); one of the two.
-    #[serde(rename = "subscribe")]
-    Subscribe {
-        incident_id: Option<i64>,
-        queue: Option<State>,
-    },
-    /// Stop following it; nothing more is sent for it.
-    #[serde(rename = "unsubscribe")]
-    Unsubscribe {
-        incident_id: Option<i64>,
-        queue: Option<State>,
-    },
-}
-
-/// What a request names.
-enum Target {
-    Incident(i64),
-    Queue(State),
-}
-
-fn target(incident_id: Option<i64>, queue: Option<State>) -> Result<Target, ServerMessage> {
-    match (incident_id, queue) {
-        (Some(id), None) => Ok(Target::Incident(id)),
-        (None, Some(q)) => Ok(Target::Queue(q)),
-        _ => Err(ServerMessage::error(
-            "invalid_message",
-            "name exactly one of `incident_id` and `queue`",
-        )),
-    }
 }
 
 /// Upgrades to a WebSocket after authenticating (401 before the upgrade otherwise).
@@ -342,12 +306,12 @@ async fn handle(
         }
     };
     match message {
-        ClientMessage::Subscribe { incident_id, queue } => match target(incident_id, queue) {
+        ClientMessage::Subscribe { incident_id, queue } => match Target::of(incident_id, queue) {
             Ok(Target::Incident(id)) => Some(subscribe(id, client, user, hub, pool).await),
             Ok(Target::Queue(q)) => Some(follow(q, client, user, hub)),
             Err(refused) => Some(refused),
         },
-        ClientMessage::Unsubscribe { incident_id, queue } => match target(incident_id, queue) {
+        ClientMessage::Unsubscribe { incident_id, queue } => match Target::of(incident_id, queue) {
             Ok(Target::Incident(id)) => {
                 hub.unsubscribe(client, id);
                 None
@@ -445,29 +409,6 @@ mod tests {
             within(async { Err::<(), ()>(()) }, timeout).await,
             Err(Stop::Gone)
         ));
-    }
-
-    #[test]
-    fn requests_name_an_incident_or_a_queue() {
-        let parse = |s: &str| serde_json::from_str::<ClientMessage>(s);
-        assert!(matches!(
-            parse(r#"{"type":"subscribe","queue":"awaiting_regulation"}"#).unwrap(),
-            ClientMessage::Subscribe {
-                incident_id: None,
-                queue: Some(State::AwaitingRegulation)
-            }
-        ));
-        assert!(matches!(
-            parse(r#"{"type":"unsubscribe","incident_id":4}"#).unwrap(),
-            ClientMessage::Unsubscribe {
-                incident_id: Some(4),
-                queue: None
-            }
-        ));
-        assert!(parse(r#"{"type":"subscribe","queue":"nowhere"}"#).is_err());
-        assert!(parse(r#"{"type":"subscribe","incident_id":1,"extra":2}"#).is_err());
-        assert!(target(Some(1), Some(State::Regulated)).is_err());
-        assert!(target(None, None).is_err());
     }
 
     #[test]

@@ -9,20 +9,12 @@ use diesel_async::AsyncPgConnection;
 use serde::Serialize;
 
 use super::Reply;
-use super::extract::{Body, Post, Profiles, Versioned};
-use crate::domain::Refusal;
+use super::extract::{Body, Judge, Post, Profiles, Versioned};
 use crate::error::{Error, Result};
 use crate::state::AppState;
 use crate::store::idempotency::{self, Key, Stored, once};
 use crate::store::incident_writes::{DispatchCreated, DispatchProgress};
 use crate::store::writes::{Author, Written};
-
-/// A body's own rules, judged after every header is read and before the database is
-/// touched: what the write receives is the judged value.
-pub trait Judge: Sized {
-    type Judged;
-    fn judge(self) -> Result<Self::Judged, Refusal>;
-}
 
 /// What a write answers.
 pub trait Answer: Serialize {

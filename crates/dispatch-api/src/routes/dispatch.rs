@@ -6,7 +6,7 @@ use common::extract::Path;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::commit::Judge;
+use super::extract::Judge;
 use super::extract::{Fleet, Post};
 use super::{Reply, Routes, ok};
 use crate::domain::Refusal;

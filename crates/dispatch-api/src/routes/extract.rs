@@ -1,8 +1,9 @@
 //! The typed extractors every handler is built from: the caller with the profile the route
-//! needs ([`Caller`]), a write's body and `Idempotency-Key` ([`Body`], [`Post`]) and the
-//! incident's `If-Match` ([`Versioned`]). Each reads what it needs in the order the writes
-//! promise (docs/dispatch-realtime.md, "Writes"): the caller's profile (403), the body (413,
-//! 415, 400), the `Idempotency-Key` (400), then `If-Match` (428, 400).
+//! needs ([`Caller`]), a write's body and `Idempotency-Key` ([`Body`], [`Post`]; the body's
+//! own rules are its [`Judge`]) and the incident's `If-Match` ([`Versioned`]). Each reads
+//! what it needs in the order the writes promise (docs/dispatch-realtime.md, "Writes"): the
+//! caller's profile (403), the body (413, 415, 400), the `Idempotency-Key` (400), then
+//! `If-Match` (428, 400).
 
 use std::future::Future;
 use std::marker::PhantomData;
@@ -21,7 +22,6 @@ use crate::domain::Refusal;
 use crate::domain::refusal::FieldFault;
 use crate::domain::user::{CurrentUser, Profile, may};
 use crate::error::{Error, Result};
-use crate::routes::commit::Judge;
 use crate::store::idempotency::Key;
 
 type Extracting<T> = Pin<Box<dyn Future<Output = Result<T>>>>;
@@ -75,6 +75,13 @@ impl<P: Profiles> FromRequest for Caller<P> {
             Ok(Caller(user, PhantomData))
         })
     }
+}
+
+/// A body's own rules, judged after every header is read and before the database is
+/// touched: what the write receives is the judged value.
+pub trait Judge: Sized {
+    type Judged;
+    fn judge(self) -> Result<Self::Judged, Refusal>;
 }
 
 /// A write's caller (one of `P`) and its JSON body `B`, read in that order.

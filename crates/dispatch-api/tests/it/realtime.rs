@@ -9,8 +9,7 @@ use actix_web::dev::ServerHandle;
 use diesel_async::RunQueryDsl;
 use dispatch_api::catalog::Catalog;
 use dispatch_api::realtime::listener::{self, APPLICATION_NAME};
-use dispatch_api::realtime::ws::WsSettings;
-use dispatch_api::realtime::{Hub, hub::QUEUE_CAPACITY};
+use dispatch_api::realtime::{Hub, WsSettings, hub::QUEUE_CAPACITY};
 use dispatch_api::startup;
 use dispatch_api::state::AppState;
 use dispatch_api::user_cache::UserCache;
@@ -157,16 +156,20 @@ async fn an_incident(api: &Api) -> (i64, i64) {
     (id, v)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_write_on_one_replica_reaches_a_subscriber_on_the_other_until_it_unsubscribes() {
-    let api = Api::new().await;
+/// Two replicas listening, a token and the incident to follow (its id and version).
+async fn two_replicas(api: &Api, login: &str) -> (Replica, Replica, String, (i64, i64)) {
     let (a, b) = (
-        Replica::start(&api, WsSettings::default()).await,
-        Replica::start(&api, WsSettings::default()).await,
+        Replica::start(api, WsSettings::default()).await,
+        Replica::start(api, WsSettings::default()).await,
     );
-    listeners_up(&api, 2).await;
-    let token = api.token("tarm");
-    let (id, v) = an_incident(&api).await;
+    listeners_up(api, 2).await;
+    (a, b, api.token(login), an_incident(api).await)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_on_one_replica_reaches_a_subscriber_on_the_other() {
+    let api = Api::new().await;
+    let (a, b, token, (id, v)) = two_replicas(&api, "tarm").await;
     let mut ws = b.socket(&token).await;
     assert_eq!(
         subscribe(&mut ws, id).await,
@@ -180,30 +183,57 @@ async fn a_write_on_one_replica_reaches_a_subscriber_on_the_other_until_it_unsub
                     "changed": ["patient"]})
         )
     );
+    a.stop().await;
+    b.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_request_is_an_error_message_and_the_socket_stays_open() {
+    let api = Api::new().await;
+    let r = Replica::start(&api, WsSettings::default()).await;
+    let token = api.token("tarm");
+    let mut ws = r.socket(&token).await;
     // Errors are messages, the socket stays open.
     assert_eq!(subscribe(&mut ws, 999_999_999).await["code"], "not_found");
     send(&mut ws, json!({"type": "subscribe"})).await;
     assert_eq!(next(&mut ws, 5).await.unwrap()["code"], "invalid_message");
     ws.send(Message::text("not json")).await.unwrap();
     assert_eq!(next(&mut ws, 5).await.unwrap()["code"], "invalid_message");
+    r.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_arrives_for_an_incident_after_unsubscribing() {
+    let api = Api::new().await;
+    let (a, b, token, (id, v)) = two_replicas(&api, "tarm").await;
+    let mut ws = b.socket(&token).await;
+    assert_eq!(subscribe(&mut ws, id).await["version"], v);
     // After unsubscribe nothing more arrives for it (the error answer proves the
     // unsubscribe, sent before it, was handled).
     send(&mut ws, json!({"type": "unsubscribe", "incident_id": id})).await;
     send(&mut ws, json!({"type": "nonsense"})).await;
     assert_eq!(next(&mut ws, 5).await.unwrap()["code"], "invalid_message");
     assert_eq!(b.hub.subscription_count(), 0);
-    let v3 = patch(&a, &token, id, v2, json!({"patient_age": 33})).await;
+    let v2 = patch(&a, &token, id, v, json!({"patient_age": 33})).await;
     assert_eq!(next(&mut ws, 1).await, None, "nothing after unsubscribe");
-    // A second socket on the writing replica itself hears it too.
+    patch(&a, &token, id, v2, json!({"city": "Jacareí"})).await;
+    assert_eq!(next(&mut ws, 1).await, None);
+    a.stop().await;
+    b.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_socket_on_the_writing_replica_hears_the_write_too() {
+    let api = Api::new().await;
+    let (a, b, token, (id, v)) = two_replicas(&api, "tarm").await;
     let mut local = a.socket(&token).await;
-    assert_eq!(subscribe(&mut local, id).await["version"], v3);
-    let v4 = patch(&a, &token, id, v3, json!({"city": "Jacareí"})).await;
+    assert_eq!(subscribe(&mut local, id).await["version"], v);
+    let v2 = patch(&a, &token, id, v, json!({"city": "Jacareí"})).await;
     assert_eq!(
         next(&mut local, 5).await.unwrap(),
-        json!({"type": "incident.updated", "incident_id": id, "version": v4,
+        json!({"type": "incident.updated", "incident_id": id, "version": v2,
                "changed": ["basic_data"]})
     );
-    assert_eq!(next(&mut ws, 1).await, None);
     a.stop().await;
     b.stop().await;
 }

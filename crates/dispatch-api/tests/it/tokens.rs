@@ -110,7 +110,7 @@ async fn only_tokens_meant_for_this_service_name_a_caller() {
     );
 }
 
-/// A token accepted once is accepted again on its exact bytes (`auth::VerifiedTokens`), and only
+/// A token accepted once is accepted again on its exact bytes (`token_cache::VerifiedTokens`), and only
 /// until its `exp`: after that it is verified again like any other, so refused once the clocks'
 /// leeway has passed too.
 #[actix_web::test]

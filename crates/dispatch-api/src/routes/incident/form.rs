@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 
 use crate::domain::Refusal;
 use crate::domain::form::{IncidentForm, IncidentPatch, RawForm, incident_fields};
-use crate::routes::commit::Judge;
+use crate::routes::extract::Judge;
 
 /// `Some(None)` when the field is `null` (clear it), `None` when it is absent.
 fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(

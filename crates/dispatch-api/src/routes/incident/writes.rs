@@ -14,7 +14,7 @@ use crate::domain::Refusal;
 use crate::domain::form::{Check, NOTES_MAX};
 use crate::domain::incident::State;
 use crate::domain::refusal::FieldFault;
-use crate::routes::commit::Judge;
+use crate::routes::extract::Judge;
 use crate::routes::extract::{Body, Fleet, Post, Regulator, Tarm, TarmOrRegulator, Versioned};
 use crate::routes::{Reply, Routes};
 use crate::state::AppState;

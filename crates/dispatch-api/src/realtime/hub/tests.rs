@@ -1,0 +1,312 @@
+//! The hub's rules, one per test. Every socket's receiver is held to the end of its test
+//! (bound to a `_name`, never `_`): a dropped one would refuse what the hub offers.
+
+use super::*;
+use crate::domain::user::ACTIVE;
+
+fn recv(rx: &mut mpsc::Receiver<Arc<str>>) -> Option<serde_json::Value> {
+    rx.try_recv()
+        .ok()
+        .map(|t| serde_json::from_str(&t).unwrap())
+}
+
+fn user(id: i64, profile: Profile) -> CurrentUser {
+    CurrentUser {
+        id,
+        descriptive_name: format!("u{id}"),
+        profile,
+    }
+}
+
+fn notice(incident_id: i64, version: i32, changed: &[&'static str]) -> IncidentNotice<'static> {
+    IncidentNotice {
+        incident_id,
+        version,
+        changed: changed.to_vec(),
+    }
+}
+
+fn moved(incident_id: i64, version: i32, from: Option<State>, to: State) -> QueueNotice {
+    QueueNotice {
+        incident_id,
+        version,
+        from,
+        to,
+    }
+}
+
+type Queue = mpsc::Receiver<Arc<str>>;
+
+/// Two sockets; the first subscribed to incident 1 while version 3 was announced during its
+/// read of version 2. Returns the hub, both sockets and the `subscribed` answer.
+fn subscribed_during_a_change() -> (Hub, (Client, Queue), (Client, Queue), Option<ServerMessage>) {
+    let hub = Hub::new(8, WsSettings::default());
+    let a = hub.connect(&user(1, Profile::Tarm));
+    let b = hub.connect(&user(2, Profile::Tarm));
+    hub.begin_subscribe(&a.0, 1);
+    hub.publish(&notice(1, 3, &["patient"])); // during the read: remembered, not sent
+    let answer = hub.finish_subscribe(&a.0, 1, 2);
+    (hub, a, b, answer)
+}
+
+#[test]
+fn a_version_announced_during_the_subscriptions_read_is_the_one_answered() {
+    let (_, _, _, answer) = subscribed_during_a_change();
+    assert_eq!(
+        answer,
+        Some(ServerMessage::Subscribed {
+            incident_id: 1,
+            version: 3
+        })
+    );
+}
+
+#[test]
+fn a_version_the_subscriber_knows_is_not_sent_again() {
+    let (hub, _a, _b, _answer) = subscribed_during_a_change();
+    assert_eq!(hub.publish(&notice(1, 3, &["patient"])), 0, "already known");
+}
+
+#[test]
+fn a_newer_version_reaches_the_subscriber() {
+    let (hub, (_a, mut ra), _b, _answer) = subscribed_during_a_change();
+    assert_eq!(hub.publish(&notice(1, 4, &["patient"])), 1);
+    assert_eq!(
+        recv(&mut ra).unwrap(),
+        serde_json::json!({"type": "incident.updated", "incident_id": 1, "version": 4,
+                           "changed": ["patient"]})
+    );
+}
+
+#[test]
+fn an_incident_nobody_follows_reaches_nobody() {
+    let (hub, _a, (_b, mut rb), _answer) = subscribed_during_a_change();
+    assert_eq!(hub.publish(&notice(2, 9, &[])), 0);
+    assert!(recv(&mut rb).is_none());
+}
+
+#[test]
+fn nothing_is_sent_for_an_incident_after_unsubscribing() {
+    let (hub, (a, mut ra), _b, _answer) = subscribed_during_a_change();
+    hub.unsubscribe(&a, 1);
+    assert_eq!(hub.publish(&notice(1, 5, &[])), 0);
+    assert!(recv(&mut ra).is_none());
+}
+
+/// A slow and a fast socket (queues of two) following incident 7 at version 1, after
+/// versions 2 to 6 were published; the fast one read each as it came.
+fn a_slow_and_a_fast_subscriber() -> (Hub, (Client, Queue), (Client, Queue)) {
+    let hub = Hub::new(2, WsSettings::default());
+    let slow = hub.connect(&user(1, Profile::Tarm));
+    let mut fast = hub.connect(&user(2, Profile::Tarm));
+    for c in [&slow.0, &fast.0] {
+        hub.begin_subscribe(c, 7);
+        hub.finish_subscribe(c, 7, 1);
+    }
+    for (v, group) in (2..7).zip(["state", "patient", "state", "conclusion", "state"]) {
+        hub.publish(&notice(7, v, &[group]));
+        assert_eq!(
+            recv(&mut fast.1).unwrap()["version"],
+            v,
+            "the fast one gets all"
+        );
+    }
+    (hub, slow, fast)
+}
+
+#[test]
+fn a_full_queue_drops_no_subscriber() {
+    let (hub, (slow, _rs), _fast) = a_slow_and_a_fast_subscriber();
+    assert_eq!(hub.subscription_count(), 2, "nobody is dropped");
+    assert!(slow.is_behind());
+}
+
+#[test]
+fn a_full_queue_is_caught_up_with_the_newest_version_and_every_group() {
+    let (hub, (slow, mut rs), _fast) = a_slow_and_a_fast_subscriber();
+    // Versions 2 and 3 were queued; 4, 5 and 6 missed.
+    assert_eq!(recv(&mut rs).unwrap()["version"], 2);
+    hub.catch_up(&slow);
+    assert_eq!(recv(&mut rs).unwrap()["version"], 3);
+    assert_eq!(
+        recv(&mut rs).unwrap(),
+        serde_json::json!({"type": "incident.updated", "incident_id": 7, "version": 6,
+                           "changed": ["state", "conclusion"]})
+    );
+    assert!(!slow.is_behind());
+}
+
+#[test]
+fn a_version_caught_up_is_never_sent_twice() {
+    let (hub, (slow, mut rs), _fast) = a_slow_and_a_fast_subscriber();
+    recv(&mut rs);
+    hub.catch_up(&slow);
+    while recv(&mut rs).is_some() {}
+    assert_eq!(hub.publish(&notice(7, 6, &["state"])), 0, "never twice");
+    assert_eq!(hub.publish(&notice(7, 7, &["state"])), 2);
+    assert_eq!(recv(&mut rs).unwrap()["version"], 7);
+}
+
+/// A regulator following `awaiting_regulation` and a fleet operator following `regulated`,
+/// each with a queue of two.
+fn two_queue_followers() -> (Hub, (Client, Queue), (Client, Queue)) {
+    let hub = Hub::new(2, WsSettings::default());
+    let reg = hub.connect(&user(1, Profile::MedicoRegulador));
+    let other = hub.connect(&user(2, Profile::OperadorFrota));
+    hub.follow_queue(&reg.0, State::AwaitingRegulation);
+    hub.follow_queue(&other.0, State::Regulated);
+    (hub, reg, other)
+}
+
+#[test]
+fn following_a_queue_is_answered_subscribed() {
+    let hub = Hub::new(2, WsSettings::default());
+    let (reg, _rr) = hub.connect(&user(1, Profile::MedicoRegulador));
+    assert_eq!(
+        hub.follow_queue(&reg, State::AwaitingRegulation)
+            .text()
+            .as_ref(),
+        r#"{"type":"subscribed","queue":"awaiting_regulation"}"#
+    );
+}
+
+#[test]
+fn a_move_into_a_queue_nobody_follows_reaches_nobody() {
+    let (hub, _reg, _other) = two_queue_followers();
+    assert_eq!(
+        hub.publish_queue(&moved(5, 1, None, State::Registering)),
+        0,
+        "nobody follows registering"
+    );
+}
+
+#[test]
+fn a_queue_follower_hears_an_incident_enter_it() {
+    let (hub, (_reg, mut rr), _other) = two_queue_followers();
+    hub.publish_queue(&moved(
+        5,
+        2,
+        Some(State::Registering),
+        State::AwaitingRegulation,
+    ));
+    assert_eq!(
+        recv(&mut rr).unwrap(),
+        serde_json::json!({"type": "queue.changed", "queue": "awaiting_regulation",
+                           "incident_id": 5, "version": 2, "state": "awaiting_regulation"})
+    );
+}
+
+#[test]
+fn a_move_between_two_queues_reaches_the_followers_of_both() {
+    let (hub, (_reg, mut rr), (_other, mut ro)) = two_queue_followers();
+    assert_eq!(
+        hub.publish_queue(&moved(
+            5,
+            3,
+            Some(State::AwaitingRegulation),
+            State::Regulated
+        )),
+        2
+    );
+    assert_eq!(recv(&mut rr).unwrap()["state"], "regulated");
+    assert_eq!(recv(&mut ro).unwrap()["queue"], "regulated");
+}
+
+#[test]
+fn moves_a_full_queue_missed_are_owed_as_one_resync() {
+    let (hub, (reg, mut rr), _other) = two_queue_followers();
+    // Three moves into a queue of two: the third is owed as a resync, the fourth folded
+    // into it.
+    for id in 10..14 {
+        hub.publish_queue(&moved(
+            id,
+            2,
+            Some(State::Registering),
+            State::AwaitingRegulation,
+        ));
+    }
+    assert!(reg.is_behind());
+    assert_eq!(recv(&mut rr).unwrap()["incident_id"], 10);
+    hub.catch_up(&reg);
+    assert_eq!(recv(&mut rr).unwrap()["incident_id"], 11);
+    assert_eq!(
+        recv(&mut rr).unwrap(),
+        serde_json::json!({"type": "queue.resync", "queue": "awaiting_regulation"})
+    );
+    assert!(recv(&mut rr).is_none());
+}
+
+#[test]
+fn nothing_is_sent_for_a_queue_after_unfollowing_it() {
+    let (hub, (reg, mut rr), _other) = two_queue_followers();
+    hub.unfollow_queue(&reg, State::AwaitingRegulation);
+    hub.publish_queue(&moved(
+        20,
+        2,
+        Some(State::Registering),
+        State::AwaitingRegulation,
+    ));
+    assert!(recv(&mut rr).is_none(), "nothing after unsubscribing");
+    assert_eq!(hub.queue_follower_count(), 1);
+}
+
+#[test]
+fn a_removed_socket_follows_no_queue() {
+    let (hub, (reg, _rr), (other, _ro)) = two_queue_followers();
+    hub.unfollow_queue(&reg, State::AwaitingRegulation);
+    assert_eq!(hub.queue_follower_count(), 1);
+    hub.remove_client(other.id);
+    assert_eq!(hub.queue_follower_count(), 0);
+}
+
+/// A regulator (user 1) and a fleet operator (user 2), one socket each, and the watches of
+/// their sockets' endings.
+#[allow(clippy::type_complexity)]
+fn two_users_sockets() -> (
+    Hub,
+    (
+        watch::Receiver<Option<Ending>>,
+        watch::Receiver<Option<Ending>>,
+    ),
+    (Queue, Queue),
+) {
+    let hub = Hub::default();
+    let (a, ra) = hub.connect(&user(1, Profile::MedicoRegulador));
+    let (b, rb) = hub.connect(&user(2, Profile::OperadorFrota));
+    (hub, (a.ended(), b.ended()), (ra, rb))
+}
+
+/// The user as the database has it now: a regulator with `status`.
+fn now(status: &str, profile: Profile) -> Option<Ending> {
+    Ending::judge(profile, Some((status, Profile::MedicoRegulador)))
+}
+
+#[test]
+fn an_unchanged_user_keeps_its_sockets() {
+    let (hub, (ea, _eb), _queues) = two_users_sockets();
+    assert_eq!(hub.end_sockets_of(1, |p| now(ACTIVE, p)), 0);
+    assert!(!ea.has_changed().unwrap());
+}
+
+#[test]
+fn a_profile_change_ends_that_users_sockets_only() {
+    let (hub, (ea, eb), _queues) = two_users_sockets();
+    assert_eq!(hub.end_sockets_of(2, |p| now(ACTIVE, p)), 1);
+    assert_eq!(*eb.borrow(), Some(Ending::ProfileChanged));
+    assert!(!ea.has_changed().unwrap());
+}
+
+#[test]
+fn a_deactivated_users_sockets_end() {
+    let (hub, (mut ea, _eb), _queues) = two_users_sockets();
+    assert_eq!(hub.end_sockets_of(1, |p| now("inativo", p)), 1);
+    assert_eq!(*ea.borrow_and_update(), Some(Ending::UserDeactivated));
+}
+
+#[test]
+fn the_connected_users_are_those_with_a_socket() {
+    let (hub, _endings, _queues) = two_users_sockets();
+    let mut users = hub.connected_users();
+    users.sort();
+    assert_eq!(users, [1, 2]);
+}

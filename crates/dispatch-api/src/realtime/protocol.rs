@@ -1,0 +1,160 @@
+//! The WebSocket protocol's frames (docs/dispatch-realtime.md, "WebSocket protocol"): what a
+//! client may ask ([`ClientMessage`]) and what the server sends ([`ServerMessage`]), both
+//! JSON text frames, described in the OpenAPI document as `WsClientMessage` and
+//! `WsServerMessage`.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::domain::incident::State;
+
+/// Every `changed` group, sent when what changed is not known (after a reconnection).
+pub const ALL_GROUPS: &[&str] = &[
+    "basic_data",
+    "occurrence",
+    "patient",
+    "state",
+    "regulation",
+    "technical_decisions",
+    "dispatches",
+    "intercurrences",
+    "conclusion",
+    "prank_calls",
+];
+
+/// Client -> server messages: JSON text frames naming either an incident or a work queue
+/// (an open state).
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(tag = "type", deny_unknown_fields)]
+#[schema(as = WsClientMessage)]
+pub enum ClientMessage {
+    /// Follow an incident (`incident_id`) or a work queue (`queue`); one of the two.
+    #[serde(rename = "subscribe")]
+    Subscribe {
+        incident_id: Option<i64>,
+        queue: Option<State>,
+    },
+    /// Stop following it; nothing more is sent for it.
+    #[serde(rename = "unsubscribe")]
+    Unsubscribe {
+        incident_id: Option<i64>,
+        queue: Option<State>,
+    },
+}
+
+/// What a request names.
+pub enum Target {
+    Incident(i64),
+    Queue(State),
+}
+
+impl Target {
+    /// Exactly one of `incident_id` and `queue`; otherwise the error to answer.
+    pub fn of(incident_id: Option<i64>, queue: Option<State>) -> Result<Target, ServerMessage> {
+        match (incident_id, queue) {
+            (Some(id), None) => Ok(Target::Incident(id)),
+            (None, Some(q)) => Ok(Target::Queue(q)),
+            _ => Err(ServerMessage::error(
+                "invalid_message",
+                "name exactly one of `incident_id` and `queue`",
+            )),
+        }
+    }
+}
+
+/// Server -> client messages: JSON text frames (docs/dispatch-realtime.md, "WebSocket
+/// protocol").
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
+#[serde(tag = "type")]
+#[schema(as = WsServerMessage)]
+pub enum ServerMessage {
+    /// The answer to subscribing to an incident: its newest version when the subscription
+    /// took effect.
+    #[serde(rename = "subscribed")]
+    Subscribed { incident_id: i64, version: i32 },
+    /// The answer to subscribing to a work queue: from now on its moves are sent.
+    #[serde(rename = "subscribed")]
+    QueueSubscribed { queue: State },
+    /// A followed incident reached `version`; `changed` names the groups that moved.
+    #[serde(rename = "incident.updated")]
+    IncidentUpdated {
+        incident_id: i64,
+        version: i32,
+        changed: Vec<String>,
+    },
+    /// An incident entered the queue (`state` is the queue) or left it (`state` is where it
+    /// went), at `version`.
+    #[serde(rename = "queue.changed")]
+    QueueChanged {
+        queue: State,
+        incident_id: i64,
+        version: i32,
+        state: State,
+    },
+    /// Moves of this queue may have been missed: read the queue again
+    /// (`GET /incident/mask?state=<queue>`); later moves apply on top of that read.
+    #[serde(rename = "queue.resync")]
+    QueueResync { queue: State },
+    /// A request was refused; the socket stays open.
+    #[serde(rename = "error")]
+    Error { code: String, detail: String },
+}
+
+impl ServerMessage {
+    pub fn text(&self) -> Arc<str> {
+        serde_json::to_string(self)
+            .unwrap_or_else(|_| "{}".to_owned())
+            .into()
+    }
+
+    pub fn error(code: &str, detail: impl Into<String>) -> Self {
+        ServerMessage::Error {
+            code: code.to_owned(),
+            detail: detail.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> serde_json::Result<ClientMessage> {
+        serde_json::from_str::<ClientMessage>(s)
+    }
+
+    #[test]
+    fn a_request_names_a_queue() {
+        assert!(matches!(
+            parse(r#"{"type":"subscribe","queue":"awaiting_regulation"}"#).unwrap(),
+            ClientMessage::Subscribe {
+                incident_id: None,
+                queue: Some(State::AwaitingRegulation)
+            }
+        ));
+    }
+
+    #[test]
+    fn a_request_names_an_incident() {
+        assert!(matches!(
+            parse(r#"{"type":"unsubscribe","incident_id":4}"#).unwrap(),
+            ClientMessage::Unsubscribe {
+                incident_id: Some(4),
+                queue: None
+            }
+        ));
+    }
+
+    #[test]
+    fn a_request_naming_an_unknown_queue_or_field_is_refused() {
+        assert!(parse(r#"{"type":"subscribe","queue":"nowhere"}"#).is_err());
+        assert!(parse(r#"{"type":"subscribe","incident_id":1,"extra":2}"#).is_err());
+    }
+
+    #[test]
+    fn a_request_names_exactly_one_target() {
+        assert!(Target::of(Some(1), Some(State::Regulated)).is_err());
+        assert!(Target::of(None, None).is_err());
+    }
+}

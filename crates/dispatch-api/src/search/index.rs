@@ -1,0 +1,232 @@
+//! The in-memory name index of the reference lists (health units and the other small
+//! lists served from `catalog`): prefix matches, then infix matches, the way pg_trgm finds
+//! them in SQL.
+
+use super::fold::fold;
+use super::params::{MAX_LIMIT, Search};
+
+/// An in-memory list searchable by name, the way pg_trgm indexes it: entries kept in
+/// (folded name, name) order, plus a posting list of entry positions for every byte
+/// trigram of the folded names. The names starting with a term are one run of that order,
+/// found by binary search; for the names containing it, a term of three bytes or more only
+/// checks the entries of its rarest trigram (a few dozen, not 7,458), shorter terms scan.
+pub struct NameIndex<T> {
+    entries: Vec<(String, T)>,
+    /// Every trigram of the folded names, ascending, each once.
+    trigrams: Vec<u32>,
+    /// The positions of the entries holding `trigrams[i]`, ascending, are
+    /// `positions[starts[i]..starts[i + 1]]`.
+    starts: Vec<u32>,
+    positions: Vec<u32>,
+}
+
+/// The byte trigrams of a folded name, each as a number.
+fn trigrams(key: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    key.windows(3)
+        .map(|w| u32::from_be_bytes([0, w[0], w[1], w[2]]))
+}
+
+impl<T> NameIndex<T> {
+    pub fn new(items: Vec<T>, name: impl Fn(&T) -> &str) -> Self {
+        let mut entries: Vec<(String, T)> =
+            items.into_iter().map(|i| (fold(name(&i)), i)).collect();
+        entries.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| name(&a.1).cmp(name(&b.1))));
+        // (trigram, position) of every entry, sorted and without repeats: the posting lists
+        // one after the other, each in position order.
+        let mut pairs: Vec<(u32, u32)> = entries
+            .iter()
+            .enumerate()
+            .flat_map(|(pos, (key, _))| trigrams(key.as_bytes()).map(move |t| (t, pos as u32)))
+            .collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        let mut trigrams = Vec::new();
+        let mut starts = Vec::new();
+        let mut positions = Vec::with_capacity(pairs.len());
+        for (t, pos) in pairs {
+            if trigrams.last() != Some(&t) {
+                trigrams.push(t);
+                starts.push(positions.len() as u32);
+            }
+            positions.push(pos);
+        }
+        starts.push(positions.len() as u32);
+        Self {
+            entries,
+            trigrams,
+            starts,
+            positions,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Prefix matches first, then infix matches, each in name order; one page of them.
+    pub fn search(&self, search: &Search) -> Vec<&T> {
+        let (offset, limit) = (search.offset as usize, search.limit as usize);
+        let Some(term) = search.term.as_deref() else {
+            return self
+                .entries
+                .iter()
+                .skip(offset)
+                .take(limit)
+                .map(|e| &e.1)
+                .collect();
+        };
+        let wanted = offset + limit;
+        // The entries are in folded-name order, so those starting with the term are one run;
+        // the page needs at most `wanted` of them.
+        let first = self.entries.partition_point(|(key, _)| key.as_str() < term);
+        let mut page: Vec<&T> = Vec::with_capacity(wanted.min(2 * MAX_LIMIT as usize));
+        page.extend(
+            self.entries[first..]
+                .iter()
+                .take(wanted)
+                .take_while(|(key, _)| key.starts_with(term))
+                .map(|e| &e.1),
+        );
+        // Fewer than `wanted`: that was the whole run, and infix matches follow, as many as
+        // the page still needs.
+        if page.len() < wanted {
+            let prefixed = first..first + page.len();
+            let term = term.as_bytes();
+            let mut fill = |candidates: &mut dyn Iterator<Item = usize>| {
+                for pos in candidates {
+                    let (key, item) = &self.entries[pos];
+                    if !prefixed.contains(&pos) && contains(key.as_bytes(), term) {
+                        page.push(item);
+                        if page.len() >= wanted {
+                            break;
+                        }
+                    }
+                }
+            };
+            match self.rarest_trigram(term) {
+                Some(list) => fill(&mut list.iter().map(|pos| *pos as usize)),
+                // A term of one or two bytes: every entry may hold it.
+                None => fill(&mut (0..self.entries.len())),
+            }
+        }
+        page.drain(..offset.min(page.len()));
+        page
+    }
+
+    /// The positions of the entries holding `trigram`, ascending.
+    fn postings(&self, trigram: u32) -> &[u32] {
+        match self.trigrams.binary_search(&trigram) {
+            Ok(i) => &self.positions[self.starts[i] as usize..self.starts[i + 1] as usize],
+            Err(_) => &[],
+        }
+    }
+
+    /// The positions of the entries holding the rarest trigram of `term`, ascending (so in
+    /// name order): every entry containing `term` is among them. `None` for a term shorter
+    /// than a trigram.
+    fn rarest_trigram(&self, term: &[u8]) -> Option<&[u32]> {
+        trigrams(term)
+            .map(|t| self.postings(t))
+            .min_by_key(|list| list.len())
+    }
+}
+
+/// Whether `name` contains `term`: compared wherever the term's first byte occurs. Names and
+/// terms are short, so this beats building a substring searcher per request.
+fn contains(name: &[u8], term: &[u8]) -> bool {
+    let Some((first, rest)) = term.split_first() else {
+        return true;
+    };
+    name.iter()
+        .enumerate()
+        .any(|(i, b)| b == first && name[i + 1..].starts_with(rest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn search(q: &str) -> Search {
+        Search::new("q", Some(q.into()), None, None).unwrap()
+    }
+
+    #[test]
+    fn prefix_matches_come_first_then_name_order() {
+        let idx = NameIndex::new(
+            vec![
+                "Hospital São José",
+                "São José UBS",
+                "Santa Luzia",
+                "UPA São Joséfa",
+                "Sao Jose B",
+            ],
+            |s| s,
+        );
+        let got: Vec<&str> = idx
+            .search(&search("sao jose"))
+            .into_iter()
+            .copied()
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "Sao Jose B",
+                "São José UBS",
+                "Hospital São José",
+                "UPA São Joséfa"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_trigram_index_finds_what_a_scan_finds() {
+        let names: Vec<String> = (0..500)
+            .map(|i| {
+                format!(
+                    "{} {} {i}",
+                    ["São José", "Hospital", "UPA Jardim"][i % 3],
+                    ["Açaí", "Lima", "Conceição"][i % 7 % 3]
+                )
+            })
+            .collect();
+        let idx = NameIndex::new(names.clone(), |s| s.as_str());
+        for q in [
+            "sao jose",
+            "ai",
+            "conceicao 1",
+            "l",
+            "pa jard",
+            "zzz",
+            "o 49",
+            "hospital lima 4",
+            "lima 4",
+            "a 1",
+            "9",
+        ] {
+            let mut expected: Vec<&String> =
+                names.iter().filter(|n| fold(n).starts_with(q)).collect();
+            expected.sort_by_key(|n| (fold(n), (*n).clone()));
+            let mut infix: Vec<&String> = names
+                .iter()
+                .filter(|n| !fold(n).starts_with(q) && fold(n).contains(q))
+                .collect();
+            infix.sort_by_key(|n| (fold(n), (*n).clone()));
+            expected.extend(infix);
+            // Pages within the prefix matches, across into the infix ones, and past both.
+            for (offset, limit) in [(0, 20), (3, 20), (0, 1), (10, 5), (160, 20), (500, 20)] {
+                let s = Search::new("q", Some(q.into()), Some(limit), Some(offset)).unwrap();
+                let page: Vec<&String> = expected
+                    .iter()
+                    .copied()
+                    .skip(offset as usize)
+                    .take(limit as usize)
+                    .collect();
+                assert_eq!(idx.search(&s), page, "{q} {offset} {limit}");
+            }
+        }
+    }
+}

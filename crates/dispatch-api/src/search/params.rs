@@ -1,0 +1,337 @@
+//! The search routes' query parameters: `?q=&limit=&offset=` of every search and
+//! `/incident/mask`'s, each checked (400 naming the parameter) into the search the store
+//! runs.
+
+use chrono::{DateTime, Duration, Utc};
+use common::Problem;
+use common::problem::FieldError;
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use super::fold::fold;
+use super::term::{MaskTerm, like_escape};
+use crate::domain::incident::State;
+
+/// Longest accepted search term, in characters. Longer is 400: no name is that long, and
+/// the cap bounds the work of one request.
+pub const MAX_TERM_CHARS: usize = 100;
+/// A search returns at most 20 items (docs/dispatch-routes.md, "Routes").
+pub const MAX_LIMIT: i64 = 20;
+/// Deepest `offset` accepted; lazy-loading lists never scroll that far.
+pub const MAX_OFFSET: i64 = 10_000;
+
+/// `?q=&limit=&offset=` of every search route except `/employee/search`.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct SearchParams {
+    /// Part of the name, any case, accents optional; at most 100 characters.
+    pub q: Option<String>,
+    /// 1..20, default 20.
+    pub limit: Option<i64>,
+    /// >= 0, default 0.
+    pub offset: Option<i64>,
+}
+
+/// A checked search: `term` is folded and trimmed, `None` lists everything in name order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Search {
+    pub term: Option<String>,
+    pub limit: i64,
+    pub offset: i64,
+}
+
+impl SearchParams {
+    pub fn check(self) -> Result<Search, Problem> {
+        Search::new("q", self.q, self.limit, self.offset)
+    }
+}
+
+impl Search {
+    pub fn new(
+        term_name: &str,
+        term: Option<String>,
+        limit: Option<i64>,
+        offset: Option<i64>,
+    ) -> Result<Self, Problem> {
+        let term = match term {
+            Some(t) if t.chars().count() > MAX_TERM_CHARS => {
+                return Err(Problem::invalid_parameter(
+                    term_name,
+                    format!("must be at most {MAX_TERM_CHARS} characters"),
+                ));
+            }
+            // A NUL cannot reach PostgreSQL's text at all, and no name has control characters.
+            Some(t) if t.chars().any(char::is_control) => {
+                return Err(Problem::invalid_parameter(
+                    term_name,
+                    "must not contain control characters",
+                ));
+            }
+            Some(t) => Some(fold(t.trim())).filter(|t| !t.is_empty()),
+            None => None,
+        };
+        let limit = limit.unwrap_or(MAX_LIMIT);
+        if !(1..=MAX_LIMIT).contains(&limit) {
+            return Err(Problem::invalid_parameter(
+                "limit",
+                format!("must be between 1 and {MAX_LIMIT}"),
+            ));
+        }
+        let offset = offset.unwrap_or(0);
+        if !(0..=MAX_OFFSET).contains(&offset) {
+            return Err(Problem::invalid_parameter(
+                "offset",
+                format!("must be between 0 and {MAX_OFFSET}"),
+            ));
+        }
+        Ok(Self {
+            term,
+            limit,
+            offset,
+        })
+    }
+
+    /// LIKE patterns of the term (infix, prefix), wildcards in the term escaped.
+    pub fn like_patterns(&self) -> Option<(String, String)> {
+        self.term.as_ref().map(|t| {
+            let escaped = like_escape(t);
+            (format!("%{escaped}%"), format!("{escaped}%"))
+        })
+    }
+}
+
+/// How far back `/incident/mask` looks by default: open incidents of any age, and the others
+/// created in the last 7 days (docs/dispatch-routes.md, "Incident search").
+pub const RECENT_DAYS: i64 = 7;
+/// The longest `since`..`until` window one request may ask for.
+pub const MAX_WINDOW_DAYS: i64 = 31;
+
+/// `GET /incident/mask`'s parameters.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct MaskParams {
+    /// Part of the number, caller's or patient's name, phone or address, any case, accents
+    /// optional; at most 100 characters. A complete incident number (`2026-000123`) or phone
+    /// (10 or 11 digits, `+55` optional) finds its incidents of any age.
+    pub q: Option<String>,
+    /// 1..20, default 20.
+    pub limit: Option<i64>,
+    /// >= 0, default 0.
+    pub offset: Option<i64>,
+    /// Only incidents in these states: repeated (`state=a&state=b`) or comma-separated.
+    #[param(value_type = Option<Vec<State>>, style = Form, explode = true)]
+    pub state: Option<String>,
+    /// `true`: only incidents assigned to the caller (its regulator or the person it was
+    /// transferred to). The caller is the token's user.
+    pub mine: Option<bool>,
+    /// Created at or after this moment (RFC 3339). With `since` or `until` the search covers
+    /// exactly that window, any state, instead of the default scope. Default: `until` minus
+    /// 7 days.
+    pub since: Option<DateTime<Utc>>,
+    /// Created before this moment (RFC 3339). Default: now. `until - since` is at most 31
+    /// days (400 naming both beyond).
+    pub until: Option<DateTime<Utc>>,
+}
+
+/// Which incidents a mask search looks at (identifiers excepted: they reach any age).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// The default: open incidents of any age, and every incident created since `since`.
+    Recent { since: DateTime<Utc> },
+    /// Incidents created in `[since, until)`, whatever their state.
+    Between {
+        since: DateTime<Utc>,
+        until: DateTime<Utc>,
+    },
+}
+
+/// A checked mask search.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mask {
+    pub term: Option<MaskTerm>,
+    /// `None`: every state.
+    pub states: Option<Vec<State>>,
+    pub mine: bool,
+    pub scope: Scope,
+    pub limit: i64,
+    pub offset: i64,
+}
+
+impl MaskParams {
+    /// Checks every parameter (400 naming it); `now` anchors the default scope.
+    pub fn check(self, now: DateTime<Utc>) -> Result<Mask, Problem> {
+        let page = Search::new("q", self.q, self.limit, self.offset)?;
+        let states = self.state.as_deref().map(parse_states).transpose()?;
+        let scope = match (self.since, self.until) {
+            (None, None) => Scope::Recent {
+                since: now - Duration::days(RECENT_DAYS),
+            },
+            (since, until) => {
+                let until = until.unwrap_or(now);
+                let since = since.unwrap_or(until - Duration::days(RECENT_DAYS));
+                if since >= until {
+                    return Err(window_problem("`since` must be before `until`"));
+                }
+                if until - since > Duration::days(MAX_WINDOW_DAYS) {
+                    return Err(window_problem(&format!(
+                        "the window from `since` to `until` (default: now) must be at most \
+                         {MAX_WINDOW_DAYS} days"
+                    )));
+                }
+                Scope::Between { since, until }
+            }
+        };
+        Ok(Mask {
+            term: page.term.as_deref().map(MaskTerm::of),
+            states,
+            mine: self.mine.unwrap_or(false),
+            scope,
+            limit: page.limit,
+            offset: page.offset,
+        })
+    }
+}
+
+/// 400 naming both ends of the window.
+fn window_problem(message: &str) -> Problem {
+    Problem::new(
+        actix_web::http::StatusCode::BAD_REQUEST,
+        "invalid_parameter",
+        format!("parameters `since`, `until`: {message}"),
+    )
+    .with_errors(
+        ["since", "until"]
+            .into_iter()
+            .map(|field| FieldError {
+                field: field.into(),
+                message: message.into(),
+            })
+            .collect(),
+    )
+}
+
+/// `registering,awaiting_regulation`: each a known state (400 naming the unknown one).
+fn parse_states(list: &str) -> Result<Vec<State>, Problem> {
+    let mut states = Vec::new();
+    for name in list.split(',').map(str::trim) {
+        let state = State::parse(name).ok_or_else(|| {
+            let known: Vec<&str> = State::ALL.iter().map(|s| s.as_str()).collect();
+            Problem::invalid_parameter(
+                "state",
+                format!("`{name}` is not a state (one of: {})", known.join(", ")),
+            )
+        })?;
+        if !states.contains(&state) {
+            states.push(state);
+        }
+    }
+    Ok(states)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn search(q: &str) -> Search {
+        Search::new("q", Some(q.into()), None, None).unwrap()
+    }
+
+    #[test]
+    fn the_mask_window_is_bounded() {
+        let now = DateTime::parse_from_rfc3339("2026-11-24T12:00:00Z")
+            .unwrap()
+            .to_utc();
+        let check = |since: Option<i64>, until: Option<i64>| {
+            MaskParams {
+                since: since.map(|d| now - Duration::days(d)),
+                until: until.map(|d| now - Duration::days(d)),
+                ..MaskParams::default()
+            }
+            .check(now)
+            .map(|m| m.scope)
+            .map_err(|p| p.errors.into_iter().map(|e| e.field).collect::<Vec<_>>())
+        };
+        let days = |d: i64| now - Duration::days(d);
+        assert_eq!(check(None, None), Ok(Scope::Recent { since: days(7) }));
+        assert_eq!(
+            check(Some(40), Some(9)),
+            Ok(Scope::Between {
+                since: days(40),
+                until: days(9)
+            })
+        );
+        assert_eq!(
+            check(None, Some(100)),
+            Ok(Scope::Between {
+                since: days(107),
+                until: days(100)
+            })
+        );
+        assert_eq!(
+            check(Some(3), None),
+            Ok(Scope::Between {
+                since: days(3),
+                until: now
+            })
+        );
+        for (since, until) in [
+            (Some(40), Some(8)),
+            (Some(32), None),
+            (Some(1), Some(2)),
+            (Some(1), Some(1)),
+        ] {
+            assert_eq!(
+                check(since, until),
+                Err(vec!["since".into(), "until".into()])
+            );
+        }
+    }
+
+    #[test]
+    fn states_are_named_when_unknown() {
+        let check = |state: &str| {
+            MaskParams {
+                state: Some(state.into()),
+                ..MaskParams::default()
+            }
+            .check(Utc::now())
+        };
+        assert_eq!(
+            check("closed, awaiting_regulation,closed").unwrap().states,
+            Some(vec![State::Closed, State::AwaitingRegulation])
+        );
+        let refused = check("closed,open").unwrap_err();
+        assert_eq!(refused.errors[0].field, "state");
+        assert!(refused.detail.contains("`open`"), "{}", refused.detail);
+    }
+
+    #[test]
+    fn bounds_are_checked() {
+        let p = |q: Option<&str>, l: Option<i64>, o: Option<i64>| {
+            Search::new("q", q.map(Into::into), l, o).map_err(|e| e.errors[0].field.clone())
+        };
+        assert_eq!(p(None, Some(0), None).unwrap_err(), "limit");
+        assert_eq!(p(None, Some(21), None).unwrap_err(), "limit");
+        assert_eq!(p(None, None, Some(-1)).unwrap_err(), "offset");
+        assert_eq!(p(Some(&"x".repeat(101)), None, None).unwrap_err(), "q");
+        assert!(p(Some(&"é".repeat(100)), Some(20), Some(0)).is_ok());
+        for control in ["a\u{0}b", "\u{7}", "x\ny"] {
+            assert_eq!(
+                p(Some(control), None, None).unwrap_err(),
+                "q",
+                "{control:?}"
+            );
+        }
+        assert_eq!(p(Some("  "), None, None).unwrap().term, None);
+    }
+
+    #[test]
+    fn like_wildcards_are_escaped() {
+        assert_eq!(
+            search("50%_a").like_patterns().unwrap(),
+            ("%50\\%\\_a%".to_owned(), "50\\%\\_a%".to_owned())
+        );
+    }
+}
