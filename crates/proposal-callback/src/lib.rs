@@ -2,13 +2,15 @@
 
 pub mod auth;
 pub mod console;
+pub mod domain;
 pub mod email;
 pub mod error;
+pub mod flow;
 pub mod hex;
-pub mod insurer;
 pub mod metrics;
 pub mod openapi;
 pub mod proposal;
+pub mod query;
 pub mod ratelimit;
 pub mod registration;
 pub mod routes;

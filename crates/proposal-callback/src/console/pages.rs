@@ -17,14 +17,15 @@ use crate::console::views::{
     ReceiptPage, ReceiptsPage, SignInPage, StoryLines,
 };
 use crate::console::{ConsoleError, html, see_other, text};
+use crate::domain::insurer::INSURERS;
+use crate::domain::registration::ApiCallback;
+use crate::domain::status::ReceiptStatus;
 use crate::error::Error;
-use crate::insurer::INSURERS;
-use crate::proposal::pause::process;
-use crate::proposal::status::ReceiptStatus;
-use crate::registration::flow;
-use crate::registration::payload::ApiCallback;
-use crate::routes::admin::{IntegrationView, ReceiptView};
-use crate::routes::story::ProposalStory;
+use crate::flow::registration;
+use crate::flow::replay::replay_one;
+use crate::query::integrations::IntegrationView;
+use crate::query::receipts::{self as receipts_query, FAILURE_CODES, ReceiptView};
+use crate::query::story::ProposalStory;
 use crate::state::AppState;
 use crate::store::integrations;
 use crate::store::receipts::{self, ReceiptFilter};
@@ -189,7 +190,7 @@ pub async fn register_callback(
     same_origin(&req)?;
     let id = path_id(&path, "integração")?;
     let tenant = admin.admin.tenant.clone();
-    let result = flow::register_detached(
+    let result = registration::register_detached(
         state.pool.clone(),
         state.registrar.clone(),
         state.clock.clone(),
@@ -275,22 +276,15 @@ impl LogFilter {
                 return Err(bad(&format!("o campo “{name}” {HOLDS_NUL}")));
             }
         }
+        let refused = |r| bad(text::filter_refusal(r));
         let mut filter = ReceiptFilter::default();
         if !resultado.is_empty() {
-            if let Some(status) = ReceiptStatus::parse(&resultado) {
-                filter.status = Some(status);
-            } else if text::FAILURE_CODES.contains(&resultado.as_str()) {
-                filter.status = Some(ReceiptStatus::Failed);
-                filter.code = Some(resultado.clone());
-            } else {
-                return Err(bad("resultado desconhecido"));
-            }
+            let (status, code) = receipts_query::outcome(&resultado).map_err(refused)?;
+            filter.status = Some(status);
+            filter.code = code.map(|c| c.as_str().to_owned());
         }
         if !seguradora.is_empty() {
-            if !INSURERS.contains(&seguradora.as_str()) {
-                return Err(bad("seguradora desconhecida"));
-            }
-            filter.insurer = Some(seguradora.clone());
+            filter.insurer = receipts_query::insurer(Some(seguradora.clone())).map_err(refused)?;
         }
         if !proposta.is_empty() {
             if proposta.chars().count() > MAX_PROPOSAL_ID_CHARS {
@@ -351,9 +345,9 @@ fn outcome_choices(selected: &str) -> Vec<Choice> {
         ("failed", "Falhou (qualquer motivo)".to_owned()),
     ];
     choices.extend(
-        text::FAILURE_CODES
+        FAILURE_CODES
             .iter()
-            .map(|c| (*c, format!("Falhou: {}", text::failure(c)))),
+            .map(|c| (c.as_str(), format!("Falhou: {}", text::error_code(*c)))),
     );
     choices.extend(
         ReceiptStatus::ALL
@@ -458,12 +452,7 @@ pub async fn replay(
     let id = path_id(&path, "callback")?;
     let back = LogFilter::parse(&form)?;
     let mut conn = state.pool.get().await?;
-    let receipt = receipts::find(&mut conn, &admin.admin.tenant, id)
-        .await?
-        .ok_or(Error::ReceiptNotFound(id))?;
-    let result = process(&mut conn, &state.clock, &receipt).await;
-    crate::routes::count_callback(&receipt.tenant_id, &receipt.insurer, &result);
-    let message = match result {
+    let message = match replay_one(&mut conn, &state.clock, &admin.admin.tenant, id).await {
         Ok(done) => {
             let now = match (&done.proposal_id, done.status) {
                 (Some(p), Some(s)) => {
@@ -476,9 +465,11 @@ pub async fn replay(
                 text::outcome(done.outcome)
             ))
         }
+        // No such receipt of this tenant: nothing was replayed.
+        Err(e @ Error::ReceiptNotFound(_)) => return Err(e.into()),
         Err(e) if e.is_client_error() => FlashMessage::erro(format!(
             "Callback nº {id} reprocessado, e falhou de novo: {}.",
-            text::failure(e.code())
+            text::error_code(e.code())
         )),
         Err(e) => return Err(e.into()),
     };

@@ -8,9 +8,10 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use crate::console::session::{BASE, FlashMessage};
 use crate::console::text::{self, When, when, when_opt};
 use crate::console::{CSS_PATH, pretty};
-use crate::proposal::status::ReceiptStatus;
-use crate::routes::admin::{IntegrationView, ReceiptView};
-use crate::routes::story::{EmailView, EventView, HistoryView, ProposalStory};
+use crate::domain::status::ReceiptStatus;
+use crate::query::integrations::IntegrationView;
+use crate::query::receipts::ReceiptView;
+use crate::query::story::{EmailView, EventView, HistoryView, ProposalStory};
 
 /// What a path segment may hold as it is; everything else is percent-encoded.
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.');
