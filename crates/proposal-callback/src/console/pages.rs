@@ -1,6 +1,6 @@
-//! The console's pages and actions. Each page reads through the same functions as the admin
-//! JSON routes; each action (a POST) runs the same domain function as its JSON route, then
-//! answers with a redirect to a page and a flash message saying how it went.
+//! The console's pages and actions. Each page reads through the same queries (`query/`) as
+//! the admin JSON routes; each action (a POST) runs the same flow (`flow/`) as its JSON
+//! route, then answers with a redirect to a page and a flash message saying how it went.
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};

@@ -274,13 +274,30 @@ mod tests {
             receipt_outcome(ReceiptStatus::Failed, Some("proposal_not_found")),
             "Falhou: proposta não encontrada"
         );
+    }
+
+    #[test]
+    fn a_receipt_that_did_not_fail_says_its_status() {
         assert_eq!(
             receipt_outcome(ReceiptStatus::Processed, None),
             "Processado"
         );
+    }
+
+    #[test]
+    fn a_refused_registration_says_the_insurers_status() {
         assert_eq!(
             registration_outcome("insurer_rejected", Some(503)),
             "Falhou: a seguradora respondeu HTTP 503"
+        );
+    }
+
+    #[test]
+    fn a_code_this_service_does_not_know_is_shown_as_it_is() {
+        assert_eq!(failure("teapot"), "código teapot");
+        assert_eq!(
+            registration_outcome("teapot", None),
+            "Falhou: código teapot"
         );
     }
 }

@@ -131,3 +131,47 @@ impl From<ReceiptRow> for ReceiptView {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_the_filter_names_is_a_receipt_status() {
+        assert_eq!(status(Some("failed")), Ok(Some(ReceiptStatus::Failed)));
+        assert_eq!(status(None), Ok(None));
+        assert_eq!(status(Some("lost")), Err(FilterRefusal::UnknownStatus));
+    }
+
+    #[test]
+    fn an_outcome_is_a_status_or_the_code_of_a_failed_receipt() {
+        assert_eq!(outcome("stale"), Ok((ReceiptStatus::Stale, None)));
+        assert_eq!(
+            outcome("missing_field"),
+            Ok((ReceiptStatus::Failed, Some(ErrorCode::MissingField)))
+        );
+        assert_eq!(outcome("internal"), Err(FilterRefusal::UnknownOutcome));
+    }
+
+    #[test]
+    fn an_insurer_the_filter_names_is_a_known_one() {
+        assert_eq!(insurer(Some("too".into())), Ok(Some("too".into())));
+        assert_eq!(
+            insurer(Some("acme".into())),
+            Err(FilterRefusal::UnknownInsurer)
+        );
+    }
+
+    #[test]
+    fn a_refusal_answers_400_naming_the_parameter_and_what_it_may_be() {
+        let p = Error::from(FilterRefusal::UnknownInsurer).problem();
+        assert_eq!((p.status, p.code.as_ref()), (400, "invalid_parameter"));
+        assert!(
+            p.detail.contains("must be one of porto, tokio, too"),
+            "{}",
+            p.detail
+        );
+        let p = Error::from(FilterRefusal::UnknownStatus).problem();
+        assert!(p.detail.contains("`status`"), "{}", p.detail);
+    }
+}
