@@ -24,11 +24,11 @@ use crate::error::Error;
 use crate::flow::registration;
 use crate::flow::replay::replay_one;
 use crate::query::integrations::IntegrationView;
-use crate::query::receipts::{self as receipts_query, FAILURE_CODES, ReceiptView};
+use crate::query::receipts::{self, FAILURE_CODES};
 use crate::query::story::ProposalStory;
 use crate::state::AppState;
 use crate::store::integrations;
-use crate::store::receipts::{self, ReceiptFilter};
+use crate::store::receipts::ReceiptFilter;
 
 /// Receipts per page of the callback log.
 pub const PAGE_SIZE: i64 = 25;
@@ -279,12 +279,12 @@ impl LogFilter {
         let refused = |r| bad(text::filter_refusal(r));
         let mut filter = ReceiptFilter::default();
         if !resultado.is_empty() {
-            let (status, code) = receipts_query::outcome(&resultado).map_err(refused)?;
+            let (status, code) = receipts::outcome(&resultado).map_err(refused)?;
             filter.status = Some(status);
             filter.code = code.map(|c| c.as_str().to_owned());
         }
         if !seguradora.is_empty() {
-            filter.insurer = receipts_query::insurer(Some(seguradora.clone())).map_err(refused)?;
+            filter.insurer = receipts::insurer(Some(seguradora.clone())).map_err(refused)?;
         }
         if !proposta.is_empty() {
             if proposta.chars().count() > MAX_PROPOSAL_ID_CHARS {
@@ -406,10 +406,7 @@ pub async fn receipts(
         outcome_options: outcome_choices(&f.resultado),
         insurer_options: insurer_choices(&f.seguradora),
         proposal: f.proposta.clone(),
-        rows: rows
-            .into_iter()
-            .map(|r| ReceiptLine::new(&ReceiptView::from(r)))
-            .collect(),
+        rows: rows.iter().map(ReceiptLine::new).collect(),
         back,
         newest_href: f.antes.map(|_| f.href(None)),
         older_href,
@@ -427,14 +424,9 @@ pub async fn receipt(
 ) -> Result<HttpResponse, ConsoleError> {
     let id = path_id(&path, "callback")?;
     let mut conn = state.pool.get().await?;
-    let row = receipts::find_row(&mut conn, &admin.admin.tenant, id)
-        .await?
-        .ok_or(Error::ReceiptNotFound(id))?;
+    let receipt = receipts::find(&mut conn, &admin.admin.tenant, id).await?;
     let title = format!("Callback nº {id}");
-    let mut page = ReceiptPage::new(
-        layout(&title, views::RECEIPTS, &admin, &flash),
-        ReceiptView::from(row),
-    );
+    let mut page = ReceiptPage::new(layout(&title, views::RECEIPTS, &admin, &flash), receipt);
     page.back = vec![("voltar", "detalhe".to_owned())];
     render(&page, &flash)
 }

@@ -1,7 +1,7 @@
 //! Every error code the service answers with (problem+json's `code`), records on a receipt
-//! or a registration attempt, and counts in `/metrics` (docs/proposal-callback.md, "Errors").
-//! One spelling each: the console's wording matches on [`ErrorCode`] exhaustively, so a new
-//! code cannot go without its text.
+//! or a registration attempt, and counts in `/metrics` (docs/contract.md, "The callback";
+//! docs/proposal-callback.md, "Outcomes"). One spelling each: the console's wording matches
+//! on [`ErrorCode`] exhaustively, so a new code cannot go without its text.
 
 use crate::domain::status::Outcome;
 

@@ -4,6 +4,7 @@
 
 use chrono::{DateTime, Utc};
 use common::Problem;
+use diesel_async::AsyncPgConnection;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -11,7 +12,7 @@ use crate::domain::code::ErrorCode;
 use crate::domain::insurer::INSURERS;
 use crate::domain::status::ReceiptStatus;
 use crate::error::Error;
-use crate::store::receipts::ReceiptRow;
+use crate::store::receipts::{self, ReceiptFilter, ReceiptRow};
 
 /// The error codes a failed receipt can carry, as the console's callback log offers them.
 pub const FAILURE_CODES: [ErrorCode; 4] = [
@@ -130,6 +131,31 @@ impl From<ReceiptRow> for ReceiptView {
             body: String::from_utf8_lossy(&r.body).into_owned(),
         }
     }
+}
+
+/// `tenant`'s receipts that `filter` matches, newest first, with ids below `before_id`, at
+/// most `limit`.
+pub async fn list(
+    conn: &mut AsyncPgConnection,
+    tenant: &str,
+    filter: &ReceiptFilter,
+    before_id: Option<i64>,
+    limit: i64,
+) -> Result<Vec<ReceiptView>, Error> {
+    let rows = receipts::list(conn, tenant, filter, before_id, limit).await?;
+    Ok(rows.into_iter().map(ReceiptView::from).collect())
+}
+
+/// `tenant`'s receipt `id`; `not_found` for none, or another tenant's.
+pub async fn find(
+    conn: &mut AsyncPgConnection,
+    tenant: &str,
+    id: i64,
+) -> Result<ReceiptView, Error> {
+    receipts::find_row(conn, tenant, id)
+        .await?
+        .map(ReceiptView::from)
+        .ok_or(Error::ReceiptNotFound(id))
 }
 
 #[cfg(test)]

@@ -9,10 +9,10 @@ use utoipa::ToSchema;
 
 use crate::domain::status::Status;
 use crate::error::Error;
-use crate::query::receipts::ReceiptView;
+use crate::query::receipts::{self, ReceiptView};
 use crate::store::outbox::{self, Delivery, EmailRow};
 use crate::store::proposals::{self, EventRow, HistoryRow};
-use crate::store::receipts::{self, ReceiptFilter};
+use crate::store::receipts::ReceiptFilter;
 
 /// The most rows of each kind a story shows (the latest ones); a proposal has a handful.
 pub const STORY_MAX: i64 = 500;
@@ -179,7 +179,7 @@ impl ProposalStory {
             history: history.into_iter().map(HistoryView::from).collect(),
             events: events.into_iter().map(EventView::from).collect(),
             emails: emails.into_iter().map(EmailView::from).collect(),
-            receipts: receipts.into_iter().map(ReceiptView::from).collect(),
+            receipts,
         })
     }
 }

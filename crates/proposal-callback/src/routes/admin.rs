@@ -14,11 +14,11 @@ use crate::flow::pause::{self, RESUME_MAX};
 use crate::flow::registration;
 use crate::flow::replay::{REPLAY_DEFAULT, REPLAY_MAX, replay_matching, replay_one};
 use crate::query::integrations::IntegrationView;
-use crate::query::receipts::{self as receipts_query, ReceiptView};
+use crate::query::receipts::{self, ReceiptView};
 use crate::routes::extract::TenantAdmin;
 use crate::routes::{CallbackResult, callback_answer, limit};
 use crate::state::AppState;
-use crate::store::receipts::{self, ReceiptFilter};
+use crate::store::receipts::ReceiptFilter;
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
@@ -70,20 +70,20 @@ pub async fn list_receipts(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Error> {
     let filter = ReceiptFilter {
-        status: receipts_query::status(q.status.as_deref())?,
+        status: receipts::status(q.status.as_deref())?,
         code: q.code,
-        insurer: receipts_query::insurer(q.insurer)?,
+        insurer: receipts::insurer(q.insurer)?,
         proposal_id: q.proposal_id,
         since: q.since,
     };
     let limit = limit(q.limit, 50, 200)?;
     let mut conn = state.pool.get().await?;
-    let rows = receipts::list(&mut conn, &admin.tenant, &filter, q.before_id, limit).await?;
-    let next_before_id = (rows.len() as i64 == limit)
-        .then(|| rows.last().map(|r| r.id))
+    let items = receipts::list(&mut conn, &admin.tenant, &filter, q.before_id, limit).await?;
+    let next_before_id = (items.len() as i64 == limit)
+        .then(|| items.last().map(|r| r.id))
         .flatten();
     Ok(HttpResponse::Ok().json(ReceiptPage {
-        items: rows.into_iter().map(ReceiptView::from).collect(),
+        items,
         next_before_id,
     }))
 }
@@ -233,7 +233,7 @@ pub async fn replay_many(
     let filter = ReceiptFilter {
         status: body.status,
         code: body.code,
-        insurer: receipts_query::insurer(body.insurer)?,
+        insurer: receipts::insurer(body.insurer)?,
         proposal_id: body.proposal_id,
         since: body.since,
     };
