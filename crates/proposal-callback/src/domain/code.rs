@@ -60,6 +60,7 @@ pub fn outcome_or_code(ended: Result<Outcome, ErrorCode>) -> &'static str {
 mod tests {
     use super::ErrorCode;
     use common::Problem;
+    use common::auth::TokenError;
 
     /// `Error::Problem` carries the shared extractors' problems: each of their codes is one
     /// of ours.
@@ -76,6 +77,8 @@ mod tests {
             Problem::unsupported_media_type(),
             Problem::unavailable(),
             Problem::internal(),
+            Problem::from(TokenError::Expired),
+            Problem::from(TokenError::ProviderUnavailable),
         ];
         for p in shared {
             assert!(ErrorCode::parse(&p.code).is_some(), "{}", p.code);
