@@ -1,4 +1,9 @@
 //! Receives insurers' result callbacks for rental-guarantee insurance proposals.
+//!
+//! The modules are layers (docs/architecture.md, "proposal-callback"): `routes`, `console`
+//! and `seed` on top; then `state`, `auth`, `ratelimit`; `query` and `flow`; `metrics`;
+//! `error`; `store`; `registration` and `email` (settings and the outside call); `domain` at
+//! the bottom. A module imports only from layers below its own.
 
 pub mod auth;
 pub mod console;

@@ -1,5 +1,5 @@
-//! HTTP only: extract, authorise, call the domain, map the answer. [`routes`] lists every
-//! route once, for both the `App` and the OpenAPI document.
+//! HTTP only: extract, authorise, call a flow or a query, map the answer. [`routes`] lists
+//! every route once, for both the `App` and the OpenAPI document.
 
 pub mod admin;
 pub mod auth;
