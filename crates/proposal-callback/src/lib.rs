@@ -1,14 +1,21 @@
 //! Receives insurers' result callbacks for rental-guarantee insurance proposals.
+//!
+//! The modules are layers (docs/architecture.md, "proposal-callback"): `routes`, `console`
+//! and `seed` on top; then `state`, `auth`, `ratelimit`; `query` and `flow`; `metrics`;
+//! `error`; `store`; `registration` and `email` (settings and the outside call); `domain` at
+//! the bottom. A module imports only from layers below its own.
 
 pub mod auth;
 pub mod console;
+pub mod domain;
 pub mod email;
 pub mod error;
+pub mod flow;
 pub mod hex;
-pub mod insurer;
 pub mod metrics;
 pub mod openapi;
 pub mod proposal;
+pub mod query;
 pub mod ratelimit;
 pub mod registration;
 pub mod routes;

@@ -6,7 +6,10 @@ use std::sync::LazyLock;
 
 use prometheus::{Gauge, IntCounter, IntCounterVec, IntGauge, Opts, Registry};
 
+use crate::domain::code::{ErrorCode, outcome_or_code};
+use crate::domain::status::Outcome;
 use crate::registration::config::Environment;
+use crate::store::registration_attempts::REGISTERED;
 
 pub static CALLBACKS: LazyLock<IntCounterVec> = LazyLock::new(|| {
     IntCounterVec::new(
@@ -38,17 +41,19 @@ pub fn register(registry: &Registry) {
     let _ = registry.register(Box::new(REGISTRATIONS.clone()));
 }
 
-/// Counts a registration that reached the insurer's configuration (known insurer only).
-pub fn count_registration(insurer: &str, env: Environment, result: &str) {
+/// Counts a registration that reached the insurer's configuration (known insurer only):
+/// `registered`, or the code it failed with.
+pub fn count_registration(insurer: &str, env: Environment, failure: Option<ErrorCode>) {
+    let result = failure.map_or(REGISTERED, ErrorCode::as_str);
     REGISTRATIONS
         .with_label_values(&[insurer, env.as_str(), result])
         .inc();
 }
 
 /// Counts a callback's (or a replay's) answer: its `result`, or the error's code.
-pub fn count_callback(tenant: &str, insurer: &str, outcome: &str) {
+pub fn count_callback(tenant: &str, insurer: &str, outcome: Result<Outcome, ErrorCode>) {
     CALLBACKS
-        .with_label_values(&[tenant, insurer, outcome])
+        .with_label_values(&[tenant, insurer, outcome_or_code(outcome)])
         .inc();
 }
 

@@ -72,7 +72,7 @@ pub async fn serve(
     // The one source of "now" of the handlers, the email worker and the sweeper.
     let clock = Clock::system();
     let outbox_metrics = OutboxMetrics::new();
-    crate::email::worker::start(&pool, &clock, &email, &outbox_metrics).await?;
+    crate::flow::email_worker::start(&pool, &clock, &email, &outbox_metrics).await?;
     crate::proposal::sweep::start(&pool, &clock, sweep);
     tracing::info!(
         callback_base_url = %registration.callback_base_url,

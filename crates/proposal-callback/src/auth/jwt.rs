@@ -59,7 +59,7 @@ pub fn issue_callback_token(
 
 /// Claims of an operator's token: `sub`, `tenant`, `role = "admin"`. Issued by
 /// `proposal-callback token --tenant T --admin` ([`issue_admin_token`]); a tenant whose staff
-/// log in through an identity provider may use its tokens instead (see `auth::extract`).
+/// log in through an identity provider may use its tokens instead (see `routes::extract`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AdminClaims {
     pub sub: String,

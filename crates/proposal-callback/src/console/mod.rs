@@ -5,8 +5,8 @@
 //!
 //! - [`session`]: sign-in with the admin token kept in a session cookie, flash messages, the
 //!   refusal of cross-site posts;
-//! - [`pages`]: the handlers, which call the same domain and store functions as the admin
-//!   JSON routes (RegisterCallback, a receipt's replay, a proposal's story);
+//! - [`pages`]: the handlers, which call the same flows and queries (`flow/`, `query/`) as
+//!   the admin JSON routes (RegisterCallback, a receipt's replay, a proposal's story);
 //! - [`text`]: what the pages say; [`pretty`]: a JSON body indented for reading.
 //!
 //! These are pages, not API: they are not in the OpenAPI document.

@@ -1,6 +1,6 @@
-//! The console's pages and actions. Each page reads through the same functions as the admin
-//! JSON routes; each action (a POST) runs the same domain function as its JSON route, then
-//! answers with a redirect to a page and a flash message saying how it went.
+//! The console's pages and actions. Each page reads through the same queries (`query/`) as
+//! the admin JSON routes; each action (a POST) runs the same flow (`flow/`) as its JSON
+//! route, then answers with a redirect to a page and a flash message saying how it went.
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -17,17 +17,18 @@ use crate::console::views::{
     ReceiptPage, ReceiptsPage, SignInPage, StoryLines,
 };
 use crate::console::{ConsoleError, html, see_other, text};
+use crate::domain::insurer::INSURERS;
+use crate::domain::registration::ApiCallback;
+use crate::domain::status::ReceiptStatus;
 use crate::error::Error;
-use crate::insurer::INSURERS;
-use crate::proposal::pause::process;
-use crate::proposal::status::ReceiptStatus;
-use crate::registration::flow;
-use crate::registration::payload::ApiCallback;
-use crate::routes::admin::{IntegrationView, ReceiptView};
-use crate::routes::story::ProposalStory;
+use crate::flow::registration;
+use crate::flow::replay::replay_one;
+use crate::query::integrations::IntegrationView;
+use crate::query::receipts::{self, FAILURE_CODES};
+use crate::query::story::ProposalStory;
 use crate::state::AppState;
 use crate::store::integrations;
-use crate::store::receipts::{self, ReceiptFilter};
+use crate::store::receipts::ReceiptFilter;
 
 /// Receipts per page of the callback log.
 pub const PAGE_SIZE: i64 = 25;
@@ -189,7 +190,7 @@ pub async fn register_callback(
     same_origin(&req)?;
     let id = path_id(&path, "integração")?;
     let tenant = admin.admin.tenant.clone();
-    let result = flow::register_detached(
+    let result = registration::register_detached(
         state.pool.clone(),
         state.registrar.clone(),
         state.clock.clone(),
@@ -275,22 +276,15 @@ impl LogFilter {
                 return Err(bad(&format!("o campo “{name}” {HOLDS_NUL}")));
             }
         }
+        let refused = |r| bad(text::filter_refusal(r));
         let mut filter = ReceiptFilter::default();
         if !resultado.is_empty() {
-            if let Some(status) = ReceiptStatus::parse(&resultado) {
-                filter.status = Some(status);
-            } else if text::FAILURE_CODES.contains(&resultado.as_str()) {
-                filter.status = Some(ReceiptStatus::Failed);
-                filter.code = Some(resultado.clone());
-            } else {
-                return Err(bad("resultado desconhecido"));
-            }
+            let (status, code) = receipts::outcome(&resultado).map_err(refused)?;
+            filter.status = Some(status);
+            filter.code = code.map(|c| c.as_str().to_owned());
         }
         if !seguradora.is_empty() {
-            if !INSURERS.contains(&seguradora.as_str()) {
-                return Err(bad("seguradora desconhecida"));
-            }
-            filter.insurer = Some(seguradora.clone());
+            filter.insurer = receipts::insurer(Some(seguradora.clone())).map_err(refused)?;
         }
         if !proposta.is_empty() {
             if proposta.chars().count() > MAX_PROPOSAL_ID_CHARS {
@@ -351,9 +345,9 @@ fn outcome_choices(selected: &str) -> Vec<Choice> {
         ("failed", "Falhou (qualquer motivo)".to_owned()),
     ];
     choices.extend(
-        text::FAILURE_CODES
+        FAILURE_CODES
             .iter()
-            .map(|c| (*c, format!("Falhou: {}", text::failure(c)))),
+            .map(|c| (c.as_str(), format!("Falhou: {}", text::error_code(*c)))),
     );
     choices.extend(
         ReceiptStatus::ALL
@@ -412,10 +406,7 @@ pub async fn receipts(
         outcome_options: outcome_choices(&f.resultado),
         insurer_options: insurer_choices(&f.seguradora),
         proposal: f.proposta.clone(),
-        rows: rows
-            .into_iter()
-            .map(|r| ReceiptLine::new(&ReceiptView::from(r)))
-            .collect(),
+        rows: rows.iter().map(ReceiptLine::new).collect(),
         back,
         newest_href: f.antes.map(|_| f.href(None)),
         older_href,
@@ -433,14 +424,9 @@ pub async fn receipt(
 ) -> Result<HttpResponse, ConsoleError> {
     let id = path_id(&path, "callback")?;
     let mut conn = state.pool.get().await?;
-    let row = receipts::find_row(&mut conn, &admin.admin.tenant, id)
-        .await?
-        .ok_or(Error::ReceiptNotFound(id))?;
+    let receipt = receipts::find(&mut conn, &admin.admin.tenant, id).await?;
     let title = format!("Callback nº {id}");
-    let mut page = ReceiptPage::new(
-        layout(&title, views::RECEIPTS, &admin, &flash),
-        ReceiptView::from(row),
-    );
+    let mut page = ReceiptPage::new(layout(&title, views::RECEIPTS, &admin, &flash), receipt);
     page.back = vec![("voltar", "detalhe".to_owned())];
     render(&page, &flash)
 }
@@ -458,12 +444,7 @@ pub async fn replay(
     let id = path_id(&path, "callback")?;
     let back = LogFilter::parse(&form)?;
     let mut conn = state.pool.get().await?;
-    let receipt = receipts::find(&mut conn, &admin.admin.tenant, id)
-        .await?
-        .ok_or(Error::ReceiptNotFound(id))?;
-    let result = process(&mut conn, &state.clock, &receipt).await;
-    crate::routes::count_callback(&receipt.tenant_id, &receipt.insurer, &result);
-    let message = match result {
+    let message = match replay_one(&mut conn, &state.clock, &admin.admin.tenant, id).await {
         Ok(done) => {
             let now = match (&done.proposal_id, done.status) {
                 (Some(p), Some(s)) => {
@@ -476,9 +457,11 @@ pub async fn replay(
                 text::outcome(done.outcome)
             ))
         }
+        // No such receipt of this tenant: nothing was replayed.
+        Err(e @ Error::ReceiptNotFound(_)) => return Err(e.into()),
         Err(e) if e.is_client_error() => FlashMessage::erro(format!(
             "Callback nº {id} reprocessado, e falhou de novo: {}.",
-            text::failure(e.code())
+            text::error_code(e.code())
         )),
         Err(e) => return Err(e.into()),
     };

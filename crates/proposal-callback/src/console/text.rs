@@ -8,11 +8,14 @@ use chrono::{DateTime, FixedOffset, Utc};
 use common::auth::TokenError;
 
 use crate::auth::admin::Refusal;
+use crate::domain::code::ErrorCode;
+use crate::domain::status::{Outcome, ReceiptStatus, Status};
 use crate::error::Error;
-use crate::proposal::status::{Outcome, ReceiptStatus, Status};
+use crate::query::receipts::FilterRefusal;
 use crate::registration::client::RegistrationFailure;
 use crate::registration::config::Environment;
 use crate::store::outbox::Delivery;
+use crate::store::registration_attempts::REGISTERED;
 
 /// A time as a page shows it: `<time datetime="{iso}">{text}</time>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,7 +42,7 @@ pub fn when_opt(t: Option<DateTime<Utc>>) -> Option<When> {
 }
 
 pub fn insurer(id: &str) -> &str {
-    crate::insurer::display_name(id)
+    crate::domain::insurer::display_name(id)
 }
 
 pub fn environment(e: Environment) -> &'static str {
@@ -75,23 +78,49 @@ pub fn outcome(o: Outcome) -> &'static str {
     receipt_status(ReceiptStatus::from(o))
 }
 
-/// The error codes a failed receipt can carry, as the callback log's filter offers them.
-pub const FAILURE_CODES: [&str; 4] = [
-    "proposal_not_found",
-    "invalid_transition",
-    "invalid_payload",
-    "missing_field",
-];
-
-/// Why a callback failed, from its error code.
-pub fn failure(code: &str) -> String {
+/// What an error code means, in a few words. Every code has its text: a new code does not
+/// compile without one.
+pub fn error_code(code: ErrorCode) -> &'static str {
     match code {
-        "proposal_not_found" => "proposta não encontrada".into(),
-        "invalid_transition" => "mudança de status não permitida".into(),
-        "invalid_payload" => "corpo inválido".into(),
-        "missing_field" => "campo obrigatório ausente".into(),
-        "unknown_insurer" => "seguradora desconhecida".into(),
-        other => format!("código {other}"),
+        ErrorCode::ProposalNotFound => "proposta não encontrada",
+        ErrorCode::InvalidTransition => "mudança de status não permitida",
+        ErrorCode::InvalidPayload => "corpo inválido",
+        ErrorCode::MissingField => "campo obrigatório ausente",
+        ErrorCode::UnknownInsurer => "seguradora desconhecida",
+        ErrorCode::InvalidParameter => "parâmetro inválido",
+        ErrorCode::Unauthorized => "sem token válido",
+        ErrorCode::Forbidden => "acesso negado",
+        ErrorCode::TooManyRequests => "tentativas demais; espere para tentar de novo",
+        ErrorCode::NotFound => "registro não encontrado",
+        ErrorCode::PayloadTooLarge => "corpo grande demais",
+        ErrorCode::RequestTimeout => "o corpo não chegou a tempo",
+        ErrorCode::UnsupportedMediaType => "o corpo não é JSON",
+        ErrorCode::NotConfigured => "registro não configurado neste serviço",
+        ErrorCode::RegistrationInProgress => "outro registro desta integração em andamento",
+        ErrorCode::RegistrationSuperseded => "um registro mais recente tomou o lugar",
+        ErrorCode::InsurerRejected => "a seguradora recusou",
+        ErrorCode::InsurerTimeout => "a seguradora não respondeu a tempo",
+        ErrorCode::InsurerUnreachable => "sem conexão com a seguradora",
+        ErrorCode::InsurerError => "a conexão caiu antes da resposta",
+        ErrorCode::Unavailable => "serviço indisponível no momento",
+        ErrorCode::Internal => "erro interno",
+    }
+}
+
+/// Why a callback failed, from the error code recorded on its receipt (a code this service
+/// does not know, shown as it is).
+pub fn failure(code: &str) -> String {
+    match ErrorCode::parse(code) {
+        Some(code) => error_code(code).to_owned(),
+        None => format!("código {code}"),
+    }
+}
+
+/// Why the callback log's filter names nothing there is.
+pub fn filter_refusal(r: FilterRefusal) -> &'static str {
+    match r {
+        FilterRefusal::UnknownStatus | FilterRefusal::UnknownOutcome => "resultado desconhecido",
+        FilterRefusal::UnknownInsurer => "seguradora desconhecida",
     }
 }
 
@@ -133,18 +162,18 @@ pub fn delivery(d: Delivery) -> &'static str {
 
 /// A registration attempt's outcome in one phrase, from its recorded code.
 pub fn registration_outcome(code: &str, insurer_status: Option<i16>) -> String {
-    match (code, insurer_status) {
-        ("registered", _) => "Registrado (HTTP 200)".into(),
-        ("insurer_rejected", Some(s)) => format!("Falhou: a seguradora respondeu HTTP {s}"),
-        ("insurer_rejected", None) => "Falhou: a seguradora recusou".into(),
-        ("insurer_timeout", _) => "Falhou: a seguradora não respondeu a tempo".into(),
-        ("insurer_unreachable", _) => "Falhou: sem conexão com a seguradora".into(),
-        ("insurer_error", _) => "Falhou: a conexão caiu antes da resposta".into(),
-        ("not_configured", _) => "Falhou: registro não configurado neste serviço".into(),
-        ("registration_superseded", _) => {
+    if code == REGISTERED {
+        return "Registrado (HTTP 200)".into();
+    }
+    match (ErrorCode::parse(code), insurer_status) {
+        (Some(ErrorCode::InsurerRejected), Some(s)) => {
+            format!("Falhou: a seguradora respondeu HTTP {s}")
+        }
+        (Some(ErrorCode::RegistrationSuperseded), _) => {
             "Sem efeito: um registro mais recente tomou o lugar".into()
         }
-        (other, _) => format!("Falhou: código {other}"),
+        (Some(code), _) => format!("Falhou: {}", error_code(code)),
+        (None, _) => format!("Falhou: código {code}"),
     }
 }
 
@@ -245,13 +274,30 @@ mod tests {
             receipt_outcome(ReceiptStatus::Failed, Some("proposal_not_found")),
             "Falhou: proposta não encontrada"
         );
+    }
+
+    #[test]
+    fn a_receipt_that_did_not_fail_says_its_status() {
         assert_eq!(
             receipt_outcome(ReceiptStatus::Processed, None),
             "Processado"
         );
+    }
+
+    #[test]
+    fn a_refused_registration_says_the_insurers_status() {
         assert_eq!(
             registration_outcome("insurer_rejected", Some(503)),
             "Falhou: a seguradora respondeu HTTP 503"
+        );
+    }
+
+    #[test]
+    fn a_code_this_service_does_not_know_is_shown_as_it_is() {
+        assert_eq!(failure("teapot"), "código teapot");
+        assert_eq!(
+            registration_outcome("teapot", None),
+            "Falhou: código teapot"
         );
     }
 }

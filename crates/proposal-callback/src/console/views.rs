@@ -1,6 +1,7 @@
 //! What each console page shows, ready to print: the templates under `templates/console/`
-//! and the lines they list, built from the same views the admin JSON routes answer with
-//! (`routes::admin`, `routes::story`). Every text is escaped by askama.
+//! and the lines they list, built from the same read models the admin JSON routes answer
+//! with (`query::receipts`, `query::integrations`, `query::story`). Every text is escaped by
+//! askama.
 
 use askama::Template;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
@@ -8,9 +9,11 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use crate::console::session::{BASE, FlashMessage};
 use crate::console::text::{self, When, when, when_opt};
 use crate::console::{CSS_PATH, pretty};
-use crate::proposal::status::ReceiptStatus;
-use crate::routes::admin::{IntegrationView, ReceiptView};
-use crate::routes::story::{EmailView, EventView, HistoryView, ProposalStory};
+use crate::domain::code::ErrorCode;
+use crate::domain::status::ReceiptStatus;
+use crate::query::integrations::IntegrationView;
+use crate::query::receipts::ReceiptView;
+use crate::query::story::{EmailView, EventView, HistoryView, ProposalStory};
 
 /// What a path segment may hold as it is; everything else is percent-encoded.
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.');
@@ -177,7 +180,7 @@ impl ReceiptLine {
             proposal_href: r
                 .proposal_id
                 .as_deref()
-                .filter(|_| r.error_code.as_deref() != Some("proposal_not_found"))
+                .filter(|_| r.error_code.as_deref() != Some(ErrorCode::ProposalNotFound.as_str()))
                 .map(proposal_href),
             outcome: text::receipt_outcome(r.status, r.error_code.as_deref()),
             tone: text::receipt_tone(r.status),

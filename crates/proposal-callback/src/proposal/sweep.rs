@@ -15,7 +15,7 @@ use common::db::Pool;
 use diesel_async::AsyncConnection;
 
 use crate::error::Error;
-use crate::proposal::pause::process;
+use crate::flow::pause::process;
 use crate::store::receipts;
 
 /// `SWEEP_INTERVAL` and `SWEEP_GRACE`.
@@ -83,7 +83,7 @@ pub async fn sweep_once(pool: &Pool, clock: &Clock, grace: Duration) -> Result<S
                     }
                     // The sender's fault: the failure is recorded on the receipt; keep it.
                     Err(e) if e.is_client_error() => {
-                        tracing::info!(receipt = id, code = e.code(), "sweeper: receipt failed");
+                        tracing::info!(receipt = id, code = %e.code(), "sweeper: receipt failed");
                         Ok(true)
                     }
                     Err(e) => Err(e),

@@ -8,8 +8,9 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use secrecy::ExposeSecret;
 
+use crate::domain::code::ErrorCode;
+use crate::domain::registration::RegistrationPayload;
 use crate::registration::config::{InsurerCredentials, RETRY_PAUSE, RegistrationConfig, Target};
-use crate::registration::payload::RegistrationPayload;
 
 /// THE place that decides how the client id and secret travel on the registration call:
 /// HTTP Basic (`Authorization: Basic base64(client_id:client_secret)`, marked sensitive so
@@ -52,12 +53,12 @@ pub enum RegistrationFailure {
 }
 
 impl RegistrationFailure {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            RegistrationFailure::Rejected(_) => "insurer_rejected",
-            RegistrationFailure::Timeout(_) => "insurer_timeout",
-            RegistrationFailure::Unreachable => "insurer_unreachable",
-            RegistrationFailure::Transport => "insurer_error",
+            RegistrationFailure::Rejected(_) => ErrorCode::InsurerRejected,
+            RegistrationFailure::Timeout(_) => ErrorCode::InsurerTimeout,
+            RegistrationFailure::Unreachable => ErrorCode::InsurerUnreachable,
+            RegistrationFailure::Transport => ErrorCode::InsurerError,
         }
     }
 }

@@ -9,7 +9,7 @@ use common::config::{ConfigError, Source, optional_secret, positive_duration};
 use reqwest::Url;
 use secrecy::SecretString;
 
-use crate::insurer::INSURERS;
+use crate::domain::insurer::INSURERS;
 use common::text_enum;
 
 /// The insurer's registration route, below its `{insurer_webhook_url}`.

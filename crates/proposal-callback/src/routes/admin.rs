@@ -4,23 +4,21 @@ use std::collections::BTreeMap;
 
 use actix_web::{HttpResponse, web};
 use chrono::{DateTime, Utc};
-use common::Problem;
 use common::extract::{Json, Path, Query};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::auth::extract::TenantAdmin;
+use crate::domain::status::ReceiptStatus;
 use crate::error::Error;
-use crate::proposal::pause::{self, RESUME_MAX, process};
-use crate::proposal::replay::{REPLAY_DEFAULT, REPLAY_MAX, replay_matching};
-use crate::proposal::status::ReceiptStatus;
-use crate::registration::config::Environment;
-use crate::registration::flow;
-use crate::routes::{CallbackResult, callback_answer};
+use crate::flow::pause::{self, RESUME_MAX};
+use crate::flow::registration;
+use crate::flow::replay::{REPLAY_DEFAULT, REPLAY_MAX, replay_matching, replay_one};
+use crate::query::integrations::IntegrationView;
+use crate::query::receipts::{self, ReceiptView};
+use crate::routes::extract::TenantAdmin;
+use crate::routes::{CallbackResult, callback_answer, limit};
 use crate::state::AppState;
-use crate::store::integrations::{self, IntegrationRow};
-use crate::store::receipts::{self, ReceiptFilter, ReceiptRow};
-use crate::store::registration_attempts::{self, AttemptRow};
+use crate::store::receipts::ReceiptFilter;
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
@@ -46,96 +44,6 @@ pub struct ReceiptQuery {
     pub before_id: Option<i64>,
 }
 
-/// The receipt status a query names, or 400 listing the ones there are.
-fn receipt_status(raw: Option<&str>) -> Result<Option<ReceiptStatus>, Error> {
-    raw.map(|s| {
-        ReceiptStatus::parse(s).ok_or_else(|| {
-            let all: Vec<_> = ReceiptStatus::ALL.iter().map(|s| s.as_str()).collect();
-            Problem::invalid_parameter("status", format!("must be one of {}", all.join(", ")))
-                .into()
-        })
-    })
-    .transpose()
-}
-
-/// An insurer a filter names, or 400 listing the ones there are.
-fn known_insurer(field: &str, raw: Option<String>) -> Result<Option<String>, Error> {
-    match raw {
-        Some(i) if !crate::insurer::INSURERS.contains(&i.as_str()) => {
-            Err(Problem::invalid_parameter(
-                field,
-                format!("must be one of {}", crate::insurer::INSURERS.join(", ")),
-            )
-            .into())
-        }
-        other => Ok(other),
-    }
-}
-
-/// `limit` within `1..=max`, `default` when absent, or 400 naming it.
-pub(crate) fn limit(raw: Option<i64>, default: i64, max: i64) -> Result<i64, Error> {
-    let limit = raw.unwrap_or(default);
-    if (1..=max).contains(&limit) {
-        Ok(limit)
-    } else {
-        Err(Problem::invalid_parameter("limit", format!("must be between 1 and {max}")).into())
-    }
-}
-
-/// A stored callback as an operator sees it.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ReceiptView {
-    pub id: i64,
-    pub insurer: String,
-    pub received_at: DateTime<Utc>,
-    pub status: ReceiptStatus,
-    /// What to show in one column: the error code of a failed receipt (`proposal_not_found`,
-    /// `invalid_transition`, ...), its status otherwise.
-    #[schema(example = "proposal_not_found")]
-    pub outcome: String,
-    /// The answer's HTTP status (202 for `deferred`); null while `received`.
-    pub http_status: Option<i16>,
-    pub error_code: Option<String>,
-    /// Why it failed, as the insurer was told.
-    pub error_detail: Option<String>,
-    /// The proposal it concerned, when the body names one (also for a body that failed).
-    pub proposal_id: Option<String>,
-    /// The insurer's event time, once the body was read.
-    pub event_at: Option<DateTime<Utc>>,
-    /// How many times it was processed (live, swept, replayed).
-    pub attempts: i32,
-    /// When its last outcome was recorded.
-    pub processed_at: Option<DateTime<Utc>>,
-    /// The headers kept (never `Authorization`).
-    pub headers: serde_json::Value,
-    /// The body exactly as received (invalid UTF-8 replaced).
-    pub body: String,
-}
-
-impl From<ReceiptRow> for ReceiptView {
-    fn from(r: ReceiptRow) -> Self {
-        Self {
-            id: r.id,
-            insurer: r.insurer,
-            received_at: r.received_at,
-            status: r.status,
-            outcome: match (&r.error_code, r.status) {
-                (Some(code), ReceiptStatus::Failed) => code.clone(),
-                _ => r.status.as_str().to_owned(),
-            },
-            http_status: r.http_status,
-            error_code: r.error_code,
-            error_detail: r.error_detail,
-            proposal_id: r.proposal_id,
-            event_at: r.event_at,
-            attempts: r.attempts,
-            processed_at: r.processed_at,
-            headers: r.headers,
-            body: String::from_utf8_lossy(&r.body).into_owned(),
-        }
-    }
-}
-
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ReceiptPage {
     pub items: Vec<ReceiptView>,
@@ -154,8 +62,6 @@ pub struct ReceiptPage {
     responses(
         (status = 200, body = ReceiptPage),
         (status = 400, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
-        (status = 401, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
-        (status = 403, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
     )
 )]
 pub async fn list_receipts(
@@ -164,20 +70,20 @@ pub async fn list_receipts(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Error> {
     let filter = ReceiptFilter {
-        status: receipt_status(q.status.as_deref())?,
+        status: receipts::status(q.status.as_deref())?,
         code: q.code,
-        insurer: known_insurer("insurer", q.insurer)?,
+        insurer: receipts::insurer(q.insurer)?,
         proposal_id: q.proposal_id,
         since: q.since,
     };
     let limit = limit(q.limit, 50, 200)?;
     let mut conn = state.pool.get().await?;
-    let rows = receipts::list(&mut conn, &admin.tenant, &filter, q.before_id, limit).await?;
-    let next_before_id = (rows.len() as i64 == limit)
-        .then(|| rows.last().map(|r| r.id))
+    let items = receipts::list(&mut conn, &admin.tenant, &filter, q.before_id, limit).await?;
+    let next_before_id = (items.len() as i64 == limit)
+        .then(|| items.last().map(|r| r.id))
         .flatten();
     Ok(HttpResponse::Ok().json(ReceiptPage {
-        items: rows.into_iter().map(ReceiptView::from).collect(),
+        items,
         next_before_id,
     }))
 }
@@ -194,8 +100,6 @@ pub async fn list_receipts(
         (status = 200, body = CallbackResult),
         (status = 202, body = CallbackResult, description = "`deferred`: its integration is paused"),
         (status = 400, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`invalid_parameter`: the receipt id is not a positive integer"),
-        (status = 401, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
-        (status = 403, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
         (status = 404, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`not_found` (receipt) or `proposal_not_found`"),
         (status = 409, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
         (status = 422, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
@@ -208,106 +112,7 @@ pub async fn replay(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Error> {
     let mut conn = state.pool.get().await?;
-    let receipt = receipts::find(&mut conn, &admin.tenant, id)
-        .await?
-        .ok_or(Error::ReceiptNotFound(id))?;
-    let result = process(&mut conn, &state.clock, &receipt).await;
-    callback_answer(&receipt.tenant_id, &receipt.insurer, result)
-}
-
-/// An integration as its tenant's admin sees it.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct IntegrationView {
-    pub id: i64,
-    /// `porto`, `tokio` or `too`.
-    #[schema(example = "porto")]
-    pub insurer: String,
-    /// `homologation` or `production`: which of the insurer's URLs registration uses.
-    #[schema(example = "homologation")]
-    pub environment: Environment,
-    /// True once the insurer accepted our callback registration (HTTP 200).
-    pub is_callback_active: bool,
-    /// When the insurer last accepted it.
-    pub callback_registered_at: Option<DateTime<Utc>>,
-    /// Since when it is paused (its callbacks are stored and answered 202 `deferred`); null
-    /// when it is not.
-    pub paused_at: Option<DateTime<Utc>>,
-    /// The last RegisterCallback attempt and how it ended; null before the first.
-    pub last_registration: Option<RegistrationAttemptView>,
-}
-
-/// One RegisterCallback attempt and how it ended.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct RegistrationAttemptView {
-    /// When it was asked for.
-    pub started_at: DateTime<Utc>,
-    /// When its outcome was recorded.
-    pub finished_at: DateTime<Utc>,
-    /// `registered`, or the error code: `insurer_rejected`, `insurer_timeout`,
-    /// `insurer_unreachable`, `insurer_error`, `not_configured`, `registration_superseded`.
-    #[schema(example = "insurer_rejected")]
-    pub outcome: String,
-    /// The insurer's HTTP status when it answered (200 when registered); null when it did
-    /// not answer or was not called.
-    #[schema(example = 503)]
-    pub insurer_status: Option<i16>,
-    /// Why it failed, as the operator was told; null when registered.
-    pub detail: Option<String>,
-    /// Who asked for it (the admin token's `sub`).
-    #[schema(example = "operator")]
-    pub requested_by: String,
-}
-
-impl From<AttemptRow> for RegistrationAttemptView {
-    fn from(a: AttemptRow) -> Self {
-        Self {
-            started_at: a.started_at,
-            finished_at: a.finished_at,
-            outcome: a.outcome,
-            insurer_status: a.insurer_status,
-            detail: a.detail,
-            requested_by: a.admin,
-        }
-    }
-}
-
-impl IntegrationView {
-    pub fn new(r: IntegrationRow, last_registration: Option<AttemptRow>) -> Self {
-        Self {
-            id: r.id,
-            insurer: r.insurer,
-            environment: r.environment,
-            is_callback_active: r.is_callback_active,
-            callback_registered_at: r.callback_registered_at,
-            paused_at: r.paused_at,
-            last_registration: last_registration.map(RegistrationAttemptView::from),
-        }
-    }
-
-    /// The integration with its last registration attempt read from the database.
-    pub async fn load(
-        conn: &mut diesel_async::AsyncPgConnection,
-        r: IntegrationRow,
-    ) -> Result<Self, Error> {
-        let last = registration_attempts::latest(conn, r.id).await?;
-        Ok(Self::new(r, last))
-    }
-
-    /// The tenant's integrations, by id, each with its last registration attempt.
-    pub async fn list(
-        conn: &mut diesel_async::AsyncPgConnection,
-        tenant: &str,
-    ) -> Result<Vec<Self>, Error> {
-        let rows = integrations::list(conn, tenant).await?;
-        let mut last = registration_attempts::latest_of_tenant(conn, tenant).await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| {
-                let attempt = last.remove(&r.id);
-                Self::new(r, attempt)
-            })
-            .collect())
-    }
+    callback_answer(replay_one(&mut conn, &state.clock, &admin.tenant, id).await)
 }
 
 /// The admin's tenant's integrations, by id.
@@ -318,8 +123,6 @@ impl IntegrationView {
     security(("bearer" = [])),
     responses(
         (status = 200, body = Vec<IntegrationView>),
-        (status = 401, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
-        (status = 403, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
         (status = 503, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
     )
 )]
@@ -345,7 +148,6 @@ pub async fn list_integrations(
     responses(
         (status = 200, body = IntegrationView, description = "the insurer accepted the registration"),
         (status = 400, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
-        (status = 401, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
         (status = 403, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "not an admin, or another tenant's integration"),
         (status = 404, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`not_found`: no such integration"),
         (status = 409, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`registration_in_progress` (see Retry-After) or `registration_superseded`"),
@@ -358,7 +160,7 @@ pub async fn register_callback(
     Path(id): Path<i64>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Error> {
-    let integration = flow::register_detached(
+    let integration = registration::register_detached(
         state.pool.clone(),
         state.registrar.clone(),
         state.clock.clone(),
@@ -419,8 +221,6 @@ pub struct ReplayReport {
     responses(
         (status = 200, body = ReplayReport),
         (status = 400, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`invalid_payload` or `invalid_parameter` naming the field"),
-        (status = 401, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
-        (status = 403, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
         (status = 415, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
         (status = 503, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "database unavailable: the receipts replayed until then keep their new outcome; send it again"),
     )
@@ -433,7 +233,7 @@ pub async fn replay_many(
     let filter = ReceiptFilter {
         status: body.status,
         code: body.code,
-        insurer: known_insurer("insurer", body.insurer)?,
+        insurer: receipts::insurer(body.insurer)?,
         proposal_id: body.proposal_id,
         since: body.since,
     };
@@ -472,7 +272,6 @@ pub async fn replay_many(
     responses(
         (status = 200, body = IntegrationView, description = "the integration, paused (`paused_at` set)"),
         (status = 400, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
-        (status = 401, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
         (status = 403, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "not an admin, or another tenant's integration"),
         (status = 404, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`not_found`: no such integration"),
         (status = 503, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
@@ -516,7 +315,6 @@ pub struct ResumeReport {
     responses(
         (status = 200, body = ResumeReport),
         (status = 400, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
-        (status = 401, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
         (status = 403, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "not an admin, or another tenant's integration"),
         (status = 404, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`not_found`: no such integration"),
         (status = 503, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "database unavailable: the callbacks applied until then stay applied, the rest stay deferred; resume again"),

@@ -5,8 +5,8 @@ use common::auth::authorization;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::auth::basic::{same_hash, token_hash};
 use crate::auth::jwt::{CALLBACK_TOKEN_TTL_SECS, issue_callback_token};
+use crate::domain::basic_token::{same_hash, token_hash};
 use crate::error::Error;
 use crate::state::AppState;
 use crate::store::integrations;

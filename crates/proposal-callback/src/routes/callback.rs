@@ -3,11 +3,11 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 use common::extract::{read_body, require_json};
 
-use crate::auth::extract::InsurerIntegration;
+use crate::domain::insurer;
 use crate::error::Error;
-use crate::insurer;
-use crate::proposal::apply::Processed;
-use crate::proposal::receive::{self, Arrival, Received};
+use crate::flow::apply::{self, Processed};
+use crate::flow::receive::{self, Arrival, Received};
+use crate::routes::extract::InsurerIntegration;
 use crate::routes::{CallbackResult, callback_answer};
 use crate::state::AppState;
 
@@ -74,7 +74,8 @@ pub async fn receive(
     let insurer = req.match_info().get("insuranceCompany").unwrap_or_default();
     let result = receive_checked(&req, &who, tenant, insurer, payload, &state).await;
     // Counted under the token's tenant and insurer: the path may name anything.
-    callback_answer(&who.tenant, &who.insurer, result)
+    apply::count(&who.tenant, &who.insurer, &result);
+    callback_answer(result)
 }
 
 async fn receive_checked(

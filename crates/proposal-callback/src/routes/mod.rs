@@ -1,21 +1,22 @@
-//! HTTP only: extract, authorise, call the domain, map the answer. [`routes`] lists every
-//! route once, for both the `App` and the OpenAPI document.
+//! HTTP only: extract, authorise, call a flow or a query, map the answer. [`routes`] lists
+//! every route once, for both the `App` and the OpenAPI document.
 
 pub mod admin;
 pub mod auth;
 pub mod callback;
+pub mod extract;
 pub mod story;
 
 use actix_web::{HttpResponse, web};
+use common::Problem;
 use common::routes::Routes;
 use serde::Serialize;
 use utoipa::ToSchema;
-use utoipa::openapi::OpenApi;
+use utoipa::openapi::{ContentBuilder, OpenApi, Ref, ResponseBuilder};
 
+use crate::domain::status::{Outcome, Status};
 use crate::error::Error;
-use crate::metrics;
-use crate::proposal::apply::Processed;
-use crate::proposal::status::{Outcome, Status};
+use crate::flow::apply::Processed;
 
 /// Every route of the service, each listed once: registered at the method and path its
 /// `#[utoipa::path]` declares, with that operation in the OpenAPI document. (`__path_<fn>` is
@@ -42,6 +43,42 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// Adds the routes' operations, and the schemas they refer to, to `openapi`.
 pub fn document(openapi: &mut OpenApi) {
     routes(&mut Routes::document(openapi));
+    admin_errors(openapi);
+}
+
+/// What every admin route may answer (the `TenantAdmin` extractor's refusals), added once
+/// here to each `/admin/` operation that does not describe it itself.
+const ADMIN_ERRORS: [&str; 2] = ["401", "403"];
+
+fn admin_errors(openapi: &mut OpenApi) {
+    let problem = ContentBuilder::new()
+        .schema(Some(Ref::from_schema_name("ProblemDocument")))
+        .build();
+    for (path, item) in openapi.paths.paths.iter_mut() {
+        if !path.starts_with("/admin/") {
+            continue;
+        }
+        let ops = [
+            item.get.as_mut(),
+            item.post.as_mut(),
+            item.put.as_mut(),
+            item.patch.as_mut(),
+            item.delete.as_mut(),
+        ];
+        for op in ops.into_iter().flatten() {
+            for status in ADMIN_ERRORS {
+                op.responses
+                    .responses
+                    .entry(status.to_owned())
+                    .or_insert_with(|| {
+                        ResponseBuilder::new()
+                            .content("application/problem+json", problem.clone())
+                            .build()
+                            .into()
+                    });
+            }
+        }
+    }
 }
 
 /// The answer to a callback (and to a replay): 200, or 202 for `deferred`.
@@ -68,14 +105,9 @@ impl From<Processed> for CallbackResult {
     }
 }
 
-/// The answer to a callback or a replay, counted under `tenant` and `insurer`: its `result`,
-/// or the error's code.
-fn callback_answer(
-    tenant: &str,
-    insurer: &str,
-    result: Result<Processed, Error>,
-) -> Result<HttpResponse, Error> {
-    count_callback(tenant, insurer, &result);
+/// The answer to a callback or a replay: 200, or 202 for `deferred` (counted by the caller,
+/// `flow::apply::count`).
+fn callback_answer(result: Result<Processed, Error>) -> Result<HttpResponse, Error> {
     let processed = result?;
     let mut answer = if processed.outcome == Outcome::Deferred {
         HttpResponse::Accepted()
@@ -85,12 +117,12 @@ fn callback_answer(
     Ok(answer.json(CallbackResult::from(processed)))
 }
 
-/// Counts a callback or a replay under `tenant` and `insurer`: its `result`, or the error's
-/// code.
-pub(crate) fn count_callback(tenant: &str, insurer: &str, result: &Result<Processed, Error>) {
-    let outcome = match result {
-        Ok(p) => p.outcome.as_str(),
-        Err(e) => e.code(),
-    };
-    metrics::count_callback(tenant, insurer, outcome);
+/// `limit` within `1..=max`, `default` when absent, or 400 naming it.
+pub(crate) fn limit(raw: Option<i64>, default: i64, max: i64) -> Result<i64, Error> {
+    let limit = raw.unwrap_or(default);
+    if (1..=max).contains(&limit) {
+        Ok(limit)
+    } else {
+        Err(Problem::invalid_parameter("limit", format!("must be between 1 and {max}")).into())
+    }
 }

@@ -1,6 +1,6 @@
 //! Diesel queries and rows of the `proposal` schema, grouped by what they are about. Store
 //! functions take a connection (the caller owns the transaction) and return diesel's own
-//! errors; [`crate::error::Error`] turns them into answers.
+//! errors; `error::Error` turns them into answers.
 
 pub mod auth_failures;
 pub mod integrations;

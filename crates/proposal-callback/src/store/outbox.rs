@@ -5,7 +5,7 @@ use diesel::QueryResult;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
-use crate::email::compose::Email;
+use crate::domain::email::Email;
 use crate::schema::proposal::{email_outbox as o, proposals};
 use common::text_enum;
 

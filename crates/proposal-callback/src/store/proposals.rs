@@ -5,8 +5,8 @@ use diesel::QueryResult;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
-use crate::insurer::Callback;
-use crate::proposal::status::Status;
+use crate::domain::insurer::Callback;
+use crate::domain::status::Status;
 use crate::schema::proposal::{applied_callbacks, integration_history, proposal_events, proposals};
 use crate::store::receipts::Receipt;
 

@@ -5,7 +5,7 @@ use diesel::QueryResult;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
-use crate::proposal::status::{Outcome, ReceiptStatus};
+use crate::domain::status::{Outcome, ReceiptStatus};
 use crate::schema::proposal::callback_receipts as r;
 
 /// What processing needs of a receipt.

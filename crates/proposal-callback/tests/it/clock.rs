@@ -9,7 +9,7 @@ use common::Clock;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use proposal_callback::email::config::EmailConfig;
-use proposal_callback::email::worker::Mailer;
+use proposal_callback::flow::email_worker::Mailer;
 use proposal_callback::proposal::sweep;
 use proposal_callback::schema::proposal::{
     applied_callbacks as a, callback_receipts as r, email_outbox as o, integration_history as h,

@@ -5,7 +5,7 @@ use std::time::Duration;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use proposal_callback::email::config::EmailConfig;
-use proposal_callback::email::worker::{self, Mailer};
+use proposal_callback::flow::email_worker::{self as worker, Mailer};
 use proposal_callback::metrics::OutboxMetrics;
 use proposal_callback::schema::proposal::email_outbox as o;
 

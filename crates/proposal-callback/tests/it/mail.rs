@@ -8,7 +8,7 @@ use common::test_support::{SinkTls, SmtpSink};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use proposal_callback::email::config::EmailConfig;
-use proposal_callback::email::worker::Mailer;
+use proposal_callback::flow::email_worker::Mailer;
 use proposal_callback::schema::proposal::email_outbox as o;
 use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
 

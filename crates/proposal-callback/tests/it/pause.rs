@@ -4,7 +4,7 @@
 
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use proposal_callback::proposal::pause::{self, RESUME_MAX};
+use proposal_callback::flow::pause::{self, RESUME_MAX};
 use proposal_callback::schema::proposal::callback_receipts as r;
 use proposal_callback::store;
 use serde_json::{Value, json};

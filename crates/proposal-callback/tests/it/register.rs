@@ -174,7 +174,7 @@ async fn the_insurer_receives_the_specs_request_and_its_token_works() {
         hashes,
         vec![(
             "registerCallback".to_owned(),
-            proposal_callback::auth::basic::token_hash(&token).to_vec()
+            proposal_callback::domain::basic_token::token_hash(&token).to_vec()
         )]
     );
 

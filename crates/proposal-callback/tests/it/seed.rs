@@ -9,7 +9,7 @@ use common::Clock;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Jsonb, Text};
 use diesel_async::RunQueryDsl;
-use proposal_callback::proposal::status::Status;
+use proposal_callback::domain::status::Status;
 use proposal_callback::schema::proposal::{
     callback_receipts as r, email_outbox as o, integration_history as h, proposal_events as e,
     proposals as p,

@@ -8,7 +8,7 @@ use common::test_support::SmtpSink;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use proposal_callback::email::config::EmailConfig;
-use proposal_callback::email::worker::Mailer;
+use proposal_callback::flow::email_worker::Mailer;
 use proposal_callback::schema::proposal::{
     callback_receipts as r, email_outbox as o, integration_history as h, proposal_events as e,
     proposals as p,

@@ -64,7 +64,7 @@ async fn a_jwt_issued_before_the_basic_token_was_rotated_is_refused() {
     assert_eq!((s, b["result"].as_str()), (200, Some("processed")), "{b}");
     {
         let mut conn = t.conn().await;
-        let hash = proposal_callback::auth::basic::token_hash("a-brand-new-token");
+        let hash = proposal_callback::domain::basic_token::token_hash("a-brand-new-token");
         integrations::rotate_token(&mut conn, t.integration_id("demo-a", "porto"), &hash)
             .await
             .unwrap();

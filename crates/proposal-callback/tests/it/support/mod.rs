@@ -213,7 +213,7 @@ impl TestApp {
 }
 
 fn insurer_known(i: &str) -> bool {
-    proposal_callback::insurer::INSURERS.contains(&i)
+    proposal_callback::domain::insurer::INSURERS.contains(&i)
 }
 
 fn tenant_known(t: &str) -> bool {

@@ -5,8 +5,8 @@
 
 use askama::Template;
 
-use crate::insurer::Callback;
-use crate::proposal::status::Status;
+use crate::domain::insurer::Callback;
+use crate::domain::status::Status;
 
 /// A message to a proposal's contact: a subject, and the same text as plain text and HTML.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,7 +85,7 @@ pub fn compose(
     let t = Context {
         proposal_id: about.proposal_id,
         tenant_name: about.tenant_name,
-        insurer: crate::insurer::display_name(about.insurer),
+        insurer: crate::domain::insurer::display_name(about.insurer),
         status,
         // For `pending` the note is one of the asks.
         note: note.filter(|_| status != Status::Pending),
@@ -129,7 +129,7 @@ fn tidy(rendered: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::insurer::Requirement;
+    use crate::domain::insurer::Requirement;
 
     fn callback(status: Status, note: Option<&str>, reqs: Vec<Requirement>) -> Callback {
         Callback {

@@ -15,9 +15,12 @@ use std::collections::BTreeMap;
 use common::Clock;
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 
+use crate::domain::code::{ErrorCode, outcome_or_code};
+use crate::domain::insurer;
+use crate::domain::status::Outcome;
 use crate::error::Error;
-use crate::insurer;
-use crate::proposal::apply::{Processed, apply_receipt, handle_receipt, record_failure};
+use crate::flow::apply::{Processed, apply_receipt, handle_receipt, record_failure};
+use crate::metrics;
 use crate::store::integrations::{self, IntegrationRow};
 use crate::store::receipts::{self, Receipt};
 
@@ -101,7 +104,7 @@ pub struct Resumed {
 }
 
 enum Step {
-    Applied(String),
+    Applied(Result<Outcome, ErrorCode>),
     Done(IntegrationRow),
 }
 
@@ -137,20 +140,18 @@ pub async fn resume(
                     return Ok(Step::Done(integrations::clear_paused(conn, id).await?));
                 };
                 match handle_receipt(conn, &receipt, clock.now()).await {
-                    Ok(done) => Ok(Step::Applied(done.outcome.as_str().to_owned())),
-                    Err(e) if e.is_client_error() => Ok(Step::Applied(e.code().to_owned())),
+                    Ok(done) => Ok(Step::Applied(Ok(done.outcome))),
+                    Err(e) if e.is_client_error() => Ok(Step::Applied(Err(e.code()))),
                     Err(e) => Err(e),
                 }
             })
             .await?;
         match step {
             Step::Applied(outcome) => {
-                crate::metrics::count_callback(
-                    &integration.tenant_id,
-                    &integration.insurer,
-                    &outcome,
-                );
-                *outcomes.entry(outcome).or_insert(0) += 1;
+                metrics::count_callback(&integration.tenant_id, &integration.insurer, outcome);
+                *outcomes
+                    .entry(outcome_or_code(outcome).to_owned())
+                    .or_insert(0) += 1;
                 applied += 1;
             }
             Step::Done(row) => integration = row,

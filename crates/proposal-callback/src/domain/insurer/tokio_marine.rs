@@ -7,7 +7,7 @@ use serde::Deserialize;
 use super::{
     Callback, Notification, ParseError, Parser, essential, essential_text, from_json, optional_text,
 };
-use crate::proposal::status::Status;
+use crate::domain::status::Status;
 
 /// The insurer whose identifier is `tokio`.
 pub struct TokioMarine;
@@ -85,7 +85,7 @@ impl Parser for TokioMarine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::insurer::test_support::{edited, example};
+    use crate::domain::insurer::test_support::{edited, example};
     use serde_json::json;
 
     fn parse(body: &[u8]) -> Result<Callback, ParseError> {

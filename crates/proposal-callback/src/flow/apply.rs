@@ -6,12 +6,12 @@ use chrono::{DateTime, Utc};
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 use serde_json::json;
 
-use crate::email::compose::{About, compose};
+use crate::domain::email::{About, compose};
+use crate::domain::insurer::{self, Callback, Notification};
+use crate::domain::machine::{Transition, transition};
+use crate::domain::status::{Outcome, Status};
 use crate::error::Error;
 use crate::hex::hex;
-use crate::insurer::{self, Callback, Notification};
-use crate::proposal::machine::{Transition, transition};
-use crate::proposal::status::{Outcome, Status};
 use crate::store::outbox;
 use crate::store::proposals::{self as p, Event, ProposalRow};
 use crate::store::receipts::{self, Answered, Failure, Receipt};
@@ -62,6 +62,16 @@ pub async fn handle_receipt(
         .transaction::<_, Error, _>(async |conn| apply_receipt(conn, receipt, at).await)
         .await;
     record_failure(conn, receipt, result, at).await
+}
+
+/// Counts a callback or a replay under `tenant` and `insurer` in `/metrics`: its outcome, or
+/// the error's code.
+pub fn count(tenant: &str, insurer: &str, result: &Result<Processed, Error>) {
+    let ended = match result {
+        Ok(p) => Ok(p.outcome),
+        Err(e) => Err(e.code()),
+    };
+    crate::metrics::count_callback(tenant, insurer, ended);
 }
 
 /// Records on the receipt a failure the sender caused (`result` is the answer of a rolled

@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
 use super::{Callback, Notification, ParseError, Parser, essential_text, from_json, optional_text};
-use crate::proposal::status::Status;
+use crate::domain::status::Status;
 
 pub struct Porto;
 
@@ -55,7 +55,7 @@ impl Parser for Porto {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::insurer::test_support::{edited, example};
+    use crate::domain::insurer::test_support::{edited, example};
     use chrono::TimeZone;
     use serde_json::json;
 

@@ -1,15 +1,20 @@
-//! Replays in bulk (docs/proposal-callback.md, "Repairs"): every stored receipt of a tenant
-//! that matches a filter is processed again, oldest first, with the live rules (so a receipt
-//! applied before answers `duplicate` again, and a paused integration's receipt is
-//! deferred). Each receipt is processed in its own transaction, as a live callback is.
+//! Replays (docs/proposal-callback.md, "Repairs"): a stored receipt is processed again with
+//! the live rules (so a receipt applied before answers `duplicate` again, and a paused
+//! integration's receipt is deferred), one at a time ([`replay_one`], the admin route's and
+//! the console's) or every receipt of a tenant that matches a filter, oldest first
+//! ([`replay_matching`]). Each receipt is processed in its own transaction, as a live
+//! callback is, and counted in `/metrics` as one.
 
 use std::collections::BTreeMap;
 
 use common::Clock;
 use diesel_async::AsyncPgConnection;
 
+use crate::domain::code::outcome_or_code;
 use crate::error::Error;
-use crate::proposal::pause::process;
+use crate::flow::apply::{Processed, count};
+use crate::flow::pause::process;
+use crate::metrics;
 use crate::store::receipts::{self, ReceiptFilter};
 
 /// The most receipts one bulk replay processes; `next_after_id` pages through the rest.
@@ -27,6 +32,22 @@ pub struct Replayed {
     pub replayed: usize,
     /// The last receipt processed, when more match: pass it as `after_id` to go on.
     pub next_after_id: Option<i64>,
+}
+
+/// Processes again `tenant`'s receipt `id` (`not_found` for none, or another tenant's) and
+/// counts how it ended.
+pub async fn replay_one(
+    conn: &mut AsyncPgConnection,
+    clock: &Clock,
+    tenant: &str,
+    id: i64,
+) -> Result<Processed, Error> {
+    let receipt = receipts::find(conn, tenant, id)
+        .await?
+        .ok_or(Error::ReceiptNotFound(id))?;
+    let result = process(conn, clock, &receipt).await;
+    count(&receipt.tenant_id, &receipt.insurer, &result);
+    result
 }
 
 /// Processes again `tenant`'s receipts matching `filter` with ids above `after_id`, oldest
@@ -49,13 +70,15 @@ pub async fn replay_matching(
         let Some(receipt) = receipts::find(conn, tenant, id).await? else {
             continue;
         };
-        let outcome = match process(conn, clock, &receipt).await {
-            Ok(done) => done.outcome.as_str().to_owned(),
-            Err(e) if e.is_client_error() => e.code().to_owned(),
+        let ended = match process(conn, clock, &receipt).await {
+            Ok(done) => Ok(done.outcome),
+            Err(e) if e.is_client_error() => Err(e.code()),
             Err(e) => return Err(e),
         };
-        crate::metrics::count_callback(tenant, &receipt.insurer, &outcome);
-        *outcomes.entry(outcome).or_insert(0) += 1;
+        metrics::count_callback(tenant, &receipt.insurer, ended);
+        *outcomes
+            .entry(outcome_or_code(ended).to_owned())
+            .or_insert(0) += 1;
     }
     Ok(Replayed {
         replayed: outcomes.values().sum(),

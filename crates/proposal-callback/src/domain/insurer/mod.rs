@@ -10,7 +10,7 @@ pub mod too;
 use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
 
-use crate::proposal::status::Status;
+use crate::domain::status::Status;
 
 /// What every insurer's notification says once translated.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,8 +9,8 @@ use diesel_async::AsyncPgConnection;
 use sha2::{Digest, Sha256};
 
 use crate::error::Error;
-use crate::proposal::apply::Processed;
-use crate::proposal::pause::process;
+use crate::flow::apply::Processed;
+use crate::flow::pause::process;
 use crate::store::receipts::{self, NewReceipt};
 
 /// A callback as it arrived, from an authenticated integration.

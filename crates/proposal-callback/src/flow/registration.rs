@@ -17,11 +17,12 @@ use common::db::Pool;
 use diesel_async::AsyncConnection;
 use secrecy::ExposeSecret;
 
-use crate::auth::basic::{generate_token, token_hash};
+use crate::domain::basic_token::{generate_token, token_hash};
+use crate::domain::code::ErrorCode;
+use crate::domain::registration::{ApiCallback, RegistrationPayload};
 use crate::error::Error;
 use crate::metrics;
 use crate::registration::client::{Registrar, RegistrationFailure};
-use crate::registration::payload::{ApiCallback, RegistrationPayload};
 use crate::store::integrations::{self, IntegrationRow, PendingSlot};
 use crate::store::registration_attempts::{self as attempts, NewAttempt, REGISTERED};
 
@@ -61,10 +62,14 @@ pub async fn register(
     let target = match registrar.config.target(&integration.insurer, env) {
         Ok(target) => target,
         Err(missing) => {
-            metrics::count_registration(&integration.insurer, env, "not_configured");
+            metrics::count_registration(&integration.insurer, env, Some(ErrorCode::NotConfigured));
             let e = Error::from(missing);
             let detail = e.to_string();
-            attempts::record(&mut conn, &asked.ended(e.code(), None, Some(&detail))).await?;
+            attempts::record(
+                &mut conn,
+                &asked.ended(e.code().as_str(), None, Some(&detail)),
+            )
+            .await?;
             return Err(e);
         }
     };
@@ -105,8 +110,9 @@ pub async fn register(
     };
     let started = Instant::now();
     let outcome = registrar.send(&target, &payload).await;
-    let log = |result: &str| {
-        metrics::count_registration(&integration.insurer, env, result);
+    let log = |failure: Option<ErrorCode>| {
+        metrics::count_registration(&integration.insurer, env, failure);
+        let result = failure.map_or(REGISTERED, ErrorCode::as_str);
         tracing::info!(
             integration = id,
             tenant = %integration.tenant_id,
@@ -138,17 +144,21 @@ pub async fn register(
                     let recorded = if activated {
                         asked.ended(REGISTERED, Some(200), None)
                     } else {
-                        asked.ended(superseded.code(), Some(200), Some(&superseded_detail))
+                        asked.ended(
+                            superseded.code().as_str(),
+                            Some(200),
+                            Some(&superseded_detail),
+                        )
                     };
                     attempts::record(c, &recorded).await?;
                     Ok(activated)
                 })
                 .await?;
             if !activated {
-                log(superseded.code());
+                log(Some(superseded.code()));
                 return Err(superseded);
             }
-            log(REGISTERED);
+            log(None);
             integrations::find(&mut conn, id)
                 .await?
                 .ok_or(Error::IntegrationNotFound(id))
@@ -162,11 +172,15 @@ pub async fn register(
             let detail = e.to_string();
             conn.transaction::<_, Error, _>(async |c| {
                 integrations::abandon(c, token_id).await?;
-                attempts::record(c, &asked.ended(e.code(), insurer_status, Some(&detail))).await?;
+                attempts::record(
+                    c,
+                    &asked.ended(e.code().as_str(), insurer_status, Some(&detail)),
+                )
+                .await?;
                 Ok(())
             })
             .await?;
-            log(e.code());
+            log(Some(e.code()));
             Err(e)
         }
     }

@@ -8,7 +8,7 @@ use super::{
     Callback, Notification, ParseError, Parser, Requirement, essential, essential_text, from_json,
     optional_text,
 };
-use crate::proposal::status::Status;
+use crate::domain::status::Status;
 
 pub struct Too;
 
@@ -96,7 +96,7 @@ impl Parser for Too {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::insurer::test_support::{edited, example};
+    use crate::domain::insurer::test_support::{edited, example};
     use chrono::TimeZone;
     use serde_json::json;
 

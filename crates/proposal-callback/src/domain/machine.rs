@@ -1,7 +1,7 @@
 //! The proposal state machine: what a callback's status does to a proposal in a given
-//! status. Data and a pure function; applying it is [`crate::proposal::apply`]'s job.
+//! status. Data and a pure function; applying it is `flow::apply`'s job.
 
-use crate::proposal::status::Status;
+use crate::domain::status::Status;
 
 /// What a callback's status does to a proposal in a given status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

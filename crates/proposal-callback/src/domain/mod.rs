@@ -1,0 +1,17 @@
+//! The rules, with no HTTP and no database (docs/proposal-callback.md):
+//!
+//! - [`status`]: the statuses a proposal has and the outcomes a callback answers with;
+//! - [`machine`]: which status a callback may move a proposal to;
+//! - [`insurer`]: one parser per insurer, turning its payload into the internal callback;
+//! - [`email`]: the message of a transition (pt-BR, `templates/email/`);
+//! - [`registration`]: what an insurer receives when a callback is registered;
+//! - [`basic_token`]: the Basic tokens (made, hashed, compared; only hashes are stored);
+//! - [`code`]: every error code the service answers or records.
+
+pub mod basic_token;
+pub mod code;
+pub mod email;
+pub mod insurer;
+pub mod machine;
+pub mod registration;
+pub mod status;

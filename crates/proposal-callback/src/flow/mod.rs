@@ -1,0 +1,23 @@
+//! The service's steps, each one transaction or one outside call, returning
+//! [`crate::error::Error`] (docs/proposal-callback.md):
+//!
+//! - [`apply`]: ProcessProposalCallback, the one transaction that applies a parsed callback
+//!   (proposal, history, events, outbox email, the receipt's outcome);
+//! - [`pause`]: every stored receipt goes through [`pause::process`] (deferred while its
+//!   integration is paused); pausing and resuming an integration;
+//! - [`receive`]: an authenticated callback's body stored as a receipt, then processed: what
+//!   the callback route does after its checks, and what the demo seed does for its history;
+//! - [`replay`]: processes a stored receipt again, one or in bulk;
+//! - [`registration`]: RegisterCallback, the token's life around the insurer's call (pending,
+//!   then live or revoked);
+//! - [`email_worker`]: the outbox worker that sends queued messages over SMTP.
+//!
+//! The sweeper, which processes again the receipts a crash left `received`, is
+//! `proposal::sweep` for now.
+
+pub mod apply;
+pub mod email_worker;
+pub mod pause;
+pub mod receive;
+pub mod registration;
+pub mod replay;
