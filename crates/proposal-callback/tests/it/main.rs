@@ -11,6 +11,7 @@ mod console;
 mod email;
 mod exactly_once;
 mod hostile;
+mod layers;
 mod mail;
 mod migrations;
 mod order;
