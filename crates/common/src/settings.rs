@@ -267,7 +267,7 @@ pub fn show(d: Duration) -> String {
         ("m", 60_000),
         ("s", 1000),
     ] {
-        if ms != 0 && ms % size == 0 {
+        if ms != 0 && ms.is_multiple_of(size) {
             return format!("{}{unit}", ms / size);
         }
     }
