@@ -1,6 +1,6 @@
 //! What both services share, and nothing domain-specific: the service skeleton (command
-//! line, start-up, HTTP server), configuration, telemetry, problem+json errors, request
-//! extractors, HS256 tokens, the database pool and migrations, `LISTEN`/`NOTIFY`, the
+//! line, start-up, HTTP server), settings (the variables every service reads), telemetry,
+//! problem+json errors, request extractors, HS256 tokens, the database pool and migrations, `LISTEN`/`NOTIFY`, the
 //! operational routes, and (feature `test-support`) a per-test database and fault helpers.
 
 pub mod auth;
@@ -14,6 +14,7 @@ pub mod listen;
 pub mod problem;
 pub mod routes;
 pub mod service;
+pub mod settings;
 pub mod telemetry;
 pub mod text_enum;
 

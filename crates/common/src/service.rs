@@ -23,7 +23,8 @@
 //! - `healthcheck`: exits 0 when `GET /healthz` on `BIND` answers 200 (the image's
 //!   `HEALTHCHECK`); it reads nothing else, so it works with any configuration;
 //! - the service's own subcommands, each called with a [`Context`];
-//! - `--help`, `--version`.
+//! - `--help`, `--version`; `serve --help` also lists every variable the service reads, with
+//!   its default ([`Skeleton::settings`], `crate::settings::help`).
 //!
 //! Before any command that uses the database, `DATABASE_URL` is checked: a string that is not
 //! a PostgreSQL URL, or a server that cannot be reached or refuses us, stops the command
@@ -46,6 +47,7 @@ use diesel_migrations::EmbeddedMigrations;
 
 use crate::config::CommonConfig;
 use crate::db::{self, Conn, DatabaseUrl, Pool, PoolSettings};
+use crate::settings::{CommonSettings, FromSource};
 
 /// How long `serve` lets in-flight requests finish after SIGTERM/SIGINT. The deployments
 /// give the process 30 s (Kubernetes' `terminationGracePeriodSeconds`, compose's
@@ -79,6 +81,9 @@ pub struct Skeleton {
     pub schema: &'static str,
     /// The service's embedded migrations (`embed_migrations!`).
     pub migrations: &'static EmbeddedMigrations,
+    /// The service's settings, every variable it reads (pass `<Settings as
+    /// clap::Args>::augment_args`): `serve --help` lists them.
+    pub settings: fn(clap::Command) -> clap::Command,
 }
 
 /// A service's own subcommands, next to `serve`, `migrate` and `healthcheck`.
@@ -167,11 +172,15 @@ impl Skeleton {
         &self,
         args: impl IntoIterator<Item = impl Into<std::ffi::OsString> + Clone>,
     ) -> Command<E> {
+        let settings = (self.settings)(clap::Command::new(self.name));
+        let settings = crate::settings::help(&settings, &[("BIND", self.default_bind)]);
         let mut cli = Cli::<E>::command()
             .name(self.name)
             .about(self.about)
             .version(self.version)
-            .mut_subcommand("serve", |serve| serve.about(self.serve_about));
+            .mut_subcommand("serve", |serve| {
+                serve.about(self.serve_about).after_help(settings)
+            });
         let matches = cli
             .try_get_matches_from_mut(args)
             .unwrap_or_else(|e| e.exit());
@@ -200,13 +209,13 @@ impl Skeleton {
             Command::Service(c) => (!c.needs_jwt_secret(), c.uses_database()),
             Command::Healthcheck => (true, false),
         };
-        let config = CommonConfig::from_env(self.default_bind, dev_key_allowed)?;
+        let config = CommonSettings::from_env()?.config(self.default_bind, dev_key_allowed)?;
         let mut database_url = DatabaseUrl::parse(DATABASE_URL, &config.database_url)?;
         if config.database_url_is_default {
             database_url = database_url.defaulted();
         }
         if let Command::Serve(_) = command {
-            crate::telemetry::init(config.log_format);
+            crate::telemetry::init(config.log_format, &config.log_filter);
         }
         if uses_database {
             database_url.check_reachable().await?;

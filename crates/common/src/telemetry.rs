@@ -28,10 +28,12 @@ use crate::config::LogFormat;
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 const MAX_REQUEST_ID_LEN: usize = 128;
 
-/// Installs the global subscriber: [`subscriber`] writing to stdout, filtered by `RUST_LOG`
-/// (default `info`). A second call (tests) is a no-op.
-pub fn init(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+/// Installs the global subscriber: [`subscriber`] writing to stdout, filtered by `filter`
+/// (`RUST_LOG`, read by `crate::settings::CommonSettings`; one that does not parse logs
+/// `info`). A second call (tests) is a no-op.
+pub fn init(format: LogFormat, filter: &str) {
+    let filter = EnvFilter::try_new(filter)
+        .unwrap_or_else(|_| EnvFilter::new(crate::settings::DEFAULT_LOG_FILTER));
     let _ = subscriber(format, filter, std::io::stdout).try_init();
 }
 

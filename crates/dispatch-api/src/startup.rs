@@ -3,14 +3,15 @@
 use actix_web::web;
 use common::auth::JwtKeys;
 use common::auth::idp::IdpVerifier;
-use common::config::Env;
 use common::db::{Pool, PoolSettings};
 use common::http::{self, OpenApiJson};
 use common::service::Context;
 
-use crate::auth::{TokenSettings, service_keys};
-use crate::cors::CorsSettings;
+use common::settings::FromSource;
+
+use crate::auth::service_keys;
 use crate::realtime::listener;
+use crate::settings::Settings;
 use crate::state::AppState;
 
 /// A fresh [`AppState`] serving this service's OpenAPI document.
@@ -54,8 +55,9 @@ pub async fn serve(ctx: Context) -> anyhow::Result<()> {
     if !ctx.config.dev {
         common::auth::check_secret(&ctx.config.jwt_secret, "JWT_SECRET")?;
     }
-    let tokens = TokenSettings::from_source(&Env)?;
-    let cors = CorsSettings::from_source(&Env)?;
+    let settings = Settings::from_env()?;
+    let tokens = settings.tokens()?;
+    let cors = settings.cors();
     let pool = ctx.start().await?;
     let mut state = state(
         pool.clone(),

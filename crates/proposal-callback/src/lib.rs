@@ -21,6 +21,7 @@ pub mod registration;
 pub mod routes;
 pub mod schema;
 pub mod seed;
+pub mod settings;
 pub mod startup;
 pub mod state;
 pub mod store;
@@ -35,10 +36,11 @@ pub const MIGRATIONS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/migration
 /// What the service skeleton (`common::service`) needs to know about this service.
 pub const SKELETON: common::service::Skeleton = common::service::Skeleton {
     name: "proposal-callback",
-    about: "Insurer proposal callback receiver. Configuration comes from the environment (see .env.example)",
+    about: "Insurer proposal callback receiver. Configuration comes from the environment (see `serve --help` and .env.example)",
     version: env!("CARGO_PKG_VERSION"),
     serve_about: "Migrate, then serve HTTP (the default)",
     default_bind: "127.0.0.1:8081",
     schema: SCHEMA,
     migrations: &MIGRATIONS,
+    settings: <settings::Settings as clap::Args>::augment_args,
 };

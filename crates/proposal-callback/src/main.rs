@@ -2,14 +2,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use common::Clock;
-use common::auth::idp::IdpConfig;
-use common::config::Env;
 use common::service::{Context, ServiceCommand};
-use proposal_callback::auth::admin::StaffClaims;
+use common::settings::FromSource;
 use proposal_callback::auth::jwt;
-use proposal_callback::email::config::EmailConfig;
-use proposal_callback::ratelimit::TrustedProxies;
-use proposal_callback::registration::config::RegistrationConfig;
+use proposal_callback::settings::Settings;
 use proposal_callback::{SKELETON, seed, startup, store};
 
 /// proposal-callback's own subcommands, beside the skeleton's `serve`, `migrate` and
@@ -39,7 +35,7 @@ enum Command {
         #[arg(long, required = true)]
         admin: bool,
         /// Lifetime, such as 30m or 8h; at most 24h.
-        #[arg(long, default_value = "8h", value_parser = common::config::parse_duration)]
+        #[arg(long, default_value = "8h", value_parser = common::settings::duration)]
         ttl: Duration,
         /// Who holds it (the token's `sub`), for the logs.
         #[arg(long, default_value = "operator")]
@@ -51,7 +47,7 @@ enum Command {
     /// Delete callback receipts older than a retention period (e.g. `90d`).
     Prune {
         /// `90d`, `12h`, ...: receipts received before now minus this are deleted.
-        #[arg(long, value_parser = common::config::parse_duration)]
+        #[arg(long, value_parser = common::settings::duration)]
         older_than: Duration,
         /// Receipts deleted per statement (each its own transaction).
         #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(i64).range(1..=100_000))]
@@ -72,14 +68,7 @@ async fn main() -> ExitCode {
 }
 
 async fn serve(ctx: Context) -> anyhow::Result<()> {
-    let email = EmailConfig::from_source(&Env)?;
-    let registration = RegistrationConfig::from_source(&Env)?;
-    let proxies = TrustedProxies::from_source(&Env)?;
-    let staff_idp = match IdpConfig::from_source(&Env)? {
-        Some(idp) => Some((idp, StaffClaims::from_source(&Env)?)),
-        None => None,
-    };
-    startup::serve(ctx, email, registration, proxies, staff_idp).await
+    startup::serve(ctx, Settings::from_env()?).await
 }
 
 async fn run(command: Command, ctx: Context) -> anyhow::Result<()> {

@@ -16,7 +16,6 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::config::{ConfigError, Source};
 use diesel::QueryResult;
 use diesel_async::AsyncPgConnection;
 use ipnet::{IpNet, Ipv6Net};
@@ -34,6 +33,7 @@ impl TrustedProxies {
         Self::default()
     }
 
+    /// `TRUSTED_PROXIES` (read by `crate::settings`): none when empty.
     pub fn parse(raw: &str) -> Result<Self, String> {
         raw.split(',')
             .map(str::trim)
@@ -46,17 +46,6 @@ impl TrustedProxies {
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Self)
-    }
-
-    /// `TRUSTED_PROXIES`; none when unset or empty.
-    pub fn from_source(src: &dyn Source) -> Result<Self, ConfigError> {
-        match src.get("TRUSTED_PROXIES") {
-            None => Ok(Self::none()),
-            Some(raw) => Self::parse(&raw).map_err(|reason| ConfigError::Invalid {
-                name: "TRUSTED_PROXIES".into(),
-                reason,
-            }),
-        }
     }
 
     pub fn is_empty(&self) -> bool {

@@ -3,16 +3,14 @@
 use actix_web::web;
 use common::Clock;
 use common::auth::JwtKeys;
-use common::auth::idp::{IdpConfig, IdpVerifier};
+use common::auth::idp::IdpVerifier;
 use common::db::{Pool, PoolSettings};
 use common::http::{self, OpenApiJson};
 use common::service::Context;
 
-use crate::auth::admin::StaffClaims;
-use crate::email::config::EmailConfig;
 use crate::metrics::OutboxMetrics;
-use crate::ratelimit::TrustedProxies;
 use crate::registration::config::RegistrationConfig;
+use crate::settings::Settings;
 use crate::state::AppState;
 
 /// The state the handlers share, with the OpenAPI document rendered once.
@@ -57,17 +55,15 @@ pub fn metrics(pool: &Pool) -> actix_web_prom::PrometheusMetrics {
 
 /// `serve`: migrate, start the email worker, then listen until SIGTERM/SIGINT, draining
 /// in-flight requests (the skeleton's `serve_http`).
-pub async fn serve(
-    ctx: Context,
-    email: EmailConfig,
-    registration: RegistrationConfig,
-    trusted_proxies: TrustedProxies,
-    staff_idp: Option<(IdpConfig, StaffClaims)>,
-) -> anyhow::Result<()> {
+pub async fn serve(ctx: Context, settings: Settings) -> anyhow::Result<()> {
+    let email = settings.email.config()?;
+    let registration = settings.registration.config()?;
+    let trusted_proxies = settings.trusted_proxies();
+    let staff_idp = settings.staff.config()?;
     if !ctx.config.dev {
         common::auth::check_secret(&ctx.config.jwt_secret, "JWT_SECRET")?;
     }
-    let sweep = crate::proposal::sweep::SweepConfig::from_source(&common::config::Env)?;
+    let sweep = settings.sweep.config();
     let pool = ctx.start().await?;
     // The one source of "now" of the handlers, the email worker and the sweeper.
     let clock = Clock::system();

@@ -18,7 +18,7 @@
 //!   [`IdpVerifier::verify_identity`]); mapping that name to a user is the service's job.
 //!   `sub` and the user claim must hold no control character (see [`super::identity_claim`]).
 //!
-//! Nothing here reads the environment after start: [`IdpConfig::from_env`] is called once.
+//! Nothing here reads the environment: `crate::settings::IdpSettings` reads it once, at start.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -30,11 +30,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use tokio::sync::Mutex;
 
-use super::{
-    DEFAULT_MAX_LIFETIME, TokenError, base_validation, check_lifetime, check_subject,
-    identity_claim, now_secs,
-};
-use crate::config::{ConfigError, Env, Source, parse_duration};
+use super::{TokenError, base_validation, check_lifetime, check_subject, identity_claim, now_secs};
+use crate::config::ConfigError;
 
 /// The algorithms accepted from an identity provider. HS256 never is: it is the services'
 /// own (see [`super::TokenVerifier`]), and accepting it here would let a published key be
@@ -43,6 +40,15 @@ pub const IDP_ALGORITHMS: [Algorithm; 2] = [Algorithm::RS256, Algorithm::ES256];
 
 /// The largest key set we read, in bytes; real ones are a few KiB.
 const MAX_JWKS_BYTES: usize = 256 * 1024;
+
+/// `JWT_USER_CLAIM` when unset.
+pub const DEFAULT_USER_CLAIM: &str = "preferred_username";
+/// `JWT_JWKS_TIMEOUT` when unset.
+pub const DEFAULT_FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+/// `JWT_JWKS_MIN_REFRESH` when unset.
+pub const DEFAULT_MIN_REFRESH: Duration = Duration::from_secs(10);
+/// `JWT_JWKS_CACHE_TTL` when unset.
+pub const DEFAULT_CACHE_TTL: Duration = Duration::from_secs(3600);
 
 /// Where the identity provider's keys are and what its tokens must say.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,9 +59,9 @@ pub struct IdpConfig {
     pub issuer: String,
     /// `JWT_AUDIENCE`: the `aud` its tokens must include (this service's client id).
     pub audience: String,
-    /// `JWT_USER_CLAIM`: the claim naming the user (default `preferred_username`).
+    /// `JWT_USER_CLAIM`: the claim naming the user (default [`DEFAULT_USER_CLAIM`]).
     pub user_claim: String,
-    /// `JWT_MAX_LIFETIME`: the longest `exp - iat` accepted (default 24 h).
+    /// `JWT_MAX_LIFETIME`: the longest `exp - iat` accepted (each service's default).
     pub max_lifetime: Duration,
     /// `JWT_JWKS_TIMEOUT`: the limit on one fetch of the keys, connection included (default 5 s).
     pub fetch_timeout: Duration,
@@ -67,77 +73,26 @@ pub struct IdpConfig {
 }
 
 impl IdpConfig {
-    /// A configuration with the defaults above. Fails, naming `JWT_JWKS_URL`, when the URL
-    /// is not `https://` (or `http://` to a loopback address).
-    pub fn new(jwks_url: &str, issuer: &str, audience: &str) -> Result<Self, ConfigError> {
+    /// A configuration with the defaults above, accepting tokens that live at most
+    /// `max_lifetime` (each service has its own; see `crate::settings::IdpSettings`). Fails,
+    /// naming `JWT_JWKS_URL`, when the URL is not `https://` (or `http://` to a loopback
+    /// address).
+    pub fn new(
+        jwks_url: &str,
+        issuer: &str,
+        audience: &str,
+        max_lifetime: Duration,
+    ) -> Result<Self, ConfigError> {
         Ok(Self {
             jwks_url: jwks_url_from(jwks_url)?,
             issuer: issuer.to_owned(),
             audience: audience.to_owned(),
-            user_claim: "preferred_username".into(),
-            max_lifetime: DEFAULT_MAX_LIFETIME,
-            fetch_timeout: Duration::from_secs(5),
-            min_refresh_interval: Duration::from_secs(10),
-            cache_ttl: Duration::from_secs(3600),
+            user_claim: DEFAULT_USER_CLAIM.into(),
+            max_lifetime,
+            fetch_timeout: DEFAULT_FETCH_TIMEOUT,
+            min_refresh_interval: DEFAULT_MIN_REFRESH,
+            cache_ttl: DEFAULT_CACHE_TTL,
         })
-    }
-
-    /// Reads the configuration from the process environment; see [`IdpConfig::from_source`].
-    pub fn from_env() -> Result<Option<Self>, ConfigError> {
-        Self::from_source(&Env)
-    }
-
-    /// `None` when `JWT_JWKS_URL` is unset and so are `JWT_ISSUER` and `JWT_AUDIENCE` (no
-    /// identity provider: only the service's own tokens are accepted). With `JWT_JWKS_URL`
-    /// set, `JWT_ISSUER` and `JWT_AUDIENCE` are required. Every error names its variable.
-    pub fn from_source(src: &dyn Source) -> Result<Option<Self>, ConfigError> {
-        let Some(url) = src.get("JWT_JWKS_URL") else {
-            for name in ["JWT_ISSUER", "JWT_AUDIENCE"] {
-                if src.get(name).is_some() {
-                    return Err(ConfigError::Missing {
-                        name: "JWT_JWKS_URL".into(),
-                        hint: format!(
-                            "{name} is set, so the identity provider's key set URL is needed too"
-                        ),
-                    });
-                }
-            }
-            return Ok(None);
-        };
-        let required = |name: &str, hint: &str| crate::config::required(src, name, hint);
-        let mut config = Self::new(
-            &url,
-            &required("JWT_ISSUER", "the `iss` of the identity provider's tokens")?,
-            &required(
-                "JWT_AUDIENCE",
-                "the `aud` the identity provider's tokens carry for this service",
-            )?,
-        )?;
-        if let Some(claim) = src.get("JWT_USER_CLAIM") {
-            config.user_claim = claim.trim().to_owned();
-        }
-        config.max_lifetime = super::max_lifetime(src)?;
-        config.fetch_timeout = duration(src, "JWT_JWKS_TIMEOUT", config.fetch_timeout)?;
-        config.min_refresh_interval =
-            duration(src, "JWT_JWKS_MIN_REFRESH", config.min_refresh_interval)?;
-        config.cache_ttl = duration(src, "JWT_JWKS_CACHE_TTL", config.cache_ttl)?;
-        if config.fetch_timeout.is_zero() {
-            return Err(ConfigError::Invalid {
-                name: "JWT_JWKS_TIMEOUT".into(),
-                reason: "must be more than 0".into(),
-            });
-        }
-        Ok(Some(config))
-    }
-}
-
-fn duration(src: &dyn Source, name: &str, default: Duration) -> Result<Duration, ConfigError> {
-    match src.get(name) {
-        None => Ok(default),
-        Some(raw) => parse_duration(&raw).map_err(|reason| ConfigError::Invalid {
-            name: name.to_owned(),
-            reason,
-        }),
     }
 }
 
@@ -495,71 +450,6 @@ fn parse_jwks(body: &[u8]) -> Result<HashMap<String, Arc<CachedKey>>, FetchError
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    use crate::config::vars as env;
-
-    #[test]
-    fn no_provider_when_nothing_is_set() {
-        assert_eq!(IdpConfig::from_source(&env(&[])).unwrap(), None);
-    }
-
-    #[test]
-    fn a_provider_with_defaults() {
-        let config = IdpConfig::from_source(&env(&[
-            (
-                "JWT_JWKS_URL",
-                "https://idp.example.org/realms/samu/protocol/openid-connect/certs",
-            ),
-            ("JWT_ISSUER", "https://idp.example.org/realms/samu"),
-            ("JWT_AUDIENCE", "dispatch-api"),
-        ]))
-        .unwrap()
-        .unwrap();
-        assert_eq!(config.issuer, "https://idp.example.org/realms/samu");
-        assert_eq!(config.audience, "dispatch-api");
-        assert_eq!(config.user_claim, "preferred_username");
-        assert_eq!(config.max_lifetime, DEFAULT_MAX_LIFETIME);
-        assert_eq!(config.fetch_timeout, Duration::from_secs(5));
-        assert_eq!(config.min_refresh_interval, Duration::from_secs(10));
-    }
-
-    #[test]
-    fn every_error_names_its_variable() {
-        let url = ("JWT_JWKS_URL", "https://idp.example.org/certs");
-        let iss = ("JWT_ISSUER", "https://idp.example.org");
-        let aud = ("JWT_AUDIENCE", "dispatch-api");
-        let name_of = |pairs: &[(&str, &str)]| match IdpConfig::from_source(&env(pairs)) {
-            Err(ConfigError::Missing { name, .. } | ConfigError::Invalid { name, .. }) => name,
-            other => panic!("{pairs:?}: {other:?}"),
-        };
-        assert_eq!(name_of(&[url, aud]), "JWT_ISSUER");
-        assert_eq!(name_of(&[url, iss]), "JWT_AUDIENCE");
-        assert_eq!(name_of(&[iss, aud]), "JWT_JWKS_URL");
-        assert_eq!(
-            name_of(&[("JWT_JWKS_URL", "not a url"), iss, aud]),
-            "JWT_JWKS_URL"
-        );
-        assert_eq!(
-            name_of(&[("JWT_JWKS_URL", "http://idp.example.org/certs"), iss, aud]),
-            "JWT_JWKS_URL",
-            "keys over plain http could be swapped on the way"
-        );
-        assert_eq!(
-            name_of(&[url, iss, aud, ("JWT_MAX_LIFETIME", "forever")]),
-            "JWT_MAX_LIFETIME"
-        );
-        assert_eq!(
-            name_of(&[url, iss, aud, ("JWT_JWKS_TIMEOUT", "0s")]),
-            "JWT_JWKS_TIMEOUT"
-        );
-        IdpConfig::from_source(&env(&[
-            ("JWT_JWKS_URL", "http://127.0.0.1:9/certs"),
-            iss,
-            aud,
-        ]))
-        .unwrap()
-        .unwrap();
-    }
 
     #[test]
     fn unusable_keys_are_skipped_one_by_one() {

@@ -28,7 +28,8 @@ pub enum Verified<C> {
 /// struct Claims { sub: String }
 ///
 /// let mut verifier = TokenVerifier::new(keys);
-/// if let Some(config) = IdpConfig::from_env().expect("configuration") {
+/// # let config: Option<IdpConfig> = None; // from `common::settings::IdpSettings`
+/// if let Some(config) = config {
 ///     verifier = verifier.with_idp(IdpVerifier::new(config).expect("HTTP client"));
 /// }
 /// match verifier.verify::<Claims>(token).await? {

@@ -31,7 +31,8 @@ fn claims(login: &str) -> Value {
 /// Starts the provider on a free port and a dispatch API that trusts it.
 async fn api_with_provider(provider: &Arc<Provider>) -> Api {
     let url = provider.start();
-    let mut config = IdpConfig::new(&url, ISSUER, "dispatch-api").unwrap();
+    let day = Duration::from_secs(86_400);
+    let mut config = IdpConfig::new(&url, ISSUER, "dispatch-api", day).unwrap();
     config.fetch_timeout = Duration::from_secs(5);
     // A rotation reaches us on the very next token (the default spaces fetches by 10 s).
     config.min_refresh_interval = Duration::ZERO;

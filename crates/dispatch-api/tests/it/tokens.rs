@@ -16,7 +16,7 @@ use crate::support::{Api, SECRET};
 /// Signs `claims` as they are with the servers' secret, as anyone holding it (another
 /// service given the same secret, say) could.
 fn forge(claims: Value) -> String {
-    JwtKeys::new(&SecretString::from(SECRET))
+    JwtKeys::lenient(&SecretString::from(SECRET))
         .issue(&claims)
         .unwrap()
 }
@@ -25,7 +25,8 @@ fn forge(claims: Value) -> String {
 /// jwt.rs): its own audience, the integration id as `sub`, one hour.
 fn callback_token(integration_id: i64) -> String {
     let now = now_secs();
-    JwtKeys::for_service(&SecretString::from(SECRET), "proposal-callback")
+    let day = Duration::from_secs(86_400);
+    JwtKeys::new(&SecretString::from(SECRET), "proposal-callback", day)
         .issue(&json!({
             "sub": integration_id.to_string(),
             "tenant": "demo-a",

@@ -12,7 +12,6 @@ use std::sync::Arc;
 use common::Problem;
 use common::auth::idp::{IdpIdentity, IdpVerifier};
 use common::auth::{JwtKeys, TokenError, TokenVerifier, Verified, identity_claim};
-use common::config::{ConfigError, Source};
 use serde_json::{Map, Value};
 
 use crate::auth::jwt::AdminClaims;
@@ -38,38 +37,24 @@ pub struct StaffClaims {
     pub admin_role: String,
 }
 
+/// `JWT_TENANT_CLAIM` when unset.
+pub const DEFAULT_TENANT_CLAIM: &str = "tenant";
+/// `JWT_ROLES_CLAIM` when unset.
+pub const DEFAULT_ROLES_CLAIM: &str = "roles";
+/// `JWT_ADMIN_ROLE` when unset.
+pub const DEFAULT_ADMIN_ROLE: &str = "admin";
+
 impl Default for StaffClaims {
     fn default() -> Self {
         Self {
-            tenant_claim: "tenant".into(),
-            roles_claim: "roles".into(),
-            admin_role: "admin".into(),
+            tenant_claim: DEFAULT_TENANT_CLAIM.into(),
+            roles_claim: DEFAULT_ROLES_CLAIM.into(),
+            admin_role: DEFAULT_ADMIN_ROLE.into(),
         }
     }
 }
 
 impl StaffClaims {
-    pub fn from_source(src: &dyn Source) -> Result<Self, ConfigError> {
-        let d = Self::default();
-        let read = |name: &str, default: String| -> Result<String, ConfigError> {
-            match src.get(name).map(|v| v.trim().to_owned()) {
-                None => Ok(default),
-                Some(v) if v.is_empty() || v.split('.').any(str::is_empty) => {
-                    Err(ConfigError::Invalid {
-                        name: name.into(),
-                        reason: "must name a claim (dots walk into objects)".into(),
-                    })
-                }
-                Some(v) => Ok(v),
-            }
-        };
-        Ok(Self {
-            tenant_claim: read("JWT_TENANT_CLAIM", d.tenant_claim)?,
-            roles_claim: read("JWT_ROLES_CLAIM", d.roles_claim)?,
-            admin_role: read("JWT_ADMIN_ROLE", d.admin_role)?,
-        })
-    }
-
     /// The admin a verified provider token names: 401 when its tenant claim holds a control
     /// character (a malformed token, as for `sub`), 403 when it names no valid tenant or lacks
     /// the admin role.
@@ -212,7 +197,6 @@ impl AdminTokens {
 mod tests {
     use super::*;
     use serde_json::json;
-    use std::collections::HashMap;
 
     fn identity(claims: Value) -> IdpIdentity {
         IdpIdentity {
@@ -255,28 +239,5 @@ mod tests {
                 "{claims}"
             );
         }
-        let keycloak = StaffClaims::from_source(&HashMap::from([
-            ("JWT_TENANT_CLAIM".to_owned(), "ds_tenant_id".to_owned()),
-            (
-                "JWT_ROLES_CLAIM".to_owned(),
-                "realm_access.roles".to_owned(),
-            ),
-            ("JWT_ADMIN_ROLE".to_owned(), "proposal-admin".to_owned()),
-        ]))
-        .unwrap();
-        assert!(
-            keycloak
-                .admin(&identity(json!({
-                    "ds_tenant_id": "demo-b",
-                    "realm_access": {"roles": ["offline_access", "proposal-admin"]}
-                })))
-                .is_ok_and(|a| a.tenant == "demo-b")
-        );
-        let err = StaffClaims::from_source(&HashMap::from([(
-            "JWT_ROLES_CLAIM".to_owned(),
-            "realm_access.".to_owned(),
-        )]))
-        .unwrap_err();
-        assert!(err.to_string().contains("JWT_ROLES_CLAIM"), "{err}");
     }
 }

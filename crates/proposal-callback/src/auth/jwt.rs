@@ -4,6 +4,8 @@
 //! another service (dispatch-api, audience `dispatch-api`) refuses both even when it was given
 //! the same secret.
 
+use std::time::Duration;
+
 use common::auth::{JwtKeys, now_secs};
 use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
@@ -15,10 +17,15 @@ pub const CALLBACK_AUDIENCE: &str = "proposal-callback";
 /// `aud` of the operators' admin tokens.
 pub const ADMIN_AUDIENCE: &str = "proposal-callback-admin";
 
-/// The service's keys: callback tokens (audience [`CALLBACK_AUDIENCE`]). The admin keys are
-/// derived from them ([`admin_keys`]).
+/// The longest any token of this service may live (`exp - iat`), callback and admin tokens
+/// alike, and, unless `JWT_MAX_LIFETIME` says otherwise, the identity provider's staff
+/// tokens (`crate::settings`).
+pub const DEFAULT_MAX_LIFETIME: Duration = Duration::from_secs(24 * 3600);
+
+/// The service's keys: callback tokens (audience [`CALLBACK_AUDIENCE`]), living at most
+/// [`DEFAULT_MAX_LIFETIME`]. The admin keys are derived from them ([`admin_keys`]).
 pub fn service_keys(secret: &SecretString) -> JwtKeys {
-    JwtKeys::for_service(secret, CALLBACK_AUDIENCE)
+    JwtKeys::new(secret, CALLBACK_AUDIENCE, DEFAULT_MAX_LIFETIME)
 }
 
 /// The same secret, for admin tokens (audience [`ADMIN_AUDIENCE`]).
@@ -71,8 +78,8 @@ pub struct AdminClaims {
 }
 
 /// The longest an admin token may live: what the admin keys accept
-/// ([`common::auth::DEFAULT_MAX_LIFETIME`], 24 h).
-pub const ADMIN_TOKEN_MAX_TTL_SECS: i64 = common::auth::DEFAULT_MAX_LIFETIME.as_secs() as i64;
+/// ([`DEFAULT_MAX_LIFETIME`], 24 h).
+pub const ADMIN_TOKEN_MAX_TTL_SECS: i64 = DEFAULT_MAX_LIFETIME.as_secs() as i64;
 
 /// An admin token signed with `keys`' secret, for [`ADMIN_AUDIENCE`] whatever audience
 /// `keys` were built for. A lifetime over [`ADMIN_TOKEN_MAX_TTL_SECS`] is refused (the
@@ -135,7 +142,7 @@ mod tests {
     fn another_service_refuses_both_kinds_on_a_shared_secret() {
         let secret = SecretString::from(SECRET);
         let keys = service_keys(&secret);
-        let dispatch = JwtKeys::for_service(&secret, "dispatch-api");
+        let dispatch = JwtKeys::new(&secret, "dispatch-api", DEFAULT_MAX_LIFETIME);
         let cb = issue_callback_token(&keys, 1, "demo-a", "porto").unwrap();
         let admin = issue_admin_token(&keys, "1", "demo-a", 60).unwrap();
         for token in [cb, admin] {

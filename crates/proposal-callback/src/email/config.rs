@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use common::config::{ConfigError, Source, duration, positive_duration, secret};
+use common::config::ConfigError;
 use lettre::message::Mailbox;
-use secrecy::{ExposeSecret, SecretString};
+use secrecy::SecretString;
 
 common::text_enum! {
     /// How the connection to the relay is secured (docs/proposal-callback.md, "Email").
@@ -130,13 +130,13 @@ impl std::fmt::Display for SmtpTarget {
     }
 }
 
-/// `SMTP_TLS_CA_FILE`: PEM certificates of a private CA the relay's certificate may chain to,
-/// trusted besides the public roots (Mozilla's, built in).
-pub fn read_ca_file(src: &dyn Source) -> Result<Option<Vec<u8>>, ConfigError> {
+/// `SMTP_TLS_CA_FILE` (`path`): PEM certificates of a private CA the relay's certificate may
+/// chain to, trusted besides the public roots (Mozilla's, built in).
+pub fn read_ca_file(path: &str) -> Result<Option<Vec<u8>>, ConfigError> {
     const NAME: &str = "SMTP_TLS_CA_FILE";
-    let Some(path) = src.get(NAME).filter(|p| !p.trim().is_empty()) else {
+    if path.trim().is_empty() {
         return Ok(None);
-    };
+    }
     let invalid = |reason: String| ConfigError::Invalid {
         name: NAME.into(),
         reason,
@@ -151,7 +151,7 @@ pub fn read_ca_file(src: &dyn Source) -> Result<Option<Vec<u8>>, ConfigError> {
     Ok(Some(pem))
 }
 
-/// `SMTP_URL`, `EMAIL_FROM` and the retry pacing, read once at start.
+/// `SMTP_URL`, `EMAIL_FROM` and the retry pacing, read once at start (`crate::settings`).
 #[derive(Clone)]
 pub struct EmailConfig {
     /// `smtp://host:port` (may carry credentials, hence secret). None: mail stays queued.
@@ -174,40 +174,16 @@ pub const DEFAULT_FROM: &str = "Propostas <propostas@localhost>";
 
 /// `SMTP_TIMEOUT` when unset.
 pub const DEFAULT_SMTP_TIMEOUT: Duration = Duration::from_secs(30);
-
-impl EmailConfig {
-    pub fn from_source(src: &dyn Source) -> Result<Self, ConfigError> {
-        let invalid = |name: &str, reason: String| ConfigError::Invalid {
-            name: name.to_owned(),
-            reason,
-        };
-        let from_raw = src
-            .get("EMAIL_FROM")
-            .unwrap_or_else(|| DEFAULT_FROM.to_owned());
-        let from = from_raw
-            .parse::<Mailbox>()
-            .map_err(|e| invalid("EMAIL_FROM", format!("{from_raw:?}: {e}")))?;
-        let smtp_url = secret(src, "SMTP_URL")?;
-        if let Some(url) = &smtp_url {
-            // Validated now so a typo stops `serve` instead of silently queueing forever.
-            SmtpTarget::parse(url.expose_secret()).map_err(|e| invalid("SMTP_URL", e))?;
-        }
-        Ok(Self {
-            smtp_url,
-            tls_ca_pem: read_ca_file(src)?,
-            from,
-            retry_base: duration(src, "EMAIL_RETRY_BASE", Duration::from_secs(2))?,
-            retry_max: duration(src, "EMAIL_RETRY_MAX", Duration::from_secs(600))?,
-            poll_interval: duration(src, "EMAIL_POLL_INTERVAL", Duration::from_secs(1))?,
-            smtp_timeout: positive_duration(src, "SMTP_TIMEOUT", DEFAULT_SMTP_TIMEOUT)?,
-        })
-    }
-}
+/// `EMAIL_RETRY_BASE` when unset.
+pub const DEFAULT_RETRY_BASE: Duration = Duration::from_secs(2);
+/// `EMAIL_RETRY_MAX` when unset.
+pub const DEFAULT_RETRY_MAX: Duration = Duration::from_secs(600);
+/// `EMAIL_POLL_INTERVAL` when unset.
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(1);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
 
     #[test]
     fn smtp_urls() {
@@ -258,41 +234,5 @@ mod tests {
         ] {
             assert!(SmtpTarget::parse(bad).is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn config_defaults_and_errors_name_the_variable() {
-        let env = |pairs: &[(&str, &str)]| -> HashMap<String, String> {
-            pairs
-                .iter()
-                .map(|(k, v)| ((*k).into(), (*v).into()))
-                .collect()
-        };
-        let c = EmailConfig::from_source(&env(&[])).unwrap();
-        assert!(c.smtp_url.is_none());
-        assert_eq!(c.smtp_timeout, DEFAULT_SMTP_TIMEOUT);
-        let err = EmailConfig::from_source(&env(&[("SMTP_TIMEOUT", "0s")]))
-            .err()
-            .unwrap();
-        assert!(err.to_string().contains("SMTP_TIMEOUT"));
-        assert_eq!(c.from.email.to_string(), "propostas@localhost");
-        let err = EmailConfig::from_source(&env(&[("EMAIL_FROM", "not an address")]))
-            .err()
-            .unwrap();
-        assert!(err.to_string().contains("EMAIL_FROM"));
-        let err = EmailConfig::from_source(&env(&[("SMTP_URL", "http://x")]))
-            .err()
-            .unwrap();
-        assert!(err.to_string().contains("SMTP_URL"));
-        let ok = EmailConfig::from_source(&env(&[("SMTP_URL", "smtp://127.0.0.1:2525")])).unwrap();
-        assert!(ok.smtp_url.is_some());
-        let err = EmailConfig::from_source(&env(&[("SMTP_URL", "smtp://u:p@relay.example.com")]))
-            .err()
-            .unwrap();
-        assert!(err.to_string().contains("SMTP_URL"), "{err}");
-        let err = EmailConfig::from_source(&env(&[("SMTP_TLS_CA_FILE", "/nonexistent/ca.pem")]))
-            .err()
-            .unwrap();
-        assert!(err.to_string().contains("SMTP_TLS_CA_FILE"), "{err}");
     }
 }

@@ -18,7 +18,7 @@ use crate::error::Error;
 use crate::flow::pause::process;
 use crate::store::receipts;
 
-/// `SWEEP_INTERVAL` and `SWEEP_GRACE`.
+/// `SWEEP_INTERVAL` and `SWEEP_GRACE` (read by `crate::settings`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SweepConfig {
     /// Between two rounds (default 30 s).
@@ -28,24 +28,17 @@ pub struct SweepConfig {
     pub grace: Duration,
 }
 
+/// `SWEEP_INTERVAL` when unset.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(30);
+/// `SWEEP_GRACE` when unset.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(60);
+
 impl Default for SweepConfig {
     fn default() -> Self {
         Self {
-            interval: Duration::from_secs(30),
-            grace: Duration::from_secs(60),
+            interval: DEFAULT_INTERVAL,
+            grace: DEFAULT_GRACE,
         }
-    }
-}
-
-impl SweepConfig {
-    pub fn from_source(
-        src: &dyn common::config::Source,
-    ) -> Result<Self, common::config::ConfigError> {
-        let d = Self::default();
-        Ok(Self {
-            interval: common::config::positive_duration(src, "SWEEP_INTERVAL", d.interval)?,
-            grace: common::config::duration(src, "SWEEP_GRACE", d.grace)?,
-        })
     }
 }
 

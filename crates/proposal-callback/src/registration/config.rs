@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use common::config::{ConfigError, Source, optional_secret, positive_duration};
+use common::config::ConfigError;
 use reqwest::Url;
 use secrecy::SecretString;
 
@@ -55,7 +55,8 @@ pub fn url_var(insurer: &str, env: Environment) -> String {
     )
 }
 
-fn credential_var(insurer: &str, what: &str) -> String {
+/// `INSURER_<ID>_<WHAT>`: `CLIENT_ID` or `CLIENT_SECRET`.
+pub fn credential_var(insurer: &str, what: &str) -> String {
     format!("INSURER_{}_{what}", insurer.to_ascii_uppercase())
 }
 
@@ -123,11 +124,17 @@ fn base_url(name: &str, raw: &str) -> Result<Url, ConfigError> {
     Ok(url)
 }
 impl RegistrationConfig {
-    pub fn from_source(src: &dyn Source) -> Result<Self, ConfigError> {
-        let raw_base = src
-            .get("CALLBACK_BASE_URL")
-            .unwrap_or_else(|| DEFAULT_CALLBACK_BASE_URL.to_owned());
-        let callback_base_url = base_url("CALLBACK_BASE_URL", &raw_base)?
+    /// The configuration of `crate::settings`' values: the callback base URL, the timeouts,
+    /// each insurer's URL per environment (`url`) and its client id and secret
+    /// (`credentials`). Every error names its variable.
+    pub fn new(
+        callback_base_url: &str,
+        connect_timeout: Duration,
+        timeout: Duration,
+        url: impl Fn(&str, Environment) -> Option<String>,
+        credentials: impl Fn(&str) -> (Option<SecretString>, Option<SecretString>),
+    ) -> Result<Self, ConfigError> {
+        let callback_base_url = base_url("CALLBACK_BASE_URL", callback_base_url)?
             .as_str()
             .trim_end_matches('/')
             .to_owned();
@@ -135,17 +142,13 @@ impl RegistrationConfig {
             callback_base_url,
             urls: HashMap::new(),
             credentials: HashMap::new(),
-            connect_timeout: positive_duration(
-                src,
-                "REGISTRATION_CONNECT_TIMEOUT",
-                DEFAULT_CONNECT_TIMEOUT,
-            )?,
-            timeout: positive_duration(src, "REGISTRATION_TIMEOUT", DEFAULT_TIMEOUT)?,
+            connect_timeout,
+            timeout,
         };
         for insurer in INSURERS {
             for env in Environment::ALL {
                 let name = url_var(insurer, env);
-                if let Some(raw) = src.get(&name) {
+                if let Some(raw) = url(insurer, env) {
                     config
                         .urls
                         .insert((insurer.to_owned(), env), base_url(&name, &raw)?);
@@ -153,10 +156,7 @@ impl RegistrationConfig {
             }
             let id_var = credential_var(insurer, "CLIENT_ID");
             let secret_var = credential_var(insurer, "CLIENT_SECRET");
-            match (
-                optional_secret(src, &id_var)?,
-                optional_secret(src, &secret_var)?,
-            ) {
+            match credentials(insurer) {
                 (Some(client_id), Some(client_secret)) => {
                     config.credentials.insert(
                         insurer.to_owned(),
@@ -269,105 +269,4 @@ fn registration_url(base: &Url) -> Url {
 pub struct Target<'a> {
     pub url: Url,
     pub credentials: &'a InsurerCredentials,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use secrecy::ExposeSecret;
-
-    fn src(pairs: &[(&str, &str)]) -> HashMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
-
-    #[test]
-    fn defaults_configure_nothing() {
-        let c = RegistrationConfig::from_source(&src(&[])).unwrap();
-        assert_eq!(c.callback_base_url, "http://127.0.0.1:8081");
-        assert_eq!(
-            (c.connect_timeout, c.timeout),
-            (Duration::from_secs(5), Duration::from_secs(10))
-        );
-        assert!(c.configured().is_empty());
-        // Its answer (502 `not_configured`) is tested with the error's mapping.
-        let e = c.target("porto", Environment::Homologation).err().unwrap();
-        assert!(
-            e.to_string().contains("INSURER_PORTO_HOMOLOGATION_URL"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn urls_and_credentials_per_insurer_and_environment() {
-        let dir = std::env::temp_dir().join(format!("pcb-reg-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let secret_file = dir.join("secret");
-        std::fs::write(&secret_file, "s3cret\n").unwrap();
-        let c = RegistrationConfig::from_source(&src(&[
-            ("CALLBACK_BASE_URL", "https://cb.example.com/base/"),
-            (
-                "INSURER_PORTO_PRODUCTION_URL",
-                "https://api.porto.example/webhook",
-            ),
-            ("INSURER_PORTO_CLIENT_ID", "porto-id"),
-            (
-                "INSURER_PORTO_CLIENT_SECRET_FILE",
-                secret_file.to_str().unwrap(),
-            ),
-            ("INSURER_TOKIO_HOMOLOGATION_URL", "http://h.tokio.example/"),
-            // A `_FILE` whose file is not mounted: not configured, not an error.
-            ("INSURER_TOKIO_CLIENT_ID", "tokio-id"),
-            ("INSURER_TOKIO_CLIENT_SECRET_FILE", "/nonexistent/secret"),
-            ("REGISTRATION_TIMEOUT", "300ms"),
-        ]))
-        .unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
-        assert_eq!(c.callback_base_url, "https://cb.example.com/base");
-        assert_eq!(c.timeout, Duration::from_millis(300));
-        assert_eq!(c.configured(), vec!["porto/production".to_owned()]);
-        let t = c.target("porto", Environment::Production).unwrap();
-        assert_eq!(
-            t.url.as_str(),
-            "https://api.porto.example/webhook/envio/v1/inclusaoCadastro"
-        );
-        assert_eq!(t.credentials.client_id.expose_secret(), "porto-id");
-        assert_eq!(t.credentials.client_secret.expose_secret(), "s3cret");
-        let e = c.target("porto", Environment::Homologation).err().unwrap();
-        assert!(e.to_string().contains("INSURER_PORTO_HOMOLOGATION_URL"));
-        let e = c.target("tokio", Environment::Homologation).err().unwrap();
-        assert!(e.to_string().contains("INSURER_TOKIO_CLIENT_SECRET"), "{e}");
-        // The secret never shows in Debug.
-        assert!(!format!("{c:?}").contains("s3cret"));
-    }
-
-    #[test]
-    fn bad_values_name_their_variable() {
-        for (name, value) in [
-            ("CALLBACK_BASE_URL", "ftp://x"),
-            ("CALLBACK_BASE_URL", "not a url"),
-            ("INSURER_TOO_PRODUCTION_URL", "https://user:pw@too.example"),
-            ("INSURER_TOO_PRODUCTION_URL", "https://too.example/?a=1"),
-            ("REGISTRATION_TIMEOUT", "0s"),
-            ("REGISTRATION_CONNECT_TIMEOUT", "5"),
-        ] {
-            match RegistrationConfig::from_source(&src(&[(name, value)])) {
-                Err(ConfigError::Invalid { name: n, .. }) => assert_eq!(n, name, "{value}"),
-                other => panic!("{name}={value}: {other:?}"),
-            }
-        }
-        // A secret file that exists but cannot be read is an error, not "not configured".
-        let dir = std::env::temp_dir();
-        match RegistrationConfig::from_source(&src(&[(
-            "INSURER_TOO_CLIENT_SECRET_FILE",
-            dir.to_str().unwrap(),
-        )])) {
-            Err(ConfigError::Invalid { name, .. }) => {
-                assert_eq!(name, "INSURER_TOO_CLIENT_SECRET_FILE")
-            }
-            other => panic!("{other:?}"),
-        }
-    }
 }

@@ -6,15 +6,16 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Duration, Utc};
 use common::Clock;
+use common::settings::FromSource;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use proposal_callback::email::config::EmailConfig;
 use proposal_callback::flow::email_worker::Mailer;
 use proposal_callback::proposal::sweep;
 use proposal_callback::schema::proposal::{
     applied_callbacks as a, callback_receipts as r, email_outbox as o, integration_history as h,
     proposal_events as e, proposals as p,
 };
+use proposal_callback::settings::EmailSettings;
 use sha2::{Digest, Sha256};
 
 use crate::support::{TestApp, example};
@@ -104,7 +105,7 @@ async fn a_callback_is_timestamped_by_the_services_clock() {
     let sink = SmtpSink::start().await;
     let mut env = HashMap::new();
     env.insert("SMTP_URL".to_owned(), sink.url());
-    let config = EmailConfig::from_source(&env).unwrap();
+    let config = EmailSettings::from_source(&env).unwrap().config().unwrap();
     let worker_clock = Clock::manual(t0() - Duration::seconds(1));
     let mailer = Mailer::new(&config)
         .unwrap()

@@ -2,12 +2,14 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use common::settings::FromSource;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use proposal_callback::email::config::EmailConfig;
 use proposal_callback::flow::email_worker::{self as worker, Mailer};
 use proposal_callback::metrics::OutboxMetrics;
 use proposal_callback::schema::proposal::email_outbox as o;
+use proposal_callback::settings::EmailSettings;
 
 use crate::support::{TestApp, example, read_mail, subject};
 use common::test_support::SmtpSink;
@@ -32,7 +34,7 @@ fn config_with(smtp_url: Option<String>, extra: &[(&str, &str)]) -> EmailConfig 
     env.insert("EMAIL_RETRY_BASE".into(), "50ms".into());
     env.entry("EMAIL_RETRY_MAX".into())
         .or_insert_with(|| "200ms".into());
-    EmailConfig::from_source(&env).unwrap()
+    EmailSettings::from_source(&env).unwrap().config().unwrap()
 }
 
 async fn outbox(t: &TestApp) -> Vec<(String, i32, bool)> {

@@ -4,12 +4,14 @@
 use std::collections::HashMap;
 
 use base64::Engine;
+use common::settings::FromSource;
 use common::test_support::{SinkTls, SmtpSink};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use proposal_callback::email::config::EmailConfig;
 use proposal_callback::flow::email_worker::Mailer;
 use proposal_callback::schema::proposal::email_outbox as o;
+use proposal_callback::settings::EmailSettings;
 use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
 
 use crate::support::{TestApp, edited, example, read_mail, subject};
@@ -76,7 +78,7 @@ fn config(smtp_url: &str, ca_file: Option<&CaFile>) -> EmailConfig {
             f.0.to_string_lossy().into_owned(),
         );
     }
-    EmailConfig::from_source(&env).unwrap()
+    EmailSettings::from_source(&env).unwrap().config().unwrap()
 }
 
 async fn outbox_errors(t: &TestApp) -> Vec<(String, Option<String>)> {

@@ -3,10 +3,12 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use common::settings::FromSource;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use proposal_callback::registration::config::{Environment, RegistrationConfig};
 use proposal_callback::schema::proposal::tokens;
+use proposal_callback::settings::RegistrationSettings;
 use serde_json::{Value, json};
 
 use crate::support::mock_insurer::{MockInsurer, closed_port_url};
@@ -30,7 +32,10 @@ fn config(own_base: &str, extra: &[(&str, &str)]) -> RegistrationConfig {
     for (k, v) in extra {
         vars.insert((*k).to_owned(), (*v).to_owned());
     }
-    RegistrationConfig::from_source(&vars).unwrap()
+    RegistrationSettings::from_source(&vars)
+        .unwrap()
+        .config()
+        .unwrap()
 }
 
 async fn start(porto_url: &str) -> TestApp {

@@ -14,6 +14,8 @@ use crate::support::TestApp;
 
 const ISSUER: &str = "https://idp.imobiliaria.test/realms/staff";
 const AUDIENCE: &str = "proposal-console";
+/// The staff tokens' longest lifetime (proposal-callback's default for JWT_MAX_LIFETIME).
+const DAY: std::time::Duration = proposal_callback::auth::jwt::DEFAULT_MAX_LIFETIME;
 
 struct Key {
     kid: &'static str,
@@ -97,7 +99,7 @@ fn ids(list: &Value) -> Vec<i64> {
 async fn the_staffs_provider_tokens_open_their_tenants_admin_routes() {
     let (rsa_key, ec_key, stranger) = (Key::rsa("k-rsa"), Key::ec("k-ec"), Key::rsa("k-rsa"));
     let idp = provider(&[&rsa_key, &ec_key]).await;
-    let config = IdpConfig::new(&format!("{}/certs", idp.uri()), ISSUER, AUDIENCE).unwrap();
+    let config = IdpConfig::new(&format!("{}/certs", idp.uri()), ISSUER, AUDIENCE, DAY).unwrap();
     let verifier = IdpVerifier::new(config).unwrap();
     let t = TestApp::start_with_state(|s| s.with_admin_idp(verifier, StaffClaims::default())).await;
     let tenant_ids = |tenant: &str| -> Vec<i64> {
@@ -201,7 +203,7 @@ async fn without_a_provider_its_tokens_are_refused() {
 async fn a_staff_token_whose_tenant_or_user_holds_a_control_character_is_401() {
     let key = Key::rsa("k-rsa");
     let idp = provider(&[&key]).await;
-    let config = IdpConfig::new(&format!("{}/certs", idp.uri()), ISSUER, AUDIENCE).unwrap();
+    let config = IdpConfig::new(&format!("{}/certs", idp.uri()), ISSUER, AUDIENCE, DAY).unwrap();
     let verifier = IdpVerifier::new(config).unwrap();
     let t = TestApp::start_with_state(|s| s.with_admin_idp(verifier, StaffClaims::default())).await;
     for (claim, value) in [
@@ -247,7 +249,7 @@ async fn a_staff_token_whose_tenant_or_user_holds_a_control_character_is_401() {
 async fn a_staff_token_with_a_list_of_issuers_is_401() {
     let key = Key::rsa("k-rsa");
     let idp = provider(&[&key]).await;
-    let config = IdpConfig::new(&format!("{}/certs", idp.uri()), ISSUER, AUDIENCE).unwrap();
+    let config = IdpConfig::new(&format!("{}/certs", idp.uri()), ISSUER, AUDIENCE, DAY).unwrap();
     let verifier = IdpVerifier::new(config).unwrap();
     let t = TestApp::start_with_state(|s| s.with_admin_idp(verifier, StaffClaims::default())).await;
     let mut claims = staff("demo-a", json!(["admin"]));

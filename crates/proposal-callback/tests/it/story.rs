@@ -4,15 +4,16 @@
 use std::sync::atomic::Ordering;
 
 use chrono::{DateTime, Utc};
+use common::settings::FromSource;
 use common::test_support::SmtpSink;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use proposal_callback::email::config::EmailConfig;
 use proposal_callback::flow::email_worker::Mailer;
 use proposal_callback::schema::proposal::{
     callback_receipts as r, email_outbox as o, integration_history as h, proposal_events as e,
     proposals as p,
 };
+use proposal_callback::settings::EmailSettings;
 use serde_json::{Value, json};
 
 use crate::support::{TestApp, edited, example, strings, subject};
@@ -25,7 +26,7 @@ fn mailer(sink: &SmtpSink) -> Mailer {
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v))
     .collect();
-    Mailer::new(&EmailConfig::from_source(&env).unwrap())
+    Mailer::new(&EmailSettings::from_source(&env).unwrap().config().unwrap())
         .unwrap()
         .unwrap()
 }

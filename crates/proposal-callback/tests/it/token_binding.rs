@@ -157,9 +157,10 @@ async fn a_callback_jwt_is_not_an_admin_token_and_back() {
     let (s, b) = post_callback(&t, "porto", &as_callback).await;
     assert_eq!((s, b["result"].as_str()), (200, Some("processed")));
     // A token for dispatch-api, on the same secret, is neither.
-    let dispatch = common::auth::JwtKeys::for_service(
+    let dispatch = common::auth::JwtKeys::new(
         &secrecy::SecretString::from(crate::support::SECRET),
         "dispatch-api",
+        std::time::Duration::from_secs(12 * 3600),
     )
     .issue(&claims)
     .unwrap();

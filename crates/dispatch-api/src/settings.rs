@@ -1,0 +1,58 @@
+//! Every variable dispatch-api reads, in one place (docs/operations.md, "Configuration"):
+//! the shared ones ([`CommonSettings`]), the tokens' maximum lifetime, the identity provider
+//! ([`IdpSettings`]) and the browser origins. Read once, at start, with
+//! [`common::settings::FromSource`]; `dispatch-api serve --help` lists them with their
+//! defaults.
+
+use std::time::Duration;
+
+use clap::Args;
+use common::config::ConfigError;
+use common::settings::{CommonSettings, IdpSettings, lifetime, show};
+
+use crate::auth::{DEFAULT_MAX_LIFETIME, TokenSettings};
+use crate::cors::{self, CorsSettings};
+
+#[cfg(test)]
+mod tests;
+
+/// Every setting of dispatch-api.
+#[derive(Debug, Clone, Args)]
+pub struct Settings {
+    #[command(flatten)]
+    pub common: CommonSettings,
+
+    #[command(flatten)]
+    pub lifetime: TokenLifetime,
+
+    #[command(flatten)]
+    pub idp: IdpSettings,
+
+    /// Origins of browser clients allowed to call the API (scheme://host[:port], comma-separated); unset: none, and no CORS header is sent
+    #[arg(long, env = cors::VAR, value_parser = CorsSettings::parse)]
+    pub cors_allowed_origins: Option<CorsSettings>,
+}
+
+/// `JWT_MAX_LIFETIME`, on its own for the `token` command, which reads nothing else.
+#[derive(Debug, Clone, Args)]
+pub struct TokenLifetime {
+    /// Longest lifetime (exp - iat) of a token, the service's own or the identity provider's
+    #[arg(long, env = "JWT_MAX_LIFETIME", default_value = show(DEFAULT_MAX_LIFETIME), value_parser = lifetime)]
+    pub jwt_max_lifetime: Duration,
+}
+
+impl Settings {
+    /// The tokens' rules: one maximum lifetime for ours and the identity provider's.
+    pub fn tokens(&self) -> Result<TokenSettings, ConfigError> {
+        let max_lifetime = self.lifetime.jwt_max_lifetime;
+        Ok(TokenSettings {
+            max_lifetime,
+            idp: self.idp.config(max_lifetime)?,
+        })
+    }
+
+    /// The allowed origins (none when `CORS_ALLOWED_ORIGINS` is unset).
+    pub fn cors(&self) -> CorsSettings {
+        self.cors_allowed_origins.clone().unwrap_or_default()
+    }
+}

@@ -1,0 +1,131 @@
+//! dispatch-api's settings, read from maps (never the process environment).
+
+use std::time::Duration;
+
+use common::config::{ConfigError, vars};
+use common::settings::FromSource;
+use common::test_support::env_example;
+
+use super::*;
+use crate::cors::VAR;
+
+fn read(pairs: &[(&str, &str)]) -> Result<Settings, ConfigError> {
+    Settings::from_source(&vars(pairs))
+}
+
+fn tokens(pairs: &[(&str, &str)]) -> Result<TokenSettings, ConfigError> {
+    read(pairs)?.tokens()
+}
+
+/// The CORS rules of `CORS_ALLOWED_ORIGINS=value`.
+fn settings(value: &str) -> Result<CorsSettings, ConfigError> {
+    read(&[(VAR, value)]).map(|s| s.cors())
+}
+
+#[test]
+fn a_shift_is_the_default_lifetime_for_our_tokens_and_the_providers() {
+    let settings = tokens(&[]).unwrap();
+    assert_eq!(settings.max_lifetime, DEFAULT_MAX_LIFETIME);
+    assert!(settings.idp.is_none());
+    let settings = tokens(&[
+        ("JWT_JWKS_URL", "https://idp.example.org/certs"),
+        ("JWT_ISSUER", "https://idp.example.org"),
+        ("JWT_AUDIENCE", "dispatch-api"),
+    ])
+    .unwrap();
+    assert_eq!(settings.idp.unwrap().max_lifetime, DEFAULT_MAX_LIFETIME);
+    let settings = tokens(&[
+        ("JWT_MAX_LIFETIME", "8h"),
+        ("JWT_JWKS_URL", "https://idp.example.org/certs"),
+        ("JWT_ISSUER", "https://idp.example.org"),
+        ("JWT_AUDIENCE", "dispatch-api"),
+        ("JWT_USER_CLAIM", "email"),
+    ])
+    .unwrap();
+    assert_eq!(settings.max_lifetime, Duration::from_secs(8 * 3600));
+    let idp = settings.idp.unwrap();
+    assert_eq!(idp.max_lifetime, Duration::from_secs(8 * 3600));
+    assert_eq!(idp.user_claim, "email");
+}
+
+#[test]
+fn a_bad_setting_is_named() {
+    let err = tokens(&[("JWT_MAX_LIFETIME", "forever")]);
+    assert!(
+        matches!(err, Err(ConfigError::Invalid { ref name, .. }) if name == "JWT_MAX_LIFETIME"),
+        "{err:?}"
+    );
+    let err = tokens(&[("JWT_ISSUER", "https://idp.example.org")]);
+    assert!(
+        matches!(err, Err(ConfigError::Missing { ref name, .. }) if name == "JWT_JWKS_URL"),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn none_by_default() {
+    let none = read(&[]).unwrap().cors();
+    assert!(!none.is_enabled());
+    assert!(!settings(" , ").unwrap().is_enabled());
+}
+
+#[test]
+fn origins_are_listed_by_commas() {
+    assert_eq!(
+        settings("https://dispatch.example.org, http://localhost:5173")
+            .unwrap()
+            .allowed_origins,
+        ["https://dispatch.example.org", "http://localhost:5173"]
+    );
+}
+
+#[test]
+fn anything_but_an_origin_is_refused_naming_the_variable() {
+    for bad in [
+        "*",
+        "dispatch.example.org",
+        "https://dispatch.example.org/app",
+        "ftp://files.example.org",
+        "https://",
+    ] {
+        let err = settings(bad).unwrap_err();
+        assert!(
+            matches!(&err, ConfigError::Invalid { name, .. } if name == VAR),
+            "{bad}: {err:?}"
+        );
+    }
+}
+
+#[test]
+fn the_maximum_lifetime_comes_from_jwt_max_lifetime() {
+    let lifetime = |pairs: &[(&str, &str)]| {
+        common::settings::from_source::<TokenLifetime>(&vars(pairs)).map(|l| l.jwt_max_lifetime)
+    };
+    assert_eq!(lifetime(&[]).unwrap(), DEFAULT_MAX_LIFETIME);
+    assert_eq!(
+        lifetime(&[("JWT_MAX_LIFETIME", "8h")]).unwrap(),
+        Duration::from_secs(8 * 3600)
+    );
+    for bad in ["forever", "0s", "12"] {
+        assert!(
+            matches!(lifetime(&[("JWT_MAX_LIFETIME", bad)]), Err(ConfigError::Invalid { name, .. }) if name == "JWT_MAX_LIFETIME"),
+            "{bad}"
+        );
+    }
+}
+
+#[test]
+fn env_example_shows_every_variable_read_and_no_other() {
+    let text = std::fs::read_to_string(env_example::PATH).unwrap();
+    let problems = env_example::problems(&text, "dispatch-api only", &Settings::variables());
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+#[test]
+fn help_lists_every_variable_with_its_default() {
+    let text = common::settings::help(&common::settings::command::<Settings>(), &[]);
+    for name in Settings::variables() {
+        assert!(text.contains(&name), "{name}: {text}");
+    }
+    assert!(text.contains("JWT_MAX_LIFETIME [default: 12h]"), "{text}");
+}
