@@ -49,20 +49,6 @@ impl Default for WsSettings {
     }
 }
 
-/// Every `changed` group, sent when what changed is not known (after a reconnection).
-pub const ALL_GROUPS: &[&str] = &[
-    "basic_data",
-    "occurrence",
-    "patient",
-    "state",
-    "regulation",
-    "technical_decisions",
-    "dispatches",
-    "intercurrences",
-    "conclusion",
-    "prank_calls",
-];
-
 /// Server -> client messages: JSON text frames (docs/dispatch-realtime.md, "WebSocket
 /// protocol").
 #[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]

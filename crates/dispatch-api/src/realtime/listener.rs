@@ -12,9 +12,10 @@ use common::listen::{ListenEvent, ListenSettings};
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
-use super::hub::{ALL_GROUPS, Ending, Hub};
+use super::hub::{Ending, Hub};
 use super::notice::{IncidentNotice, QueueNotice};
 use crate::catalog::Catalog;
+use crate::domain::history::ChangeGroup;
 use crate::state::AppState;
 use crate::store::{self, INCIDENT_CHANNEL, QUEUE_CHANNEL, REFERENCE_CHANNEL};
 use crate::user_cache;
@@ -118,7 +119,7 @@ pub async fn resync(hub: &Hub, pool: &Pool) {
                     hub.publish(&IncidentNotice {
                         incident_id: row.id,
                         version: row.version,
-                        changed: ALL_GROUPS.to_vec(),
+                        changed: ChangeGroup::ALL.iter().map(|g| g.as_str()).collect(),
                     })
                 })
                 .sum();

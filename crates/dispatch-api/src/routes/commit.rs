@@ -14,8 +14,8 @@ use crate::domain::Refusal;
 use crate::error::{Error, Result};
 use crate::state::AppState;
 use crate::store::idempotency::{self, Key, Stored, once};
-use crate::store::incident_writes::{DispatchCreated, DispatchProgress};
 use crate::store::writes::{Author, Written};
+use crate::views::{DispatchCreated, DispatchProgress};
 
 /// A body's own rules, judged after every header is read and before the database is
 /// touched: what the write receives is the judged value.
