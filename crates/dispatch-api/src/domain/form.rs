@@ -1,4 +1,4 @@
-//! The thirteen fields of the Basic data, Occurrence and Patient forms: what `POST /incident`
+//! The editable fields of the Basic data, Occurrence and Patient forms: what `POST /incident`
 //! creates and `PATCH /incident/{id}` edits. [`incident_fields!`] lists them once, each with
 //! its kind, its real-time group and its rule; the stored form, the form as sent and its
 //! checks here, the request bodies (`routes::incident::form`) and the rows the store reads
@@ -222,5 +222,86 @@ impl Check {
         } else {
             Err(Refusal::InvalidFields(self.0))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_field_moves_its_forms_group() {
+        use ChangeGroup::*;
+        let group = |name: &str| FIELDS.iter().find(|(n, _)| *n == name).map(|(_, g)| *g);
+        for f in [
+            "caller_name",
+            "caller_phone",
+            "address",
+            "complaint",
+            "city",
+        ] {
+            assert_eq!(group(f), Some(BasicData), "{f}");
+        }
+        assert_eq!(group("related_incident_id"), Some(BasicData));
+        for f in ["occurrence_type", "priority", "occurrence_notes"] {
+            assert_eq!(group(f), Some(Occurrence), "{f}");
+        }
+        for f in [
+            "patient_name",
+            "patient_age",
+            "patient_sex",
+            "destination_health_unit_id",
+        ] {
+            assert_eq!(group(f), Some(Patient), "{f}");
+        }
+        let names: Vec<&str> = IncidentForm::default()
+            .values()
+            .iter()
+            .map(|(n, _, _)| *n)
+            .collect();
+        assert_eq!(names, FIELDS.map(|(n, _)| n));
+    }
+
+    #[test]
+    fn every_fault_is_named_in_the_forms_order() {
+        let raw = RawForm {
+            caller_name: " ".into(),
+            caller_phone: "12".into(),
+            address: "Av. Brasil 1".into(),
+            complaint: String::new(),
+            city: "x".repeat(101),
+            priority: Some("urgent".into()),
+            patient_age: Some(131),
+            patient_sex: Some("Y".into()),
+            ..RawForm::default()
+        };
+        let Err(Refusal::InvalidFields(faults)) = raw.check(|_| true) else {
+            panic!("refused")
+        };
+        let fields: Vec<&str> = faults.iter().map(|f| f.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "caller_name",
+                "caller_phone",
+                "complaint",
+                "city",
+                "priority",
+                "patient_age",
+                "patient_sex"
+            ]
+        );
+        assert_eq!(faults[5].message, "must be between 0 and 130");
+    }
+
+    #[test]
+    fn a_patch_judges_only_what_it_sends() {
+        let raw = RawForm {
+            patient_age: Some(40),
+            ..RawForm::default()
+        };
+        let form = raw.check(|f| f == "patient_age").unwrap();
+        assert_eq!(form.patient_age, Some(40));
+        assert_eq!(form.caller_name, "");
     }
 }
