@@ -32,14 +32,16 @@ pub fn entry(found: Option<Entry>, field: &str, what: &str, id: i32) -> Result<S
     }
 }
 
-/// A mobile unit type a decision asks for exists and is active (`found` is its name, if so).
-pub fn unit_type(found: Option<String>, id: i32) -> Result<String, Refusal> {
-    found.ok_or_else(|| {
-        Refusal::unusable(
+/// A mobile unit type a decision asks for exists and is active (`found`: its name and
+/// whether it is active); answers its name.
+pub fn unit_type(found: Option<(String, bool)>, id: i32) -> Result<String, Refusal> {
+    match found {
+        Some((name, true)) => Ok(name),
+        _ => Err(Refusal::unusable(
             "mobile_unit_type_id",
             format!("unit type {id} does not exist or is inactive"),
-        )
-    })
+        )),
+    }
 }
 
 /// A destination (a dispatch's or the patient's) is an active health unit; `found` is
@@ -149,5 +151,12 @@ mod tests {
         assert!(related_incident(true, 5, Some(5)).is_err());
         assert!(related_incident(false, 5, None).is_err());
         assert!(related_incident(true, 5, Some(6)).is_ok());
+        assert_eq!(unit_type(Some(("USA".into(), true)), 2).unwrap(), "USA");
+        for found in [Some(("USA".into(), false)), None] {
+            assert_eq!(
+                code(unit_type(found, 2)),
+                "body field `mobile_unit_type_id`: unit type 2 does not exist or is inactive"
+            );
+        }
     }
 }

@@ -68,10 +68,9 @@ pub async fn technical_decision(
             None => None,
             Some(t) => {
                 let found = mobile_unit_types::table
-                    .filter(mobile_unit_types::id.eq(t))
-                    .filter(mobile_unit_types::active)
-                    .select(mobile_unit_types::name)
-                    .first::<String>(c)
+                    .find(t)
+                    .select((mobile_unit_types::name, mobile_unit_types::active))
+                    .first::<(String, bool)>(c)
                     .await
                     .optional()?;
                 Some(reference::unit_type(found, t)?)
