@@ -3,6 +3,7 @@
 //! store finds the record; these rules judge what it found (`None`: no such record).
 
 use super::Refusal;
+use super::user::Profile;
 
 /// A catalogue entry (a technical decision action, an intercurrence) as a write finds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,13 +99,31 @@ pub enum Taker {
     Transfer,
 }
 
-/// The person `user` is such a taker (`found`: the person, if so).
-pub fn taker<P>(found: Option<P>, taker: Taker, user: i64) -> Result<P, Refusal> {
-    let what = match taker {
-        Taker::SendTo => "an active regulating physician",
-        Taker::Transfer => "an active employee",
+/// A user as a send-to or a transfer finds them: whether the user is active, their profile,
+/// and, for a transfer, whether their employee record is active.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Candidate {
+    pub active: bool,
+    pub profile: Profile,
+    pub employee_active: bool,
+}
+
+/// The user `user` (`found`: the person and what the rule reads of them) may take the
+/// incident as `taker`; answers the person.
+pub fn taker<P>(found: Option<(P, Candidate)>, taker: Taker, user: i64) -> Result<P, Refusal> {
+    let (what, fits): (&str, fn(&Candidate) -> bool) = match taker {
+        Taker::SendTo => ("an active regulating physician", |c| {
+            c.active && c.profile == Profile::MedicoRegulador
+        }),
+        Taker::Transfer => ("an active employee", |c| c.active && c.employee_active),
     };
-    found.ok_or_else(|| Refusal::unusable("user_id", format!("user {user} is not {what}")))
+    match found {
+        Some((person, c)) if fits(&c) => Ok(person),
+        _ => Err(Refusal::unusable(
+            "user_id",
+            format!("user {user} is not {what}"),
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -151,6 +170,38 @@ mod tests {
         assert!(related_incident(true, 5, Some(5)).is_err());
         assert!(related_incident(false, 5, None).is_err());
         assert!(related_incident(true, 5, Some(6)).is_ok());
+        let c = |active, profile, employee_active| Candidate {
+            active,
+            profile,
+            employee_active,
+        };
+        let doctor = c(true, Profile::MedicoRegulador, false);
+        assert_eq!(taker(Some(("p", doctor)), Taker::SendTo, 9).unwrap(), "p");
+        for no in [
+            c(false, Profile::MedicoRegulador, true),
+            c(true, Profile::Tarm, true),
+        ] {
+            assert_eq!(
+                code(taker(Some(("p", no)), Taker::SendTo, 9)),
+                "body field `user_id`: user 9 is not an active regulating physician"
+            );
+        }
+        assert_eq!(
+            taker(
+                Some(("p", c(true, Profile::Tarm, true))),
+                Taker::Transfer,
+                9
+            )
+            .unwrap(),
+            "p"
+        );
+        for no in [c(false, Profile::Tarm, true), c(true, Profile::Tarm, false)] {
+            assert_eq!(
+                code(taker(Some(("p", no)), Taker::Transfer, 9)),
+                "body field `user_id`: user 9 is not an active employee"
+            );
+        }
+        assert!(taker::<&str>(None, Taker::Transfer, 9).is_err());
         assert_eq!(unit_type(Some(("USA".into(), true)), 2).unwrap(), "USA");
         for found in [Some(("USA".into(), false)), None] {
             assert_eq!(

@@ -9,8 +9,8 @@ use serde_json::json;
 use super::{PersonRow, person};
 use crate::domain::history::{ChangeGroup, HistoryAction};
 use crate::domain::incident::{self, Edit, State};
-use crate::domain::reference::{self, Entry, Taker};
-use crate::domain::user::{Profile, UserStatus};
+use crate::domain::reference::{self, Candidate, Entry, Taker};
+use crate::domain::user::{ACTIVE, Profile};
 use crate::error::{Error, Result};
 use crate::schema::dispatch::*;
 use crate::store::writes::{self, Author, Changes, Written, lock};
@@ -131,15 +131,21 @@ pub async fn send_to(
     conn.transaction::<_, Error, _>(async |c| {
         let cur = lock(c, id, Some(expected)).await?;
         incident::edit(cur.state, Edit::SendTo)?;
-        let found: Option<PersonRow> = users::table
+        let found: Option<(PersonRow, String, Profile)> = users::table
             .inner_join(profiles::table)
             .filter(users::id.eq(to_user))
-            .filter(users::status.eq(UserStatus::Active))
-            .filter(profiles::title.eq(Profile::MedicoRegulador))
-            .select(PersonRow::as_select())
+            .select((PersonRow::as_select(), users::status, profiles::title))
             .first(c)
             .await
             .optional()?;
+        let found = found.map(|(person, status, profile)| {
+            let candidate = Candidate {
+                active: status == ACTIVE,
+                profile,
+                employee_active: false,
+            };
+            (person, candidate)
+        });
         let target = reference::taker(found, Taker::SendTo, to_user)?;
         let before = person(c, cur.regulator_id).await?;
         diesel::update(incidents::table.find(id))
@@ -225,15 +231,27 @@ pub async fn transfer(
     conn.transaction::<_, Error, _>(async |c| {
         let cur = lock(c, id, Some(expected)).await?;
         incident::edit(cur.state, Edit::Transfer)?;
-        let found: Option<PersonRow> = users::table
+        let found: Option<(PersonRow, String, Profile, bool)> = users::table
             .inner_join(employees::table)
+            .inner_join(profiles::table)
             .filter(users::id.eq(to_user))
-            .filter(employees::active)
-            .filter(users::status.eq(UserStatus::Active))
-            .select(PersonRow::as_select())
+            .select((
+                PersonRow::as_select(),
+                users::status,
+                profiles::title,
+                employees::active,
+            ))
             .first(c)
             .await
             .optional()?;
+        let found = found.map(|(person, status, profile, employee_active)| {
+            let candidate = Candidate {
+                active: status == ACTIVE,
+                profile,
+                employee_active,
+            };
+            (person, candidate)
+        });
         let target = reference::taker(found, Taker::Transfer, to_user)?;
         let before = person(c, cur.assigned_to_id).await?;
         diesel::update(incidents::table.find(id))
