@@ -40,7 +40,7 @@ macro_rules! text_enum {
             pub const ALL: [$name; [$($text),+].len()] = [$($name::$variant),+];
 
             /// The value's one spelling, on the wire and in the database.
-            pub fn as_str(self) -> &'static str {
+            pub const fn as_str(self) -> &'static str {
                 match self {
                     $( $name::$variant => $text ),+
                 }

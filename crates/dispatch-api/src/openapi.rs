@@ -13,7 +13,6 @@ use crate::routes::incident::writes::{
     CancelBody, CloseBody, DispatchBody, DispatchConflict, Empty, IntercurrenceBody, SendToBody,
     TechnicalDecisionBody, TransferBody,
 };
-use crate::store::incident_writes::{DispatchCreated, DispatchProgress};
 use crate::store::writes::Written;
 use crate::views::*;
 

@@ -6,6 +6,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::domain::dispatch::Status;
+use crate::domain::history::HistoryAction;
 use crate::domain::incident::{Priority, Sex, State};
 use crate::domain::user::Profile;
 
@@ -254,7 +255,8 @@ pub struct HistoryEntry {
     /// The incident's version this change produced.
     pub version: i32,
     pub at: DateTime<Utc>,
-    pub action: String,
+    #[schema(value_type = String)]
+    pub action: HistoryAction,
     pub user: UserOption,
     /// What changed, e.g. `{"state": {"from": "registering", "to": "awaiting_regulation"}}`.
     #[schema(value_type = Object)]
@@ -297,6 +299,24 @@ pub struct DispatchTimes {
     pub at_destination_at: Option<DateTime<Utc>>,
     #[schema(required = true)]
     pub released_at: Option<DateTime<Utc>>,
+}
+
+/// What `POST /incident/{id}/dispatch` answers.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct DispatchCreated {
+    pub id: i64,
+    pub status: Status,
+    /// The incident's new version (also the `ETag`).
+    pub incident_version: i32,
+}
+
+/// What `POST /dispatch/{id}/status` answers.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct DispatchProgress {
+    pub id: i64,
+    pub status: Status,
+    pub incident_id: i64,
+    pub incident_version: i32,
 }
 
 /// The unit of a dispatch, with its type.

@@ -1,45 +1,90 @@
-//! The thirteen fields of the Basic data, Occurrence and Patient forms: what `POST /incident`
-//! creates and `PATCH /incident/{id}` edits. [`incident_fields!`] lists them once; the
-//! form here and the request bodies (`routes::incident::form`) are built from that list.
+//! The editable fields of the Basic data, Occurrence and Patient forms: what `POST /incident`
+//! creates and `PATCH /incident/{id}` edits. [`incident_fields!`] lists them once, each with
+//! its kind, its real-time group and its rule; the stored form, the form as sent and its
+//! checks here, the request bodies (`routes::incident::form`) and the rows the store reads
+//! and writes are built from that list. Adding a field is one line there and a migration.
 
 use serde::Serialize;
+use serde_json::{Value, json};
 
-use super::incident::{Priority, Sex};
+use super::history::ChangeGroup;
 use super::phone::Phone;
 use super::refusal::{FieldFault, Refusal};
 
 /// Calls `$then!` with every editable field, in the Basic data form's order:
-/// `name: stored type, body type, kind` (docs go to `POST /incident`'s body) where the kind says how a body treats the field:
-/// `required` (must be sent on create), `default` (may be left out on create, empty then)
-/// or `optional` (nullable; `null` clears it on PATCH).
+/// `name: stored type, body type, kind, group, [rule]` (docs go to `POST /incident`'s body).
+///
+/// - kind: how a body treats the field: `required` (must be sent on create), `default` (may
+///   be left out on create, empty then) or `optional` (nullable; `null` clears it on PATCH).
+/// - group: the [`ChangeGroup`] a change of the field moves (the screen's form).
+/// - rule: what a sent value must be: `[text(max)]` (free text of at most `max` characters,
+///   not blank when required), `[phone]` ([`Phone`]), `[one_of]` (a word of the stored text
+///   enum), `[range(low, high)]` (a number in `low..=high`) or `[any]` (checked by the store:
+///   a reference).
 macro_rules! incident_fields {
     ($then:ident) => {
         $then! {
-            caller_name: String, String, required;
-            caller_phone: String, String, required;
-            address: String, String, required;
-            complaint: String, String, required;
-            city: String, String, default;
-            related_incident_id: i64, i64, optional;
-            occurrence_type: String, String, optional;
+            caller_name: String, String, required, BasicData, [text($crate::domain::form::NAME_MAX)];
+            caller_phone: String, String, required, BasicData, [phone];
+            address: String, String, required, BasicData, [text(300)];
+            complaint: String, String, required, BasicData, [text($crate::domain::form::NOTES_MAX)];
+            city: String, String, default, BasicData, [text(100)];
+            related_incident_id: i64, i64, optional, BasicData, [any];
+            occurrence_type: String, String, optional, Occurrence, [text(100)];
             /// `low`, `medium`, `high` or `critical`.
-            priority: $crate::domain::incident::Priority, String, optional;
-            occurrence_notes: String, String, optional;
-            patient_name: String, String, optional;
-            patient_age: i32, i32, optional;
+            priority: $crate::domain::incident::Priority, String, optional, Occurrence, [one_of];
+            occurrence_notes: String, String, optional, Occurrence, [text($crate::domain::form::NOTES_MAX)];
+            patient_name: String, String, optional, Patient, [text($crate::domain::form::NAME_MAX)];
+            patient_age: i32, i32, optional, Patient, [range(0, 130)];
             /// `F`, `M` or `X`.
-            patient_sex: $crate::domain::incident::Sex, String, optional;
+            patient_sex: $crate::domain::incident::Sex, String, optional, Patient, [one_of];
             /// The patient's destination: the `id` of an active unit of `GET /health-unit`.
-            destination_health_unit_id: i64, i64, optional;
+            destination_health_unit_id: i64, i64, optional, Patient, [any];
         }
     };
 }
 pub(crate) use incident_fields;
 
-/// The stored type of a field of each kind.
-macro_rules! stored {
+/// The type of a field of each kind: `Option<T>` when optional.
+macro_rules! of_kind {
     (optional, $t:ty) => { Option<$t> };
     ($kind:ident, $t:ty) => { $t };
+}
+
+/// Judges one sent value by its kind and rule, recording faults on `$check`; answers the
+/// stored value (meaningless when a fault was recorded: the whole form is refused then).
+macro_rules! judge {
+    ($check:ident, $f:expr, $v:expr, required, $stored:ty, text($max:expr)) => {{
+        $check.text($f, &$v, true, $max);
+        $v
+    }};
+    ($check:ident, $f:expr, $v:expr, default, $stored:ty, text($max:expr)) => {{
+        $check.text($f, &$v, false, $max);
+        $v
+    }};
+    ($check:ident, $f:expr, $v:expr, optional, $stored:ty, text($max:expr)) => {{
+        $check.opt_text($f, $v.as_deref(), $max);
+        $v
+    }};
+    ($check:ident, $f:expr, $v:expr, required, $stored:ty, phone) => {{
+        if let Err(e) = Phone::parse(&$v) {
+            $check.fail($f, e.to_string());
+        }
+        $v
+    }};
+    ($check:ident, $f:expr, $v:expr, optional, $stored:ty, one_of) => {
+        $check.one_of($f, $v.as_deref(), &<$stored>::ALL)
+    };
+    ($check:ident, $f:expr, $v:expr, optional, $stored:ty, range($low:literal, $high:literal)) => {{
+        if $v.is_some_and(|n| !($low..=$high).contains(&n)) {
+            $check.fail($f, concat!("must be between ", $low, " and ", $high));
+        }
+        $v
+    }};
+    ($check:ident, $f:expr, $v:expr, $kind:ident, $stored:ty, any) => {{
+        let _ = $check;
+        $v
+    }};
 }
 
 /// A PATCH's judged fields: `values` holds those named in `present` (the rest is empty).
@@ -49,10 +94,10 @@ pub struct IncidentPatch {
     pub values: IncidentForm,
 }
 
-macro_rules! form_struct {
-    ($($(#[$m:meta])* $name:ident: $stored:ty, $body:ty, $kind:ident;)+) => {
+macro_rules! form {
+    ($($(#[$m:meta])* $name:ident: $stored:ty, $body:ty, $kind:ident, $group:ident, [$($rule:tt)*];)+) => {
         /// The incident's editable fields, as stored.
-        #[derive(Debug, Clone, PartialEq, Serialize)]
+        #[derive(Debug, Clone, Default, PartialEq, Serialize)]
         #[derive(diesel::Queryable, diesel::Selectable, diesel::Insertable, diesel::AsChangeset)]
         #[diesel(
             table_name = crate::schema::dispatch::incidents,
@@ -60,7 +105,19 @@ macro_rules! form_struct {
             treat_none_as_null = true
         )]
         pub struct IncidentForm {
-            $(pub $name: stored!($kind, $stored),)+
+            $(pub $name: of_kind!($kind, $stored),)+
+        }
+
+        /// Every editable field's name and the group its change moves, in the form's order.
+        pub const FIELDS: [(&str, ChangeGroup); [$(stringify!($name)),+].len()] =
+            [$((stringify!($name), ChangeGroup::$group)),+];
+
+        impl IncidentForm {
+            /// Each field's name, group and value (as the history records it), in the
+            /// form's order.
+            pub fn values(&self) -> Vec<(&'static str, ChangeGroup, Value)> {
+                vec![$((stringify!($name), ChangeGroup::$group, json!(self.$name))),+]
+            }
         }
 
         impl IncidentPatch {
@@ -73,97 +130,36 @@ macro_rules! form_struct {
                 )+
             }
         }
+
+        /// The form's fields as a client sends them, before they are judged.
+        #[derive(Debug, Clone, Default)]
+        pub struct RawForm {
+            $(pub $name: of_kind!($kind, $body),)+
+        }
+
+        impl RawForm {
+            /// Judges the fields `present` names (all on create; those sent on PATCH) and
+            /// answers the typed form, or every fault at once, in the form's order. A field
+            /// not sent is empty on a PATCH's scratch copy and is not judged.
+            pub fn check(self, present: impl Fn(&str) -> bool) -> Result<IncidentForm, Refusal> {
+                let mut check = Check::default();
+                let mut unsent = Check::default();
+                let form = IncidentForm {
+                    $($name: {
+                        let on = if present(stringify!($name)) { &mut check } else { &mut unsent };
+                        judge!(on, stringify!($name), self.$name, $kind, $stored, $($rule)*)
+                    },)+
+                };
+                check.done()?;
+                Ok(form)
+            }
+        }
     };
 }
-incident_fields!(form_struct);
-
-/// The `changed` group of the real-time event (and the screen's form) a field belongs to.
-pub fn group_of(field: &str) -> &'static str {
-    match field {
-        "occurrence_type" | "priority" | "occurrence_notes" => "occurrence",
-        "patient_name" | "patient_age" | "patient_sex" | "destination_health_unit_id" => "patient",
-        _ => "basic_data",
-    }
-}
+incident_fields!(form);
 
 pub const NAME_MAX: usize = 200;
 pub const NOTES_MAX: usize = 4000;
-
-/// The form's fields as a client sends them, before they are judged.
-#[derive(Debug, Clone, Default)]
-pub struct RawForm {
-    pub caller_name: String,
-    pub caller_phone: String,
-    pub address: String,
-    pub city: String,
-    pub complaint: String,
-    pub related_incident_id: Option<i64>,
-    pub occurrence_type: Option<String>,
-    pub priority: Option<String>,
-    pub occurrence_notes: Option<String>,
-    pub patient_name: Option<String>,
-    pub patient_age: Option<i32>,
-    pub patient_sex: Option<String>,
-    pub destination_health_unit_id: Option<i64>,
-}
-
-impl RawForm {
-    /// Judges the fields `present` names (all on create; those sent on PATCH) and answers
-    /// the typed form, or every fault at once.
-    pub fn check(self, present: impl Fn(&str) -> bool) -> Result<IncidentForm, Refusal> {
-        let mut check = Check::default();
-        let text = |check: &mut Check, f: &str, v: &str, req: bool, max: usize| {
-            if present(f) {
-                check.text(f, v, req, max);
-            }
-        };
-        text(&mut check, "caller_name", &self.caller_name, true, NAME_MAX);
-        text(&mut check, "address", &self.address, true, 300);
-        text(&mut check, "city", &self.city, false, 100);
-        text(&mut check, "complaint", &self.complaint, true, NOTES_MAX);
-        if present("caller_phone")
-            && let Err(e) = Phone::parse(&self.caller_phone)
-        {
-            check.fail("caller_phone", e.to_string());
-        }
-        let opt = [
-            ("occurrence_type", self.occurrence_type.as_deref(), 100),
-            (
-                "occurrence_notes",
-                self.occurrence_notes.as_deref(),
-                NOTES_MAX,
-            ),
-            ("patient_name", self.patient_name.as_deref(), NAME_MAX),
-        ];
-        for (field, value, max) in opt {
-            if present(field) {
-                check.opt_text(field, value, max);
-            }
-        }
-        // Fields not sent are empty on a PATCH's scratch copy, so these judge only those sent.
-        let priority = check.one_of("priority", self.priority.as_deref(), &Priority::ALL);
-        let sex = check.one_of("patient_sex", self.patient_sex.as_deref(), &Sex::ALL);
-        if present("patient_age") && self.patient_age.is_some_and(|a| !(0..=130).contains(&a)) {
-            check.fail("patient_age", "must be between 0 and 130");
-        }
-        check.done()?;
-        Ok(IncidentForm {
-            caller_name: self.caller_name,
-            caller_phone: self.caller_phone,
-            address: self.address,
-            city: self.city,
-            complaint: self.complaint,
-            related_incident_id: self.related_incident_id,
-            occurrence_type: self.occurrence_type,
-            priority,
-            occurrence_notes: self.occurrence_notes,
-            patient_name: self.patient_name,
-            patient_age: self.patient_age,
-            patient_sex: sex,
-            destination_health_unit_id: self.destination_health_unit_id,
-        })
-    }
-}
 
 /// Collects every bad field, so the client fixes them all at once.
 #[derive(Default)]
@@ -205,7 +201,7 @@ impl Check {
     }
 
     /// The value of a text enum, or a fault listing every spelling.
-    fn one_of<T: Copy + std::fmt::Display>(
+    pub fn one_of<T: Copy + std::fmt::Display>(
         &mut self,
         field: &str,
         value: Option<&str>,
@@ -226,5 +222,86 @@ impl Check {
         } else {
             Err(Refusal::InvalidFields(self.0))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_field_moves_its_forms_group() {
+        use ChangeGroup::*;
+        let group = |name: &str| FIELDS.iter().find(|(n, _)| *n == name).map(|(_, g)| *g);
+        for f in [
+            "caller_name",
+            "caller_phone",
+            "address",
+            "complaint",
+            "city",
+        ] {
+            assert_eq!(group(f), Some(BasicData), "{f}");
+        }
+        assert_eq!(group("related_incident_id"), Some(BasicData));
+        for f in ["occurrence_type", "priority", "occurrence_notes"] {
+            assert_eq!(group(f), Some(Occurrence), "{f}");
+        }
+        for f in [
+            "patient_name",
+            "patient_age",
+            "patient_sex",
+            "destination_health_unit_id",
+        ] {
+            assert_eq!(group(f), Some(Patient), "{f}");
+        }
+        let names: Vec<&str> = IncidentForm::default()
+            .values()
+            .iter()
+            .map(|(n, _, _)| *n)
+            .collect();
+        assert_eq!(names, FIELDS.map(|(n, _)| n));
+    }
+
+    #[test]
+    fn every_fault_is_named_in_the_forms_order() {
+        let raw = RawForm {
+            caller_name: " ".into(),
+            caller_phone: "12".into(),
+            address: "Av. Brasil 1".into(),
+            complaint: String::new(),
+            city: "x".repeat(101),
+            priority: Some("urgent".into()),
+            patient_age: Some(131),
+            patient_sex: Some("Y".into()),
+            ..RawForm::default()
+        };
+        let Err(Refusal::InvalidFields(faults)) = raw.check(|_| true) else {
+            panic!("refused")
+        };
+        let fields: Vec<&str> = faults.iter().map(|f| f.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "caller_name",
+                "caller_phone",
+                "complaint",
+                "city",
+                "priority",
+                "patient_age",
+                "patient_sex"
+            ]
+        );
+        assert_eq!(faults[5].message, "must be between 0 and 130");
+    }
+
+    #[test]
+    fn a_patch_judges_only_what_it_sends() {
+        let raw = RawForm {
+            patient_age: Some(40),
+            ..RawForm::default()
+        };
+        let form = raw.check(|f| f == "patient_age").unwrap();
+        assert_eq!(form.patient_age, Some(40));
+        assert_eq!(form.caller_name, "");
     }
 }

@@ -71,15 +71,64 @@ pub fn transition(from: State, to: State) -> Result<State, Refusal> {
     }
 }
 
-/// The check of writes that change an incident without moving it (PATCH, send-to,
-/// intercurrence, transfer, a further unit): the incident must still be open, and, when
-/// `allowed` is given, in one of those states.
-pub fn edit(from: State, what: &str, allowed: Option<&[State]>) -> Result<State, Refusal> {
-    let ok = !from.is_final() && allowed.is_none_or(|a| a.contains(&from));
-    if ok {
+/// A write that changes an incident without moving it; [`State::allows`] says in which
+/// states (docs/dispatch-realtime.md, "State machines").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edit {
+    /// `PATCH /incident/{id}`: the forms, while the incident is open.
+    Update,
+    /// `POST /incident/{id}/send-to`: another regulating physician takes it.
+    SendTo,
+    /// `POST /incident/{id}/intercurrence`: something that happened during the attendance.
+    Intercurrence,
+    /// `POST /incident/{id}/transfer`: another employee takes the attendance.
+    Transfer,
+    /// `POST /incident/{id}/dispatch` on a dispatched incident: one more unit.
+    FurtherUnit,
+}
+
+impl Edit {
+    pub const ALL: [Edit; 5] = [
+        Edit::Update,
+        Edit::SendTo,
+        Edit::Intercurrence,
+        Edit::Transfer,
+        Edit::FurtherUnit,
+    ];
+
+    /// How a refusal names the write (`requested` of `invalid_transition`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Edit::Update => "update",
+            Edit::SendTo => "send_to",
+            Edit::Intercurrence => "intercurrence",
+            Edit::Transfer => "transfer",
+            Edit::FurtherUnit => "dispatch",
+        }
+    }
+}
+
+impl State {
+    /// Whether an incident in this state takes `edit`: never a final one.
+    pub fn allows(self, edit: Edit) -> bool {
+        use State::*;
+        !self.is_final()
+            && match edit {
+                Edit::Update => true,
+                Edit::SendTo => matches!(self, AwaitingRegulation | Regulated | Dispatched),
+                Edit::Intercurrence | Edit::Transfer => matches!(self, Regulated | Dispatched),
+                Edit::FurtherUnit => self == Dispatched,
+            }
+    }
+}
+
+/// The check of writes that change an incident without moving it: `Ok(from)` when the state
+/// allows `edit`, else 409 `invalid_transition` naming the state and the write.
+pub fn edit(from: State, edit: Edit) -> Result<State, Refusal> {
+    if from.allows(edit) {
         Ok(from)
     } else {
-        Err(invalid_transition(from, what))
+        Err(invalid_transition(from, edit.as_str()))
     }
 }
 
@@ -128,8 +177,34 @@ mod tests {
     #[test]
     fn edits_only_while_open() {
         for s in State::ALL {
-            assert_eq!(edit(s, "patch", None).is_ok(), !s.is_final());
+            assert_eq!(edit(s, Edit::Update).is_ok(), !s.is_final());
         }
-        assert!(edit(State::Registering, "x", Some(&[State::Dispatched])).is_err());
+        assert!(edit(State::Registering, Edit::FurtherUnit).is_err());
+    }
+
+    #[test]
+    fn each_edit_is_allowed_in_its_states_only() {
+        use State::*;
+        let allowed =
+            |e: Edit| -> Vec<State> { State::ALL.into_iter().filter(|s| s.allows(e)).collect() };
+        assert_eq!(
+            allowed(Edit::Update),
+            [Registering, AwaitingRegulation, Regulated, Dispatched]
+        );
+        assert_eq!(
+            allowed(Edit::SendTo),
+            [AwaitingRegulation, Regulated, Dispatched]
+        );
+        assert_eq!(allowed(Edit::Intercurrence), [Regulated, Dispatched]);
+        assert_eq!(allowed(Edit::Transfer), [Regulated, Dispatched]);
+        assert_eq!(allowed(Edit::FurtherUnit), [Dispatched]);
+        for e in Edit::ALL {
+            for s in State::ALL {
+                if let Err(refusal) = edit(s, e) {
+                    let detail = refusal.to_string();
+                    assert!(detail.contains(s.as_str()) && detail.contains(e.as_str()));
+                }
+            }
+        }
     }
 }

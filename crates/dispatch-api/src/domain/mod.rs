@@ -7,9 +7,11 @@
 
 pub mod dispatch;
 pub mod form;
+pub mod history;
 pub mod incident;
 pub mod phone;
 pub mod queue;
+pub mod reference;
 pub mod refusal;
 pub mod user;
 

@@ -1,5 +1,6 @@
 //! Who may do what: the profiles of the dispatch centre and the caller a request runs for.
 
+use common::text_enum;
 use serde::{Deserialize, Serialize};
 
 use super::Refusal;
@@ -84,8 +85,18 @@ impl diesel::deserialize::FromSql<diesel::sql_types::Text, diesel::pg::Pg> for P
     }
 }
 
-/// The value of `users.status` that means active.
-pub const ACTIVE: &str = "ativo";
+text_enum! {
+    /// A user's `status` as this service writes it (`users.status`): only an active user
+    /// signs in, is picked, or takes an incident.
+    pub enum UserStatus {
+        Active = "ativo",
+        Inactive = "inativo",
+    }
+}
+
+/// The value of `users.status` that means active, for code that reads the status as text
+/// (the column has no `CHECK`).
+pub const ACTIVE: &str = UserStatus::Active.as_str();
 
 /// What an authenticated request knows about its caller.
 #[derive(Debug, Clone)]

@@ -15,8 +15,8 @@ use tokio::task::JoinHandle;
 use super::authority::Ending;
 use super::hub::Hub;
 use super::notice::{IncidentNotice, QueueNotice};
-use super::protocol::ALL_GROUPS;
 use crate::catalog::Catalog;
+use crate::domain::history::ChangeGroup;
 use crate::state::AppState;
 use crate::store::{self, INCIDENT_CHANNEL, QUEUE_CHANNEL, REFERENCE_CHANNEL};
 use crate::user_cache;
@@ -120,7 +120,7 @@ pub async fn resync(hub: &Hub, pool: &Pool) {
                     hub.publish(&IncidentNotice {
                         incident_id: row.id,
                         version: row.version,
-                        changed: ALL_GROUPS.to_vec(),
+                        changed: ChangeGroup::ALL.iter().map(|g| g.as_str()).collect(),
                     })
                 })
                 .sum();

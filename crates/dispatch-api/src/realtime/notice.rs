@@ -8,7 +8,10 @@ use crate::domain::incident::State;
 pub struct IncidentNotice<'a> {
     pub incident_id: i64,
     pub version: i32,
-    /// The groups that moved (`patient`, `state`, ...), as the write named them.
+    /// The groups that moved (`patient`, `state`, ...), as the write named them: the
+    /// payload's words are passed on as they are (a `domain::history::ChangeGroup` on the
+    /// writing replica), so a replica of an older release forwards a group it does not know
+    /// yet instead of dropping the change during a rolling deploy.
     pub changed: Vec<&'a str>,
 }
 

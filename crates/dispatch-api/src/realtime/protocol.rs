@@ -9,20 +9,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::domain::incident::State;
 
-/// Every `changed` group, sent when what changed is not known (after a reconnection).
-pub const ALL_GROUPS: &[&str] = &[
-    "basic_data",
-    "occurrence",
-    "patient",
-    "state",
-    "regulation",
-    "technical_decisions",
-    "dispatches",
-    "intercurrences",
-    "conclusion",
-    "prank_calls",
-];
-
 /// Client -> server messages: JSON text frames naming either an incident or a work queue
 /// (an open state).
 #[derive(Debug, Deserialize, utoipa::ToSchema)]

@@ -13,8 +13,8 @@ use super::extract::{Body, Judge, Post, Profiles, Versioned};
 use crate::error::{Error, Result};
 use crate::state::AppState;
 use crate::store::idempotency::{self, Key, Stored, once};
-use crate::store::incident_writes::{DispatchCreated, DispatchProgress};
 use crate::store::writes::{Author, Written};
+use crate::views::{DispatchCreated, DispatchProgress};
 
 /// What a write answers.
 pub trait Answer: Serialize {

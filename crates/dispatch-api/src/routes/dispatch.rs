@@ -15,7 +15,7 @@ use crate::domain::refusal::FieldFault;
 use crate::domain::user::CurrentUser;
 use crate::state::AppState;
 use crate::store::dispatches;
-use crate::store::incident_writes::{self as store, DispatchProgress};
+use crate::store::incident_writes::{self as store, DispatchWritten};
 use crate::views::*;
 
 pub fn routes(r: &mut Routes<'_>) {
@@ -51,6 +51,17 @@ pub async fn dispatch_data(state: web::Data<AppState>, _user: CurrentUser, id: P
         incident: row.summary,
         dispatches: units,
     })
+}
+
+impl From<DispatchWritten> for DispatchProgress {
+    fn from(d: DispatchWritten) -> Self {
+        DispatchProgress {
+            id: d.id,
+            status: d.status,
+            incident_id: d.incident_id,
+            incident_version: d.incident_version,
+        }
+    }
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -90,7 +101,8 @@ pub async fn dispatch_status(
     id: Path<i64>,
 ) -> Reply {
     w.commit(&state, StatusCode::OK, async |c, user, to| {
-        store::dispatch_status(c, user, id.0, to).await
+        let step = store::dispatch_status(c, user, id.0, to).await?;
+        Ok(DispatchProgress::from(step))
     })
     .await
 }

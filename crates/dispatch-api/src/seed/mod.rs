@@ -21,7 +21,7 @@ use serde::Serialize;
 pub use plan::{DEMO_USERS, Plan, Scale};
 pub use timeline::{Step, Timeline, Window};
 
-use crate::domain::user::Profile;
+use crate::domain::user::{Profile, UserStatus};
 use crate::schema::dispatch::*;
 
 const PROFILES: [(Profile, &str); 4] = [
@@ -39,7 +39,7 @@ pub struct SeededUser {
     pub id: i64,
     pub login: String,
     pub profile: String,
-    pub status: String,
+    pub status: UserStatus,
 }
 
 /// A demo whose newest change is older than this is brought back to life by the next seed.
@@ -157,7 +157,7 @@ async fn write(
             id: user_ids.get(*login).copied().unwrap_or_default(),
             login: (*login).to_owned(),
             profile: profile.title().to_owned(),
-            status: (*status).to_owned(),
+            status: *status,
         })
         .collect();
     Ok(SeedReport {
@@ -373,7 +373,7 @@ async fn write_users(
                     employees::user_id.eq(id_of(&u.login)),
                     employees::registration.eq(r),
                     employees::phone.eq(u.phone.as_deref()),
-                    employees::active.eq(u.status == crate::domain::user::ACTIVE),
+                    employees::active.eq(u.status == UserStatus::Active),
                 )
             })
         })

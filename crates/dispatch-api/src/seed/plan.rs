@@ -3,7 +3,7 @@
 //! `timeline` scripts the incidents.
 
 use super::words::*;
-use crate::domain::user::Profile;
+use crate::domain::user::{Profile, UserStatus, UserStatus::*};
 
 /// How much data to make. `Demo` is the real scale (`dispatch-api seed`); `Test` is the
 /// same generator with smaller counts, so every HTTP test can seed its own database fast.
@@ -67,7 +67,7 @@ pub struct UserSpec {
     pub login: String,
     pub name: String,
     pub profile: Profile,
-    pub status: &'static str,
+    pub status: UserStatus,
     pub professional_type: Option<&'static str>,
     pub team: Option<&'static str>,
     pub registration: Option<String>,
@@ -100,17 +100,17 @@ pub struct Plan {
 }
 
 /// The logins the README and the tests rely on: one active user per profile, one inactive.
-pub const DEMO_USERS: [(&str, &str, Profile, &str); 5] = [
-    ("admin", "Ana Administradora", Profile::Admin, "ativo"),
-    ("tarm", "Tiago Atendente", Profile::Tarm, "ativo"),
+pub const DEMO_USERS: [(&str, &str, Profile, UserStatus); 5] = [
+    ("admin", "Ana Administradora", Profile::Admin, Active),
+    ("tarm", "Tiago Atendente", Profile::Tarm, Active),
     (
         "regulador",
         "Dra. Regina Reguladora",
         Profile::MedicoRegulador,
-        "ativo",
+        Active,
     ),
-    ("frota", "Fábio da Frota", Profile::OperadorFrota, "ativo"),
-    ("inativo", "Ivo Inativo", Profile::Tarm, "inativo"),
+    ("frota", "Fábio da Frota", Profile::OperadorFrota, Active),
+    ("inativo", "Ivo Inativo", Profile::Tarm, Inactive),
 ];
 
 pub fn build(scale: Scale) -> Plan {
@@ -160,7 +160,7 @@ fn users(rng: &mut Rng, scale: Scale) -> Vec<UserSpec> {
             login: (*login).to_owned(),
             name: (*name).to_owned(),
             profile: *profile,
-            status,
+            status: *status,
             professional_type: Some(professional_type_of(*profile, rng)),
             team: Some(TEAMS[i % TEAMS.len()]),
             registration: (*profile != Profile::Admin).then(|| format!("MAT-{:05}", i + 1)),
@@ -177,7 +177,7 @@ fn users(rng: &mut Rng, scale: Scale) -> Vec<UserSpec> {
             _ => Profile::OperadorFrota,
         };
         let name = person_name(rng);
-        let status = if rng.chance(8) { "inativo" } else { "ativo" };
+        let status = if rng.chance(8) { Inactive } else { Active };
         let i = out.len();
         out.push(UserSpec {
             login: login_of(&name, n + 1),
@@ -194,7 +194,7 @@ fn users(rng: &mut Rng, scale: Scale) -> Vec<UserSpec> {
                 rng.below(10_000),
                 rng.below(10_000)
             )),
-            unallocated: (status == "ativo" && profile != Profile::Admin && rng.chance(12))
+            unallocated: (status == Active && profile != Profile::Admin && rng.chance(12))
                 .then(|| *rng.pick(UNALLOCATED_REASONS)),
         });
     }

@@ -11,6 +11,7 @@ use super::timeline::{Step, Timeline};
 use super::words::CONCLUSIONS;
 use super::{Ids, Resolved};
 use crate::domain::dispatch::Status;
+use crate::domain::history::HistoryAction;
 use crate::domain::incident::State;
 use crate::domain::user::CurrentUser;
 use crate::schema::dispatch::{dispatches, incidents};
@@ -83,14 +84,15 @@ pub(super) async fn run(
             }
             Step::Submit => {
                 let to = State::AwaitingRegulation;
-                store::move_to(conn, &by, id, v, to, "submitted", None)
+                store::move_to(conn, &by, id, v, to, HistoryAction::Submitted, None)
                     .await
                     .map(|w| w.version)
             }
             Step::Prank => store::prank_call(conn, &by, id, v).await.map(|w| w.version),
             Step::Cancel(reason) => {
                 let reason = Some(reason.clone());
-                store::move_to(conn, &by, id, v, State::Cancelled, "cancelled", reason)
+                let cancelled = HistoryAction::Cancelled;
+                store::move_to(conn, &by, id, v, State::Cancelled, cancelled, reason)
                     .await
                     .map(|w| w.version)
             }
@@ -227,7 +229,7 @@ pub(super) async fn wrap_up(
                     id,
                     version,
                     State::Cancelled,
-                    "cancelled",
+                    HistoryAction::Cancelled,
                     reason,
                 )
                 .await

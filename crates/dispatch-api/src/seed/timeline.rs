@@ -15,7 +15,7 @@ use super::words::*;
 use crate::domain::dispatch::Status;
 use crate::domain::form::IncidentForm;
 use crate::domain::incident::{Priority, Sex, State};
-use crate::domain::user::{ACTIVE, Profile};
+use crate::domain::user::{Profile, UserStatus};
 
 /// The span the demo's closed history covers on a first seed.
 pub const HISTORY: Duration = Duration::days(21);
@@ -177,7 +177,7 @@ impl<'a> Cast<'a> {
             users
                 .iter()
                 .enumerate()
-                .filter(|(_, u)| u.profile == p && u.status == ACTIVE)
+                .filter(|(_, u)| u.profile == p && u.status == UserStatus::Active)
                 .map(|(i, _)| i)
                 .collect()
         };
@@ -189,7 +189,7 @@ impl<'a> Cast<'a> {
                 .users
                 .iter()
                 .enumerate()
-                .filter(|(_, u)| u.registration.is_some() && u.status == ACTIVE)
+                .filter(|(_, u)| u.registration.is_some() && u.status == UserStatus::Active)
                 .map(|(i, _)| i)
                 .collect(),
             units: &plan.units,
@@ -296,14 +296,8 @@ impl<'a> Cast<'a> {
             ),
             city: city.to_owned(),
             complaint: rng.word(COMPLAINTS).to_owned(),
-            related_incident_id: None,
-            occurrence_type: None,
-            priority: None,
-            occurrence_notes: None,
-            patient_name: None,
-            patient_age: None,
-            patient_sex: None,
-            destination_health_unit_id: None,
+            // The Occurrence and Patient forms come later (`take_call`).
+            ..IncidentForm::default()
         }
     }
 

@@ -1,5 +1,7 @@
 //! Diesel queries, one module per resource. Each function is one statement (one round trip)
-//! unless its comment says otherwise, and returns wire types from `views`.
+//! unless its comment says otherwise. Reads return wire types from `views`; writes return
+//! what they did (`writes::Written`, `incident_writes::DispatchWritten`), which the routes
+//! answer with. The rules a write obeys are the domain's; the store asks them.
 //!
 //! Functions take `&AsyncPgConnection` (not `&mut`): diesel-async pipelines queries issued
 //! through a shared reference, so a screen route can `try_join!` several of them on one

@@ -356,7 +356,7 @@ pub async fn unallocated_page(
     let base = || {
         let mut q = unallocated::table
             .inner_join(users::table.left_join(professional_types::table))
-            .filter(users::status.eq(crate::domain::user::ACTIVE))
+            .filter(users::status.eq(crate::domain::user::UserStatus::Active))
             .into_boxed();
         if let Some(me) = exclude_user {
             q = q.filter(unallocated::user_id.ne(me));

@@ -4,7 +4,7 @@ use diesel::prelude::*;
 use diesel::result::Error;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
-use crate::domain::user::{ACTIVE, Profile};
+use crate::domain::user::{Profile, UserStatus};
 use crate::schema::dispatch::*;
 use crate::search::Search;
 use crate::store::opt_ref;
@@ -166,7 +166,7 @@ pub async fn search_regulators(
     let mut query = users::table
         .inner_join(profiles::table)
         .filter(profiles::title.eq(Profile::MedicoRegulador.title()))
-        .filter(users::status.eq(ACTIVE))
+        .filter(users::status.eq(UserStatus::Active))
         .select(OptionRow::as_select())
         .into_boxed();
     if let Some((infix, prefix)) = search.like_patterns() {
@@ -192,7 +192,7 @@ pub async fn search_employees(
 ) -> Result<Vec<UserOption>, Error> {
     let mut query = employees::table
         .inner_join(users::table)
-        .filter(employees::active.and(users::status.eq(ACTIVE)))
+        .filter(employees::active.and(users::status.eq(UserStatus::Active)))
         .select(OptionRow::as_select())
         .into_boxed();
     if let Some((infix, prefix)) = search.like_patterns() {
@@ -214,7 +214,7 @@ pub async fn search_employees(
 pub async fn all_active_employees(mut conn: &AsyncPgConnection) -> Result<Vec<UserOption>, Error> {
     let rows: Vec<OptionRow> = employees::table
         .inner_join(users::table)
-        .filter(employees::active.and(users::status.eq(ACTIVE)))
+        .filter(employees::active.and(users::status.eq(UserStatus::Active)))
         .select(OptionRow::as_select())
         .order_by((search_order(users::descriptive_name), users::id))
         .load(&mut conn)

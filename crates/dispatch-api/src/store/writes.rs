@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 
 use crate::domain::Refusal;
 use crate::domain::form::IncidentForm;
+use crate::domain::history::{ChangeGroup, HistoryAction};
 use crate::domain::incident::State;
 use crate::domain::user::CurrentUser;
 use crate::error::Result;
@@ -80,7 +81,7 @@ impl<'a> Author<'a> {
 #[derive(Debug, Default)]
 pub struct Changes {
     map: Map<String, Value>,
-    groups: Vec<&'static str>,
+    groups: Vec<ChangeGroup>,
 }
 
 impl Changes {
@@ -91,7 +92,7 @@ impl Changes {
     /// A field that moved from `from` to `to`, in the real-time group `group`.
     pub fn field(
         mut self,
-        group: &'static str,
+        group: ChangeGroup,
         name: &str,
         from: impl Serialize,
         to: impl Serialize,
@@ -102,12 +103,12 @@ impl Changes {
     }
 
     /// Something recorded beside the incident (a decision, a unit): its data, as is.
-    pub fn record(mut self, group: &'static str, name: &str, value: Value) -> Self {
+    pub fn record(mut self, group: ChangeGroup, name: &str, value: Value) -> Self {
         self.map.insert(name.to_owned(), value);
         self.group(group)
     }
 
-    pub fn group(mut self, group: &'static str) -> Self {
+    pub fn group(mut self, group: ChangeGroup) -> Self {
         if !self.groups.contains(&group) {
             self.groups.push(group);
         }
@@ -118,14 +119,14 @@ impl Changes {
         if from == to {
             return self;
         }
-        self.field("state", "state", from.as_str(), to.as_str())
+        self.field(ChangeGroup::State, "state", from.as_str(), to.as_str())
     }
 
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
     }
 
-    pub fn groups(&self) -> &[&'static str] {
+    pub fn groups(&self) -> &[ChangeGroup] {
         &self.groups
     }
 
@@ -149,7 +150,7 @@ pub async fn commit(
     conn: &mut AsyncPgConnection,
     locked: &Locked,
     by: &Author<'_>,
-    action: &str,
+    action: HistoryAction,
     to: State,
     changes: Changes,
 ) -> Result<Written> {
@@ -185,7 +186,7 @@ pub async fn append_history(
     incident_id: i64,
     version: i32,
     by: &Author<'_>,
-    action: &str,
+    action: HistoryAction,
     changes: &Changes,
 ) -> Result<()> {
     diesel::insert_into(incident_history::table)
@@ -207,8 +208,9 @@ pub async fn announce(
     conn: &mut AsyncPgConnection,
     incident_id: i64,
     version: i32,
-    groups: &[&str],
+    groups: &[ChangeGroup],
 ) -> Result<()> {
+    let groups: Vec<&str> = groups.iter().map(|g| g.as_str()).collect();
     let payload = format!("{incident_id}:{version}:{}", groups.join(","));
     common::listen::notify(conn, INCIDENT_CHANNEL, &payload).await?;
     Ok(())

@@ -25,13 +25,13 @@ macro_rules! create_body {
         #[serde(deny_unknown_fields)]
         pub struct CreateIncident { $($out)* }
     };
-    ([$($out:tt)*] $(#[$m:meta])* $name:ident: $doc:ty, $body:ty, required; $($rest:tt)*) => {
+    ([$($out:tt)*] $(#[$m:meta])* $name:ident: $doc:ty, $body:ty, required, $g:ident, [$($r:tt)*]; $($rest:tt)*) => {
         create_body!([$($out)* $(#[$m])* pub $name: $body,] $($rest)*);
     };
-    ([$($out:tt)*] $(#[$m:meta])* $name:ident: $doc:ty, $body:ty, default; $($rest:tt)*) => {
+    ([$($out:tt)*] $(#[$m:meta])* $name:ident: $doc:ty, $body:ty, default, $g:ident, [$($r:tt)*]; $($rest:tt)*) => {
         create_body!([$($out)* $(#[$m])* #[serde(default)] pub $name: $body,] $($rest)*);
     };
-    ([$($out:tt)*] $(#[$m:meta])* $name:ident: $doc:ty, $body:ty, optional; $($rest:tt)*) => {
+    ([$($out:tt)*] $(#[$m:meta])* $name:ident: $doc:ty, $body:ty, optional, $g:ident, [$($r:tt)*]; $($rest:tt)*) => {
         create_body!([$($out)* $(#[$m])* #[schema(value_type = Option<$doc>)] pub $name: Option<$body>,] $($rest)*);
     };
 }
@@ -44,22 +44,22 @@ macro_rules! patch_body {
         #[serde(deny_unknown_fields)]
         pub struct PatchIncident { $($out)* }
     };
-    ([$($out:tt)*] $(#[$m:meta])* $name:ident: $doc:ty, $body:ty, optional; $($rest:tt)*) => {
+    ([$($out:tt)*] $(#[$m:meta])* $name:ident: $doc:ty, $body:ty, optional, $g:ident, [$($r:tt)*]; $($rest:tt)*) => {
         patch_body!([$($out)*
             #[serde(default, deserialize_with = "nullable")]
             #[schema(value_type = Option<$doc>)]
             pub $name: Option<Option<$body>>,
         ] $($rest)*);
     };
-    ([$($out:tt)*] $(#[$m:meta])* $name:ident: $doc:ty, $body:ty, $kind:ident; $($rest:tt)*) => {
+    ([$($out:tt)*] $(#[$m:meta])* $name:ident: $doc:ty, $body:ty, $kind:ident, $g:ident, [$($r:tt)*]; $($rest:tt)*) => {
         patch_body!([$($out)* pub $name: Option<$body>,] $($rest)*);
     };
 }
 
 macro_rules! bodies {
-    ($($(#[$m:meta])* $name:ident: $stored:ty, $body:ty, $kind:ident;)+) => {
-        create_body!([] $($(#[$m])* $name: $stored, $body, $kind;)+);
-        patch_body!([] $($(#[$m])* $name: $stored, $body, $kind;)+);
+    ($($(#[$m:meta])* $name:ident: $stored:ty, $body:ty, $kind:ident, $g:ident, [$($r:tt)*];)+) => {
+        create_body!([] $($(#[$m])* $name: $stored, $body, $kind, $g, [$($r)*];)+);
+        patch_body!([] $($(#[$m])* $name: $stored, $body, $kind, $g, [$($r)*];)+);
 
         impl PatchIncident {
             /// The fields sent, and a form holding them (the others empty).

@@ -12,15 +12,16 @@ use utoipa::ToSchema;
 use super::form::{CreateIncident, PatchIncident};
 use crate::domain::Refusal;
 use crate::domain::form::{Check, NOTES_MAX};
+use crate::domain::history::HistoryAction;
 use crate::domain::incident::State;
 use crate::domain::refusal::FieldFault;
 use crate::routes::extract::Judge;
 use crate::routes::extract::{Body, Fleet, Post, Regulator, Tarm, TarmOrRegulator, Versioned};
 use crate::routes::{Reply, Routes};
 use crate::state::AppState;
-use crate::store::incident_writes::{self as store, DispatchCreated, NewDispatch};
+use crate::store::incident_writes::{self as store, DispatchWritten, NewDispatch};
 use crate::store::writes::Written;
-use crate::views::RefOption;
+use crate::views::{DispatchCreated, RefOption};
 
 pub fn routes(r: &mut Routes<'_>) {
     r.add(__path_create, create)
@@ -93,7 +94,7 @@ pub async fn submit(
 ) -> Reply {
     w.commit(&state, StatusCode::OK, async |c, user, _, expected| {
         let to = State::AwaitingRegulation;
-        store::move_to(c, user, id.0, expected, to, "submitted", None).await
+        store::move_to(c, user, id.0, expected, to, HistoryAction::Submitted, None).await
     })
     .await
 }
@@ -126,7 +127,16 @@ pub async fn cancel(
 ) -> Reply {
     w.commit(&state, StatusCode::OK, async |c, user, b, expected| {
         let to = State::Cancelled;
-        store::move_to(c, user, id.0, expected, to, "cancelled", b.reason).await
+        store::move_to(
+            c,
+            user,
+            id.0,
+            expected,
+            to,
+            HistoryAction::Cancelled,
+            b.reason,
+        )
+        .await
     })
     .await
 }
@@ -278,9 +288,22 @@ pub async fn dispatch(
     w.commit(
         &state,
         StatusCode::CREATED,
-        async |c, user, order, expected| store::dispatch_unit(c, user, id.0, expected, order).await,
+        async |c, user, order, expected| {
+            let made = store::dispatch_unit(c, user, id.0, expected, order).await?;
+            Ok(DispatchCreated::from(made))
+        },
     )
     .await
+}
+
+impl From<DispatchWritten> for DispatchCreated {
+    fn from(d: DispatchWritten) -> Self {
+        DispatchCreated {
+            id: d.id,
+            status: d.status,
+            incident_version: d.incident_version,
+        }
+    }
 }
 
 #[derive(Debug, Deserialize, ToSchema)]

@@ -1,20 +1,26 @@
-//! Incidents: their forms, history, decisions, prank calls and recorded intercurrences.
+//! Incidents: their forms, history, decisions, prank calls and recorded intercurrences;
+//! the incident search is `mask`.
+
+mod mask;
+
+pub use mask::mask;
 
 use chrono::{DateTime, Utc};
-use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::result::Error;
-use diesel::sql_types::Bool;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
+use crate::domain::form::IncidentForm;
+use crate::domain::history::HistoryAction;
 use crate::domain::incident::{Priority, Sex, State};
 use crate::schema::dispatch::*;
-use crate::search::{Mask, MaskTerm, Scope};
-use crate::store::{HealthUnitRow, WriteLimit, digits_of, opt_user, ref_option, user_option};
+use crate::store::{HealthUnitRow, opt_user, ref_option, user_option};
 use crate::views::*;
 
 diesel::alias!(users as regulator_user: RegulatorAlias, users as assignee_user: AssigneeAlias);
 
+/// An incident as its screen reads it: its editable fields (the one list,
+/// `domain::form::incident_fields!`) and what the writes set.
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = incidents, check_for_backend(diesel::pg::Pg))]
 struct IncidentRow {
@@ -24,18 +30,8 @@ struct IncidentRow {
     version: i32,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
-    caller_name: String,
-    caller_phone: String,
-    address: String,
-    city: String,
-    complaint: String,
-    related_incident_id: Option<i64>,
-    occurrence_type: Option<String>,
-    priority: Option<Priority>,
-    occurrence_notes: Option<String>,
-    patient_name: Option<String>,
-    patient_age: Option<i32>,
-    patient_sex: Option<Sex>,
+    #[diesel(embed)]
+    form: IncidentForm,
     regulated_at: Option<DateTime<Utc>>,
     conclusion: Option<String>,
     closed_at: Option<DateTime<Utc>>,
@@ -91,22 +87,22 @@ pub async fn detail(
             updated_at: r.updated_at,
             created_by: user_option(created_by),
             basic_data: BasicData {
-                caller_name: r.caller_name,
-                caller_phone: r.caller_phone,
-                address: r.address,
-                city: r.city,
-                complaint: r.complaint,
-                related_incident_id: r.related_incident_id,
+                caller_name: r.form.caller_name,
+                caller_phone: r.form.caller_phone,
+                address: r.form.address,
+                city: r.form.city,
+                complaint: r.form.complaint,
+                related_incident_id: r.form.related_incident_id,
             },
             occurrence: Occurrence {
-                occurrence_type: r.occurrence_type,
-                priority: r.priority,
-                notes: r.occurrence_notes,
+                occurrence_type: r.form.occurrence_type,
+                priority: r.form.priority,
+                notes: r.form.occurrence_notes,
             },
             patient: Patient {
-                name: r.patient_name,
-                age: r.patient_age,
-                sex: r.patient_sex,
+                name: r.form.patient_name,
+                age: r.form.patient_age,
+                sex: r.form.patient_sex,
                 destination: destination.map(Into::into),
             },
             regulation: Regulation {
@@ -125,21 +121,27 @@ pub async fn detail(
 
 /// The incident's history, oldest first.
 pub async fn history(mut conn: &AsyncPgConnection, id: i64) -> Result<Vec<HistoryEntry>, Error> {
-    let rows: Vec<(i32, DateTime<Utc>, String, i64, String, serde_json::Value)> =
-        incident_history::table
-            .inner_join(users::table)
-            .filter(incident_history::incident_id.eq(id))
-            .order_by(incident_history::id)
-            .select((
-                incident_history::version,
-                incident_history::at,
-                incident_history::action,
-                users::id,
-                users::descriptive_name,
-                incident_history::changes,
-            ))
-            .load(&mut conn)
-            .await?;
+    let rows: Vec<(
+        i32,
+        DateTime<Utc>,
+        HistoryAction,
+        i64,
+        String,
+        serde_json::Value,
+    )> = incident_history::table
+        .inner_join(users::table)
+        .filter(incident_history::incident_id.eq(id))
+        .order_by(incident_history::id)
+        .select((
+            incident_history::version,
+            incident_history::at,
+            incident_history::action,
+            users::id,
+            users::descriptive_name,
+            incident_history::changes,
+        ))
+        .load(&mut conn)
+        .await?;
     Ok(rows
         .into_iter()
         .map(|(version, at, action, uid, uname, changes)| HistoryEntry {
@@ -150,260 +152,6 @@ pub async fn history(mut conn: &AsyncPgConnection, id: i64) -> Result<Vec<Histor
             changes,
         })
         .collect())
-}
-
-/// One statement of the mask search: its rows, the newest first.
-type MaskQuery<'a> = diesel::dsl::IntoBoxed<
-    'a,
-    diesel::dsl::Select<incidents::table, diesel::dsl::AsSelect<MaskRow, Pg>>,
-    Pg,
->;
-
-/// The states an incident is open in (the default scope keeps them whatever their age).
-const OPEN: [State; 4] = [
-    State::Registering,
-    State::AwaitingRegulation,
-    State::Regulated,
-    State::Dispatched,
-];
-
-/// `GET /incident/mask` (docs/dispatch-routes.md, "Incident search"). Identifiers (a
-/// complete number or phone) are looked up by index whatever the incident's age. Any other
-/// search reads only its scope, newest first along an index, and stops at the page: by
-/// default the incidents created since `since`, then the older ones still open; a text term
-/// takes the word-prefix matches of both, then the other matches. Each part is one
-/// statement (two pipelined with `mine`), run only while the page is not full: one when the
-/// first part fills it, at most four.
-pub async fn mask(
-    conn: &AsyncPgConnection,
-    mask: &Mask,
-    caller: i64,
-) -> Result<Vec<IncidentMaskItem>, Error> {
-    let any_age: Vec<Part<'_>> = vec![Part::same_plan(|| filtered(mask))];
-    let rows: Vec<MaskRow> = match &mask.term {
-        Some(MaskTerm::Number(number)) => {
-            let number = number.clone();
-            let matching: Matching<'_> = &move |q| q.filter(incidents::number.eq(number.clone()));
-            read(conn, mask, caller, &[matching], &any_age).await?
-        }
-        Some(MaskTerm::Phone(digits)) => {
-            let matching: Matching<'_> = &|q| q.filter(phone_is(digits));
-            read(conn, mask, caller, &[matching], &any_age).await?
-        }
-        Some(MaskTerm::PhonePrefix(digits)) => {
-            let matching: Matching<'_> = &|q| q.filter(phone_starts_with(digits));
-            read(conn, mask, caller, &[matching], &scope(mask)).await?
-        }
-        Some(MaskTerm::Text(p)) => {
-            let word = || {
-                incidents::search_text
-                    .like(p.prefix.clone())
-                    .or(incidents::search_text.like(p.word_prefix.clone()))
-            };
-            let words: Matching<'_> = &|q| q.filter(word());
-            let inside: Matching<'_> = &|q| {
-                q.filter(incidents::search_text.like(p.infix.clone()))
-                    .filter(diesel::dsl::not(word()))
-            };
-            read(conn, mask, caller, &[words, inside], &scope(mask)).await?
-        }
-        None => read(conn, mask, caller, &[&|q| q], &scope(mask)).await?,
-    };
-    Ok(rows.into_iter().map(IncidentMaskItem::from).collect())
-}
-
-/// A kind of match: the filter it adds.
-type Matching<'m> = &'m dyn Fn(MaskQuery<'static>) -> MaskQuery<'static>;
-
-/// A part of the scope: the rows it reads, newest first, and whether one plan serves every
-/// value it is run with.
-///
-/// When it does, the page size is written into the statement rather than bound, so that
-/// PostgreSQL may keep one generic plan for the prepared statement instead of planning it
-/// again on every request: with `LIMIT $n` the planner prices a generic plan as if it read a
-/// tenth of the rows, which at millions of incidents never beats planning anew, and planning
-/// cost a quarter of the queue's throughput at 2 M incidents (bench/scale/README.md). A part
-/// whose best plan depends on its values keeps the bound limit, and with it a plan made for
-/// those values: a text term (a rare word reads the trigram index, a common one walks the
-/// newest incidents), a phone prefix (its index needs the prefix at planning), the older open
-/// incidents (the partial index `incidents_open` needs the states at planning) and an
-/// explicit range (a rare state in a month reads `incidents_state`).
-struct Part<'m> {
-    rows: Box<dyn Fn() -> MaskQuery<'static> + 'm>,
-    same_plan: bool,
-}
-
-impl<'m> Part<'m> {
-    /// A part that one plan serves whatever its values.
-    fn same_plan(rows: impl Fn() -> MaskQuery<'static> + 'm) -> Self {
-        Part {
-            rows: Box::new(rows),
-            same_plan: true,
-        }
-    }
-
-    /// A part whose plan depends on its values.
-    fn per_value(rows: impl Fn() -> MaskQuery<'static> + 'm) -> Self {
-        Part {
-            rows: Box::new(rows),
-            same_plan: false,
-        }
-    }
-}
-
-/// The mask's rows with its state filter, newest first.
-fn filtered(mask: &Mask) -> MaskQuery<'static> {
-    let mut q = incidents::table
-        .select(MaskRow::as_select())
-        .order_by((incidents::created_at.desc(), incidents::id.desc()))
-        .into_boxed();
-    if let Some(states) = &mask.states {
-        q = q.filter(incidents::state.eq_any(states.clone()));
-    }
-    q
-}
-
-/// The parts of the scope, in the order their rows come.
-fn scope(mask: &Mask) -> Vec<Part<'_>> {
-    match mask.scope {
-        Scope::Between { since, until } => vec![Part::per_value(move || {
-            filtered(mask)
-                .filter(incidents::created_at.ge(since))
-                .filter(incidents::created_at.lt(until))
-        })],
-        Scope::Recent { since } => {
-            let open: Vec<State> = OPEN
-                .into_iter()
-                .filter(|s| mask.states.as_ref().is_none_or(|wanted| wanted.contains(s)))
-                .collect();
-            // The window is read along `incidents_newest` from its newest end, whatever the
-            // states asked for: one plan for every request.
-            let mut parts: Vec<Part<'_>> = vec![Part::same_plan(move || {
-                filtered(mask).filter(incidents::created_at.ge(since))
-            })];
-            if !open.is_empty() {
-                parts.push(Part::per_value(move || {
-                    filtered(mask)
-                        .filter(incidents::created_at.lt(since))
-                        .filter(incidents::state.eq_any(open.clone()))
-                }));
-            }
-            parts
-        }
-    }
-}
-
-/// For each kind of match in order, each part in order, the rows the page still needs; the
-/// rows before `offset` are skipped at the end.
-async fn read(
-    conn: &AsyncPgConnection,
-    mask: &Mask,
-    caller: i64,
-    matching: &[Matching<'_>],
-    parts: &[Part<'_>],
-) -> Result<Vec<MaskRow>, Error> {
-    let wanted = (mask.offset + mask.limit) as usize;
-    // A word or a phone prefix decides the plan of every part (see `Part`).
-    let term_decides_plan = matches!(
-        mask.term,
-        Some(MaskTerm::Text(_) | MaskTerm::PhonePrefix(_))
-    );
-    let mut rows: Vec<MaskRow> = Vec::new();
-    for kind in matching {
-        for part in parts {
-            if rows.len() >= wanted {
-                break;
-            }
-            let query = || kind((part.rows)());
-            let mine = mask.mine.then_some(caller);
-            let n = wanted - rows.len();
-            rows.extend(if part.same_plan && !term_decides_plan && mine.is_none() {
-                query().limit_written(n).load(&mut &*conn).await?
-            } else {
-                newest(conn, &query, mine, n).await?
-            });
-        }
-    }
-    Ok(rows.into_iter().skip(mask.offset as usize).collect())
-}
-
-/// The `n` newest rows of `query`; with `mine`, only the caller's: those it regulates and
-/// those transferred to it, read as two index-ordered statements (pipelined) and merged, so
-/// neither reads more than `n` of the caller's rows.
-async fn newest(
-    conn: &AsyncPgConnection,
-    query: &dyn Fn() -> MaskQuery<'static>,
-    mine: Option<i64>,
-    n: usize,
-) -> Result<Vec<MaskRow>, Error> {
-    let (mut a, mut b) = (conn, conn);
-    let Some(me) = mine else {
-        return query().limit(n as i64).load(&mut a).await;
-    };
-    let (mut rows, assigned) = tokio::try_join!(
-        query()
-            .filter(incidents::regulator_id.eq(me))
-            .limit(n as i64)
-            .load::<MaskRow>(&mut a),
-        query()
-            .filter(incidents::assigned_to_id.eq(me))
-            .limit(n as i64)
-            .load::<MaskRow>(&mut b),
-    )?;
-    rows.extend(assigned);
-    rows.sort_by_key(|r| std::cmp::Reverse((r.created_at, r.id)));
-    rows.dedup_by_key(|r| r.id);
-    rows.truncate(n);
-    Ok(rows)
-}
-
-/// The caller's phone is this one: the same key as the writes store (`domain::phone`, one
-/// rule for every spelling of a number), on the `incidents_caller_phone_key` index.
-fn phone_is(digits: &str) -> Box<dyn BoxableExpression<incidents::table, Pg, SqlType = Bool>> {
-    Box::new(incidents::caller_phone_key.eq(crate::domain::phone::key_of(digits)))
-}
-
-/// The caller's phone starts with these digits (with or without the 55 country code).
-fn phone_starts_with(
-    digits: &str,
-) -> Box<dyn BoxableExpression<incidents::table, Pg, SqlType = Bool>> {
-    Box::new(
-        phone_digits()
-            .like(format!("{digits}%"))
-            .or(phone_digits().like(format!("55{digits}%"))),
-    )
-}
-
-/// What phone terms are matched on: the digits of the caller's phone, as the
-/// `incidents_phone_digits` index holds them.
-fn phone_digits() -> digits_of<incidents::caller_phone> {
-    digits_of(incidents::caller_phone)
-}
-
-impl From<MaskRow> for IncidentMaskItem {
-    fn from(r: MaskRow) -> Self {
-        IncidentMaskItem {
-            id: r.id,
-            number: r.number,
-            state: r.state,
-            caller_name: r.caller_name,
-            patient_name: r.patient_name,
-            address: r.address,
-            created_at: r.created_at,
-        }
-    }
-}
-
-#[derive(Queryable, Selectable)]
-#[diesel(table_name = incidents, check_for_backend(diesel::pg::Pg))]
-struct MaskRow {
-    id: i64,
-    number: String,
-    state: State,
-    caller_name: String,
-    patient_name: Option<String>,
-    address: String,
-    created_at: DateTime<Utc>,
 }
 
 /// What the fleet and unit-selection screens read of an incident.

@@ -1,0 +1,293 @@
+//! Every write (docs/dispatch-realtime.md, "Writes"), each one transaction: lock the incident, ask the state
+//! machine, change the rows, raise the version, append the history, NOTIFY (see `writes`).
+//! Every field a write changes on the incident is in its history entry, from and to
+//! (docs/dispatch-routes.md, "Writes: what each records"). Which states allow a write and
+//! which references it may name are the domain's (`domain::incident`,
+//! `domain::reference`); here they are asked.
+//!
+//! Here: the forms (create, PATCH) and the moves of the state alone (submit, cancel, prank
+//! call, close); `regulation`: decisions and who holds the incident; `dispatch`: the units.
+
+mod dispatch;
+mod regulation;
+
+pub use dispatch::{DispatchWritten, NewDispatch, dispatch_status, dispatch_unit};
+pub use regulation::{intercurrence, send_to, technical_decision, transfer};
+
+use chrono::{DateTime, Datelike, Utc};
+use diesel::dsl::exists;
+use diesel::prelude::*;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use serde_json::json;
+
+use crate::domain::dispatch::Status;
+use crate::domain::form::IncidentForm;
+use crate::domain::history::{ChangeGroup, HistoryAction};
+use crate::domain::incident::{self, Edit, State};
+use crate::domain::{Refusal, phone, reference};
+use crate::error::{Error, Result};
+use crate::schema::dispatch::*;
+use crate::store::writes::{self, Author, Changes, Written, lock};
+use crate::views::UserOption;
+
+/// A person as the history names them.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = users, check_for_backend(diesel::pg::Pg))]
+struct PersonRow {
+    id: i64,
+    descriptive_name: String,
+}
+
+impl From<PersonRow> for UserOption {
+    fn from(p: PersonRow) -> Self {
+        UserOption {
+            id: p.id,
+            descriptive_name: p.descriptive_name,
+        }
+    }
+}
+
+/// The person `id` names, for the history (`None` for no one).
+async fn person(c: &mut AsyncPgConnection, id: Option<i64>) -> Result<Option<UserOption>> {
+    let Some(id) = id else { return Ok(None) };
+    let row: PersonRow = users::table
+        .find(id)
+        .select(PersonRow::as_select())
+        .first(c)
+        .await?;
+    Ok(Some(row.into()))
+}
+
+/// `POST /incident`: a new incident in `registering`, version 1, history `created`.
+pub async fn create(
+    conn: &mut AsyncPgConnection,
+    by: &Author<'_>,
+    fields: IncidentForm,
+) -> Result<Written> {
+    conn.transaction::<_, Error, _>(async |c| {
+        check_related(c, fields.related_incident_id, None).await?;
+        check_destination(
+            c,
+            "destination_health_unit_id",
+            fields.destination_health_unit_id,
+        )
+        .await?;
+        let id: i64 = diesel::select(diesel::dsl::sql::<diesel::sql_types::BigInt>(
+            "nextval(pg_get_serial_sequence('incidents', 'id'))",
+        ))
+        .get_result(c)
+        .await?;
+        let year = by.at.year();
+        diesel::insert_into(incidents::table)
+            .values((
+                incidents::id.eq(id),
+                incidents::number.eq(format!("{year}-{id:06}")),
+                incidents::created_by.eq(by.id()),
+                incidents::created_at.eq(by.at),
+                incidents::updated_at.eq(by.at),
+                incidents::caller_phone_key.eq(phone::key_of(&fields.caller_phone)),
+                &fields,
+            ))
+            .execute(c)
+            .await?;
+        let mut changes =
+            Changes::new().field(ChangeGroup::State, "state", None::<&str>, "registering");
+        for (name, group, value) in in_name_order(&fields) {
+            if !value.is_null() {
+                changes = changes.field(group, name, None::<()>, value);
+            }
+        }
+        writes::append_history(c, id, 1, by, HistoryAction::Created, &changes).await?;
+        writes::announce(c, id, 1, changes.groups()).await?;
+        Ok(Written {
+            id,
+            version: 1,
+            state: State::Registering,
+        })
+    })
+    .await
+}
+
+/// The form's fields in the order of their names, as the history's `changes` holds them:
+/// the order in which an event names the groups that moved.
+fn in_name_order(form: &IncidentForm) -> Vec<(&'static str, ChangeGroup, serde_json::Value)> {
+    let mut values = form.values();
+    values.sort_by_key(|(name, _, _)| *name);
+    values
+}
+
+/// The related incident (if any) exists and is not `own`.
+async fn check_related(
+    c: &mut AsyncPgConnection,
+    related: Option<i64>,
+    own: Option<i64>,
+) -> Result<()> {
+    let Some(rid) = related else { return Ok(()) };
+    let found = own == Some(rid)
+        || diesel::select(exists(incidents::table.filter(incidents::id.eq(rid))))
+            .get_result(c)
+            .await?;
+    Ok(reference::related_incident(found, rid, own)?)
+}
+
+/// A destination (a dispatch's or the patient's), judged by `domain::reference::destination`;
+/// `None` (no destination, or clearing it) is always fine.
+async fn check_destination(
+    c: &mut AsyncPgConnection,
+    field: &str,
+    unit: Option<i64>,
+) -> Result<()> {
+    let Some(unit) = unit else { return Ok(()) };
+    let active: Option<bool> = health_units::table
+        .find(unit)
+        .select(health_units::active)
+        .first(c)
+        .await
+        .optional()?;
+    Ok(reference::destination(active, field, unit)?)
+}
+
+/// `PATCH /incident/{id}`: `apply` edits a copy of the forms; only what differs is written
+/// and recorded. Allowed while the incident is open.
+pub async fn patch(
+    conn: &mut AsyncPgConnection,
+    by: &Author<'_>,
+    id: i64,
+    expected: i32,
+    apply: impl FnOnce(&mut IncidentForm) + Send,
+) -> Result<Written> {
+    conn.transaction::<_, Error, _>(async |c| {
+        let cur = lock(c, id, Some(expected)).await?;
+        incident::edit(cur.state, Edit::Update)?;
+        let mut next = cur.fields.clone();
+        apply(&mut next);
+        if next.related_incident_id != cur.fields.related_incident_id {
+            check_related(c, next.related_incident_id, Some(id)).await?;
+        }
+        if next.destination_health_unit_id != cur.fields.destination_health_unit_id {
+            check_destination(
+                c,
+                "destination_health_unit_id",
+                next.destination_health_unit_id,
+            )
+            .await?;
+        }
+        let mut changes = Changes::new();
+        let before = in_name_order(&cur.fields);
+        for ((name, group, from), (_, _, to)) in before.into_iter().zip(in_name_order(&next)) {
+            if from != to {
+                changes = changes.field(group, name, from, to);
+            }
+        }
+        diesel::update(incidents::table.filter(incidents::id.eq(id)))
+            .set((
+                &next,
+                incidents::caller_phone_key.eq(phone::key_of(&next.caller_phone)),
+            ))
+            .execute(c)
+            .await?;
+        writes::commit(c, &cur, by, HistoryAction::Updated, cur.state, changes).await
+    })
+    .await
+}
+
+/// A write that only moves the state (submit, cancel), with optional extra history data.
+pub async fn move_to(
+    conn: &mut AsyncPgConnection,
+    by: &Author<'_>,
+    id: i64,
+    expected: i32,
+    to: State,
+    action: HistoryAction,
+    reason: Option<String>,
+) -> Result<Written> {
+    conn.transaction::<_, Error, _>(async |c| {
+        let cur = lock(c, id, Some(expected)).await?;
+        let to = incident::transition(cur.state, to)?;
+        let mut changes = Changes::new();
+        if let Some(reason) = reason {
+            changes = changes.record(ChangeGroup::State, "reason", json!(reason));
+        }
+        writes::commit(c, &cur, by, action, to, changes).await
+    })
+    .await
+}
+
+/// `POST /incident/{id}/prank-call`: final state `prank`, the caller's phone recorded.
+pub async fn prank_call(
+    conn: &mut AsyncPgConnection,
+    by: &Author<'_>,
+    id: i64,
+    expected: i32,
+) -> Result<Written> {
+    conn.transaction::<_, Error, _>(async |c| {
+        let cur = lock(c, id, Some(expected)).await?;
+        let to = incident::transition(cur.state, State::Prank)?;
+        diesel::insert_into(prank_calls::table)
+            .values((
+                prank_calls::phone.eq(&cur.fields.caller_phone),
+                prank_calls::phone_key.eq(phone::key_of(&cur.fields.caller_phone)),
+                prank_calls::incident_id.eq(id),
+                prank_calls::incident_number.eq(&cur.number),
+                prank_calls::recorded_by.eq(by.id()),
+                prank_calls::recorded_at.eq(by.at),
+            ))
+            .execute(c)
+            .await?;
+        let changes = Changes::new().record(
+            ChangeGroup::PrankCalls,
+            "prank_call_phone",
+            json!(cur.fields.caller_phone),
+        );
+        writes::commit(c, &cur, by, HistoryAction::PrankCall, to, changes).await
+    })
+    .await
+}
+
+/// `POST /incident/{id}/close`: the conclusion; 409 `unit_assigned` while a unit is not
+/// released.
+pub async fn close(
+    conn: &mut AsyncPgConnection,
+    by: &Author<'_>,
+    id: i64,
+    expected: i32,
+    conclusion: String,
+) -> Result<Written> {
+    conn.transaction::<_, Error, _>(async |c| {
+        let cur = lock(c, id, Some(expected)).await?;
+        let to = incident::transition(cur.state, State::Closed)?;
+        let busy: bool = diesel::select(exists(
+            dispatches::table
+                .filter(dispatches::incident_id.eq(id))
+                .filter(dispatches::status.ne(Status::Released)),
+        ))
+        .get_result(c)
+        .await?;
+        if busy {
+            return Err(Refusal::UnitAssigned.into());
+        }
+        let closed_at: Option<DateTime<Utc>> = diesel::update(incidents::table.find(id))
+            .set((
+                incidents::conclusion.eq(&conclusion),
+                incidents::closed_at.eq(by.at),
+            ))
+            .returning(incidents::closed_at)
+            .get_result(c)
+            .await?;
+        let changes = Changes::new()
+            .field(
+                ChangeGroup::Conclusion,
+                "conclusion",
+                &cur.conclusion,
+                &conclusion,
+            )
+            .field(
+                ChangeGroup::Conclusion,
+                "closed_at",
+                cur.closed_at,
+                closed_at,
+            );
+        writes::commit(c, &cur, by, HistoryAction::Closed, to, changes).await
+    })
+    .await
+}
