@@ -23,6 +23,7 @@ mod flows;
 mod history;
 mod idempotency;
 mod idp;
+mod layers;
 mod incidents;
 mod migrations;
 mod openapi;

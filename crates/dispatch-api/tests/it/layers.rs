@@ -1,0 +1,63 @@
+//! The layer order of docs/architecture.md ("dispatch-api"): no module names one above it,
+//! and no two modules import each other, directly or round a circle.
+
+use std::path::Path;
+
+use common::test_support::layers::{Layer, assert_layers};
+
+/// From the top down; a module may use those in its own layer or below.
+const LAYERS: &[Layer] = &[
+    Layer {
+        name: "start-up",
+        modules: &["startup", "openapi", "settings"],
+    },
+    Layer {
+        name: "routes",
+        modules: &["routes"],
+    },
+    Layer {
+        name: "sockets",
+        modules: &["realtime::ws", "realtime::listener"],
+    },
+    Layer {
+        name: "auth",
+        modules: &["auth", "cors"],
+    },
+    Layer {
+        name: "state",
+        modules: &["state"],
+    },
+    Layer {
+        name: "seed",
+        modules: &["seed"],
+    },
+    Layer {
+        name: "caches and fan-out",
+        modules: &["catalog", "user_cache", "token_cache", "realtime"],
+    },
+    Layer {
+        name: "store",
+        modules: &["store"],
+    },
+    Layer {
+        name: "wire",
+        modules: &["views", "search"],
+    },
+    Layer {
+        name: "error",
+        modules: &["error"],
+    },
+    Layer {
+        name: "domain",
+        modules: &["domain"],
+    },
+    Layer {
+        name: "schema",
+        modules: &["schema", "bench"],
+    },
+];
+
+#[test]
+fn every_import_points_down_the_layers_and_none_is_a_circle() {
+    assert_layers(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), LAYERS);
+}
