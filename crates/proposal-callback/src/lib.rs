@@ -14,7 +14,6 @@ pub mod flow;
 pub mod hex;
 pub mod metrics;
 pub mod openapi;
-pub mod proposal;
 pub mod query;
 pub mod ratelimit;
 pub mod registration;

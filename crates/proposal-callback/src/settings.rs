@@ -24,7 +24,7 @@ use crate::email::config::{
     DEFAULT_FROM, DEFAULT_POLL_INTERVAL, DEFAULT_RETRY_BASE, DEFAULT_RETRY_MAX,
     DEFAULT_SMTP_TIMEOUT, EmailConfig, SmtpTarget, read_ca_file,
 };
-use crate::proposal::sweep::{DEFAULT_GRACE, DEFAULT_INTERVAL, SweepConfig};
+use crate::flow::sweep::{DEFAULT_GRACE, DEFAULT_INTERVAL, SweepConfig};
 use crate::ratelimit::TrustedProxies;
 use crate::registration::config::{
     DEFAULT_CALLBACK_BASE_URL, DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, Environment,

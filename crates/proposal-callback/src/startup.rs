@@ -69,7 +69,7 @@ pub async fn serve(ctx: Context, settings: Settings) -> anyhow::Result<()> {
     let clock = Clock::system();
     let outbox_metrics = OutboxMetrics::new();
     crate::flow::email_worker::start(&pool, &clock, &email, &outbox_metrics).await?;
-    crate::proposal::sweep::start(&pool, &clock, sweep);
+    crate::flow::sweep::start(&pool, &clock, sweep);
     tracing::info!(
         callback_base_url = %registration.callback_base_url,
         configured = ?registration.configured(),

@@ -10,10 +10,8 @@
 //! - [`replay`]: processes a stored receipt again, one or in bulk;
 //! - [`registration`]: RegisterCallback, the token's life around the insurer's call (pending,
 //!   then live or revoked);
-//! - [`email_worker`]: the outbox worker that sends queued messages over SMTP.
-//!
-//! The sweeper, which processes again the receipts a crash left `received`, is
-//! `proposal::sweep` for now.
+//! - [`email_worker`]: the outbox worker that sends queued messages over SMTP;
+//! - [`sweep`]: the sweeper, which processes again the receipts a crash left `received`.
 
 pub mod apply;
 pub mod email_worker;
@@ -21,3 +19,4 @@ pub mod pause;
 pub mod receive;
 pub mod registration;
 pub mod replay;
+pub mod sweep;

@@ -10,7 +10,7 @@ use common::settings::FromSource;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use proposal_callback::flow::email_worker::Mailer;
-use proposal_callback::proposal::sweep;
+use proposal_callback::flow::sweep;
 use proposal_callback::schema::proposal::{
     applied_callbacks as a, callback_receipts as r, email_outbox as o, integration_history as h,
     proposal_events as e, proposals as p,

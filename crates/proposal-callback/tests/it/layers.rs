@@ -25,7 +25,7 @@ const LAYERS: &[Layer] = &[
     },
     Layer {
         name: "flows and queries",
-        modules: &["query", "flow", "proposal"],
+        modules: &["query", "flow"],
     },
     Layer {
         name: "metrics",

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use proposal_callback::proposal::sweep;
+use proposal_callback::flow::sweep;
 use proposal_callback::schema::proposal::callback_receipts as r;
 use sha2::{Digest, Sha256};
 
