@@ -17,7 +17,7 @@ use actix_web::HttpServer;
 use common::test_support::TestDb;
 use dispatch_api::auth::{CurrentUser, Profile};
 use dispatch_api::catalog::Catalog;
-use dispatch_api::realtime::listener;
+use dispatch_api::listener;
 use dispatch_api::realtime::{Hub, WsSettings, hub::QUEUE_CAPACITY};
 use dispatch_api::startup;
 use dispatch_api::state::AppState;

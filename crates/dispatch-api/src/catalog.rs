@@ -1,7 +1,7 @@
 //! Reference data served from memory: the 7,458 health units and the small lists. They
 //! change rarely, so a request searches a snapshot instead of the database. The snapshot
 //! loads at start (or on first use) and `refresh()` replaces it whenever a trigger announces
-//! a change to a reference table (`realtime::listener` follows that channel on every
+//! a change to a reference table (`listener` follows that channel on every
 //! replica; docs/dispatch-realtime.md, "Fan-out across replicas").
 
 use std::sync::{Arc, RwLock};

@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod cors;
 pub mod domain;
 pub mod error;
+pub mod listener;
 pub mod openapi;
 pub mod realtime;
 pub mod routes;

@@ -10,7 +10,7 @@ use common::service::Context;
 use common::settings::FromSource;
 
 use crate::auth::service_keys;
-use crate::realtime::listener;
+use crate::listener;
 use crate::settings::Settings;
 use crate::state::AppState;
 

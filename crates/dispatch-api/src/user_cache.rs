@@ -3,7 +3,7 @@
 //! A user is loaded on every request or from a cache invalidated on change
 //! (docs/dispatch-realtime.md, "Fan-out across replicas"). A trigger (migration 000003)
 //! sends `NOTIFY dispatch_users, '<id>'` on every change to a user (and `'*'` on a profile
-//! change). The process's one `LISTEN` connection (`realtime::listener`) hears it and
+//! change). The process's one `LISTEN` connection (`listener`) hears it and
 //! [`follow`] evicts the entry. The cache answers only while that listener is connected:
 //! when it is down (or never started, as in tests) every request reads the database, so a
 //! deactivated user is never let in from a stale entry. Users and logins are held in `moka`
@@ -135,7 +135,7 @@ impl UserCache {
 }
 
 /// Listens for user changes alone, on a connection of its own (tests; `serve` shares the
-/// process's one listener instead, see `realtime::listener`).
+/// process's one listener instead, see `listener`).
 #[cfg(any(test, feature = "test-support"))]
 pub async fn listen(database_url: String, cache: UserCache) {
     use common::listen::ListenSettings;

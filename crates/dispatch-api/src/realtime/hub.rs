@@ -207,7 +207,7 @@ pub struct Hub {
     next_id: Arc<AtomicU64>,
     closing: Arc<watch::Sender<bool>>,
     /// Whether this process's listener is connected and has resynchronised the sockets
-    /// since (`realtime::listener`): from then on every committed change reaches them.
+    /// since (`listener`): from then on every committed change reaches them.
     listening: Arc<watch::Sender<bool>>,
     pub queue_capacity: usize,
     pub settings: WsSettings,

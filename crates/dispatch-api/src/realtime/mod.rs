@@ -1,18 +1,17 @@
-//! Real-time updates instead of polling: the WebSocket at `GET /ws`, the per-process hub
-//! that fans events out to its sockets, and the one `LISTEN` connection per process that
-//! brings every replica's committed changes to its hub (and its caches).
+//! Real-time updates instead of polling: the per-process hub that fans events out to its
+//! sockets, and what it speaks. The socket's task is the route `routes::ws` (`GET /ws`); the
+//! one `LISTEN` connection per process that brings every replica's committed changes to the
+//! hub (and the caches) is `crate::listener`. Both drive the hub from above `state`, which
+//! holds it.
 //!
 //! `protocol` (the frames), `settings` (socket timing) and `authority` (when a socket's
-//! authority ends, and its close code) sit below `hub` (the fan-out), which `ws` (one task
-//! per socket) and `listener` (the one `LISTEN`) drive.
+//! authority ends, and its close code) sit below `hub` (the fan-out).
 
 pub mod authority;
 pub mod hub;
-pub mod listener;
 pub mod notice;
 pub mod protocol;
 pub mod settings;
-pub mod ws;
 
 pub use hub::Hub;
 pub use settings::WsSettings;

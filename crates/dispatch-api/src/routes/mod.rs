@@ -19,6 +19,7 @@ pub mod technical_decision;
 pub mod technical_decision_action;
 pub mod unallocated;
 pub mod user;
+pub mod ws;
 
 use actix_web::{HttpResponse, web};
 pub use common::routes::Routes;
@@ -74,7 +75,7 @@ pub fn routes(r: &mut Routes<'_>) {
     professional_type::routes(r);
     unallocated::routes(r);
     // `/ws` upgrades to the socket that `realtime` runs.
-    r.add(crate::realtime::ws::__path_ws, crate::realtime::ws::ws);
+    r.add(ws::__path_ws, ws::ws);
 }
 
 /// Registers every route with actix.

@@ -16,8 +16,8 @@ const LAYERS: &[Layer] = &[
         modules: &["routes"],
     },
     Layer {
-        name: "sockets",
-        modules: &["realtime::ws", "realtime::listener"],
+        name: "listener",
+        modules: &["listener"],
     },
     Layer {
         name: "auth",

@@ -8,7 +8,7 @@ use actix_web::HttpServer;
 use actix_web::dev::ServerHandle;
 use diesel_async::RunQueryDsl;
 use dispatch_api::catalog::Catalog;
-use dispatch_api::realtime::listener::{self, APPLICATION_NAME};
+use dispatch_api::listener::{self, APPLICATION_NAME};
 use dispatch_api::realtime::{Hub, WsSettings, hub::QUEUE_CAPACITY};
 use dispatch_api::startup;
 use dispatch_api::state::AppState;

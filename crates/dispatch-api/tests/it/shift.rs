@@ -39,10 +39,10 @@ async fn people(api: &Api, profile: &str, n: usize) -> Vec<Person> {
 async fn a_shift_ends_with_every_incident_final_and_every_invariant_kept() {
     let api = Api::new().await;
     // The replica's one listening connection, as `serve` starts it: socket events need it.
-    let listener = dispatch_api::realtime::listener::spawn(
+    let listener = dispatch_api::listener::spawn(
         api.db.url().to_owned(),
         api.state(),
-        dispatch_api::realtime::listener::settings(),
+        dispatch_api::listener::settings(),
     );
     // Listening and resynchronised: every write from now on reaches the sockets.
     tokio::time::timeout(Duration::from_secs(30), api.state().hub.listening())

@@ -12,11 +12,11 @@ use common::listen::{ListenEvent, ListenSettings};
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
-use super::authority::Ending;
-use super::hub::Hub;
-use super::notice::{IncidentNotice, QueueNotice};
 use crate::catalog::Catalog;
 use crate::domain::history::ChangeGroup;
+use crate::realtime::authority::Ending;
+use crate::realtime::hub::Hub;
+use crate::realtime::notice::{IncidentNotice, QueueNotice};
 use crate::state::AppState;
 use crate::store::{self, INCIDENT_CHANNEL, QUEUE_CHANNEL, REFERENCE_CHANNEL};
 use crate::user_cache;

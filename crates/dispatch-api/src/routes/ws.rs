@@ -28,12 +28,12 @@ use common::db::Pool;
 use serde::Deserialize;
 use tokio::sync::mpsc;
 
-use super::authority::Ending;
-use super::hub::{Client, Hub};
-use super::protocol::{ClientMessage, ServerMessage, Target};
 use crate::domain::incident::State;
 use crate::domain::queue::{self, QUEUES};
 use crate::domain::user::{CurrentUser, Profile, may, titles};
+use crate::realtime::authority::Ending;
+use crate::realtime::hub::{Client, Hub};
+use crate::realtime::protocol::{ClientMessage, ServerMessage, Target};
 use crate::state::AppState;
 use crate::store;
 
