@@ -9,7 +9,7 @@ use common::test_support::layers::{Layer, assert_layers};
 const LAYERS: &[Layer] = &[
     Layer {
         name: "start-up",
-        modules: &["startup", "openapi"],
+        modules: &["startup", "openapi", "settings"],
     },
     Layer {
         name: "pages",
