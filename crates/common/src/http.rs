@@ -172,8 +172,8 @@ pub fn healthcheck(bind: &str) -> std::process::ExitCode {
 /// What a service's `App` is built from: its shared state, which holds the pool (for
 /// `/readyz`) and the rendered OpenAPI document, and knows the service's routes.
 pub trait Service: Clone + 'static {
-    fn pool(&self) -> &Pool;
-    fn openapi(&self) -> &OpenApiJson;
+    /// The pool and the rendered OpenAPI document the operational routes serve.
+    fn parts(&self) -> (&Pool, &OpenApiJson);
     /// Registers every route of the service (the state is already `web::Data<Self>`).
     fn routes(cfg: &mut web::ServiceConfig);
 }
@@ -196,15 +196,11 @@ pub fn service_app<S: Service>(
     >,
 > {
     let enabled = cors.is_some();
-    app(
-        state.pool().clone(),
-        state.openapi().clone(),
-        metrics,
-        move |cfg| {
-            cfg.app_data(web::Data::new(state));
-            S::routes(cfg);
-        },
-    )
+    let (pool, openapi) = state.parts();
+    app(pool.clone(), openapi.clone(), metrics, move |cfg| {
+        cfg.app_data(web::Data::new(state));
+        S::routes(cfg);
+    })
     .wrap(actix_web::middleware::Condition::new(
         enabled,
         cors.unwrap_or_default(),

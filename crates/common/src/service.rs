@@ -158,7 +158,20 @@ impl Skeleton {
             let bind = std::env::var("BIND").unwrap_or_else(|_| self.default_bind.to_owned());
             return crate::http::healthcheck(&bind);
         }
-        match self.execute(command, serve, service).await {
+        let done = async {
+            let ctx = self.context(&command).await?;
+            match command {
+                Command::Serve(_) => serve(ctx).await,
+                Command::Migrate => {
+                    let applied = ctx.migrate().await?;
+                    println!("{}", serde_json::json!({ "applied": applied }));
+                    Ok(())
+                }
+                Command::Service(c) => service(c, ctx).await,
+                Command::Healthcheck => unreachable!("answered before the configuration is read"),
+            }
+        };
+        match done.await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("{}: {e:#}", self.name);
@@ -190,20 +203,10 @@ impl Skeleton {
             .unwrap_or(Command::Serve(ServeArgs::default()))
     }
 
-    async fn execute<E, S, SFut, R, RFut>(
-        self,
-        command: Command<E>,
-        serve: S,
-        service: R,
-    ) -> anyhow::Result<()>
-    where
-        E: ServiceCommand,
-        S: FnOnce(Context) -> SFut,
-        SFut: Future<Output = anyhow::Result<()>>,
-        R: FnOnce(E, Context) -> RFut,
-        RFut: Future<Output = anyhow::Result<()>>,
-    {
-        let (dev_key_allowed, uses_database) = match &command {
+    /// What `command` runs with: the shared settings, read and checked, and the database
+    /// found reachable when the command uses it (logging is set up for `serve`).
+    async fn context<E: ServiceCommand>(self, command: &Command<E>) -> anyhow::Result<Context> {
+        let (dev_key_allowed, uses_database) = match command {
             Command::Serve(args) => (args.dev, true),
             Command::Migrate => (true, true),
             Command::Service(c) => (!c.needs_jwt_secret(), c.uses_database()),
@@ -220,21 +223,11 @@ impl Skeleton {
         if uses_database {
             database_url.check_reachable().await?;
         }
-        let ctx = Context {
+        Ok(Context {
             config,
             database_url,
             skeleton: self,
-        };
-        match command {
-            Command::Serve(_) => serve(ctx).await,
-            Command::Migrate => {
-                let applied = ctx.migrate().await?;
-                println!("{}", serde_json::json!({ "applied": applied }));
-                Ok(())
-            }
-            Command::Service(c) => service(c, ctx).await,
-            Command::Healthcheck => unreachable!("answered before the configuration is read"),
-        }
+        })
     }
 
     /// The pool settings of this service: its schema, its name as `application_name`, at

@@ -3,7 +3,7 @@
 use actix_web::web;
 use common::auth::JwtKeys;
 use common::auth::idp::IdpVerifier;
-use common::db::{Pool, PoolSettings};
+use common::db::Pool;
 use common::http::{self, OpenApiJson};
 use common::service::Context;
 
@@ -14,26 +14,18 @@ use crate::listener;
 use crate::settings::Settings;
 use crate::state::AppState;
 
+/// The application: routes, shared state, middleware, and the CORS rules of
+/// `CorsSettings::layer` (docs/architecture.md).
+pub use common::http::service_app as app;
+
 /// A fresh [`AppState`] serving this service's OpenAPI document.
 pub fn state(pool: Pool, keys: JwtKeys) -> AppState {
     AppState::new(pool, keys, OpenApiJson::new(&crate::openapi::document()))
 }
 
-pub fn pool_settings(size: usize) -> PoolSettings {
-    crate::SKELETON.pool_settings(size)
-}
-
-/// The application: routes, shared state, middleware, and the CORS rules of
-/// `CorsSettings::layer` (docs/architecture.md).
-pub use common::http::service_app as app;
-
 impl common::http::Service for AppState {
-    fn pool(&self) -> &Pool {
-        &self.pool
-    }
-
-    fn openapi(&self) -> &OpenApiJson {
-        &self.openapi
+    fn parts(&self) -> (&Pool, &OpenApiJson) {
+        (&self.pool, &self.openapi)
     }
 
     fn routes(cfg: &mut web::ServiceConfig) {

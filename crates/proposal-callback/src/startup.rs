@@ -4,7 +4,7 @@ use actix_web::web;
 use common::Clock;
 use common::auth::JwtKeys;
 use common::auth::idp::IdpVerifier;
-use common::db::{Pool, PoolSettings};
+use common::db::Pool;
 use common::http::{self, OpenApiJson};
 use common::service::Context;
 
@@ -12,6 +12,10 @@ use crate::metrics::OutboxMetrics;
 use crate::registration::config::RegistrationConfig;
 use crate::settings::Settings;
 use crate::state::AppState;
+
+/// The application: routes, shared state, middleware (no CORS: the insurers and operators
+/// call it from servers and from its own pages).
+pub use common::http::service_app as app;
 
 /// The state the handlers share, with the OpenAPI document rendered once.
 pub fn state(
@@ -23,21 +27,9 @@ pub fn state(
     AppState::new(pool, keys, openapi, registration)
 }
 
-pub fn pool_settings(size: usize) -> PoolSettings {
-    crate::SKELETON.pool_settings(size)
-}
-
-/// The application: routes, shared state, middleware (no CORS: the insurers and operators
-/// call it from servers and from its own pages).
-pub use common::http::service_app as app;
-
 impl common::http::Service for AppState {
-    fn pool(&self) -> &Pool {
-        &self.pool
-    }
-
-    fn openapi(&self) -> &OpenApiJson {
-        &self.openapi
+    fn parts(&self) -> (&Pool, &OpenApiJson) {
+        (&self.pool, &self.openapi)
     }
 
     fn routes(cfg: &mut web::ServiceConfig) {

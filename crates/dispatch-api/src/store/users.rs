@@ -1,7 +1,10 @@
 //! Users and their staff records.
 
+use diesel::dsl::{Desc, Like};
 use diesel::prelude::*;
+use diesel::query_dsl::methods as q;
 use diesel::result::Error;
+use diesel_async::methods::LoadQuery;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use crate::domain::user::{Profile, UserStatus};
@@ -68,6 +71,15 @@ struct UserRow {
     login: String,
     #[diesel(embed)]
     profile: ProfileRow,
+    #[diesel(embed)]
+    staff: StaffRefs,
+}
+
+/// A user's professional type and team (both left-joined), as `GET /user` and
+/// `GET /employee/user_id/{id}` show them.
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = users, check_for_backend(diesel::pg::Pg))]
+struct StaffRefs {
     #[diesel(select_expression = professional_types::id.nullable())]
     professional_type_id: Option<i32>,
     #[diesel(select_expression = professional_types::name.nullable())]
@@ -76,6 +88,16 @@ struct UserRow {
     team_id: Option<i32>,
     #[diesel(select_expression = teams::name.nullable())]
     team_name: Option<String>,
+}
+
+impl StaffRefs {
+    /// The professional type and the team, each where the user has one.
+    fn into_refs(self) -> (Option<RefOption>, Option<RefOption>) {
+        (
+            opt_ref(self.professional_type_id, self.professional_type_name),
+            opt_ref(self.team_id, self.team_name),
+        )
+    }
 }
 
 #[derive(Debug, Queryable, Selectable)]
@@ -115,6 +137,7 @@ fn user_records() -> _ {
 impl UserRow {
     /// `with_login` decides whether the login leaves the service (ADMIN callers only).
     fn into_record(self, with_login: bool) -> UserRecord {
+        let (professional_type, team) = self.staff.into_refs();
         UserRecord {
             id: self.id,
             descriptive_name: self.descriptive_name,
@@ -125,8 +148,8 @@ impl UserRow {
                 title: self.profile.title,
                 text: self.profile.text,
             },
-            professional_type: opt_ref(self.professional_type_id, self.professional_type_name),
-            team: opt_ref(self.team_id, self.team_name),
+            professional_type,
+            team,
         }
     }
 }
@@ -160,45 +183,56 @@ pub async fn by_id(
 
 /// `GET /user/search`: "Send to" candidates, active regulating physicians.
 pub async fn search_regulators(
-    mut conn: &AsyncPgConnection,
+    conn: &AsyncPgConnection,
     search: &Search,
 ) -> Result<Vec<UserOption>, Error> {
-    let mut query = users::table
+    let query = users::table
         .inner_join(profiles::table)
         .filter(profiles::title.eq(Profile::MedicoRegulador.title()))
         .filter(users::status.eq(UserStatus::Active))
         .select(OptionRow::as_select())
         .into_boxed();
-    if let Some((infix, prefix)) = search.like_patterns() {
-        query = query
-            .filter(search_key(users::descriptive_name).like(infix))
-            .order_by(search_key(users::descriptive_name).like(prefix).desc());
-    }
-    let rows: Vec<OptionRow> = query
-        .then_order_by(search_order(users::descriptive_name))
-        .then_order_by(users::id)
-        .limit(search.limit)
-        .offset(search.offset)
-        .load(&mut conn)
-        .await?;
-    Ok(rows.into_iter().map(UserOption::from).collect())
+    pick(conn, query, search).await
 }
 
 /// `GET /employee/search`: "Transfer to" candidates, active employees of active users,
 /// as `{id: user id, descriptive_name}` (the spec's planned select-option shape).
 pub async fn search_employees(
-    mut conn: &AsyncPgConnection,
+    conn: &AsyncPgConnection,
     search: &Search,
 ) -> Result<Vec<UserOption>, Error> {
-    let mut query = employees::table
+    let query = employees::table
         .inner_join(users::table)
         .filter(employees::active.and(users::status.eq(UserStatus::Active)))
         .select(OptionRow::as_select())
         .into_boxed();
+    pick(conn, query, search).await
+}
+
+/// A picker's test of a user's folded name against a `LIKE` pattern.
+type NameLike = Like<search_key<users::descriptive_name>, String>;
+
+/// A picker's page of users (`query`, boxed, selecting [`OptionRow`]): those whose name
+/// matches `search`'s term, the names that start with it first, then in name order.
+async fn pick<'c, 'q, Q>(
+    mut conn: &'c AsyncPgConnection,
+    mut query: Q,
+    search: &Search,
+) -> Result<Vec<UserOption>, Error>
+where
+    Q: q::FilterDsl<NameLike, Output = Q>
+        + q::OrderDsl<Desc<NameLike>, Output = Q>
+        + q::ThenOrderDsl<search_order<users::descriptive_name>, Output = Q>
+        + q::ThenOrderDsl<users::id, Output = Q>
+        + q::LimitDsl<Output = Q>
+        + q::OffsetDsl<Output = Q>
+        + LoadQuery<'q, &'c AsyncPgConnection, OptionRow>
+        + 'q,
+{
     if let Some((infix, prefix)) = search.like_patterns() {
         query = query
             .filter(search_key(users::descriptive_name).like(infix))
-            .order_by(search_key(users::descriptive_name).like(prefix).desc());
+            .order(search_key(users::descriptive_name).like(prefix).desc());
     }
     let rows: Vec<OptionRow> = query
         .then_order_by(search_order(users::descriptive_name))
@@ -238,15 +272,18 @@ pub async fn employee_of(
         .first(&mut conn)
         .await
         .optional()?;
-    Ok(row.map(|r| EmployeeRecord {
-        id: r.id,
-        user_id: r.user_id,
-        descriptive_name: r.descriptive_name,
-        registration: r.registration,
-        phone: r.phone,
-        active: r.active,
-        professional_type: opt_ref(r.professional_type_id, r.professional_type_name),
-        team: opt_ref(r.team_id, r.team_name),
+    Ok(row.map(|r| {
+        let (professional_type, team) = r.staff.into_refs();
+        EmployeeRecord {
+            id: r.id,
+            user_id: r.user_id,
+            descriptive_name: r.descriptive_name,
+            registration: r.registration,
+            phone: r.phone,
+            active: r.active,
+            professional_type,
+            team,
+        }
     }))
 }
 
@@ -261,12 +298,6 @@ struct EmployeeRow {
     registration: String,
     phone: Option<String>,
     active: bool,
-    #[diesel(select_expression = professional_types::id.nullable())]
-    professional_type_id: Option<i32>,
-    #[diesel(select_expression = professional_types::name.nullable())]
-    professional_type_name: Option<String>,
-    #[diesel(select_expression = teams::id.nullable())]
-    team_id: Option<i32>,
-    #[diesel(select_expression = teams::name.nullable())]
-    team_name: Option<String>,
+    #[diesel(embed)]
+    staff: StaffRefs,
 }

@@ -175,7 +175,7 @@ mod limiter {
     /// Another replica of the service over `t`'s database, reading `X-Forwarded-For` from
     /// `proxies` (the test's own address is 127.0.0.1).
     fn replica(t: &TestApp, proxies: &str) -> (String, actix_web::dev::ServerHandle) {
-        let pool = db::pool(t.db.url(), &startup::pool_settings(4)).unwrap();
+        let pool = db::pool(t.db.url(), &proposal_callback::SKELETON.pool_settings(4)).unwrap();
         let state = startup::state(pool, keys(), RegistrationConfig::default())
             .unwrap()
             .with_trusted_proxies(TrustedProxies::parse(proxies).unwrap());

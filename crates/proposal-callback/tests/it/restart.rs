@@ -35,7 +35,7 @@ async fn a_database_restart_loses_no_callback() {
     db::migrate_async(pg.url(), SCHEMA, MIGRATIONS)
         .await
         .unwrap();
-    let pool = db::pool(&pg.url(), &startup::pool_settings(8)).unwrap();
+    let pool = db::pool(&pg.url(), &proposal_callback::SKELETON.pool_settings(8)).unwrap();
     let seed = seeded(&pool).await;
     {
         let mut conn = pool.get().await.unwrap();

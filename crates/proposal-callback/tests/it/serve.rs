@@ -104,7 +104,7 @@ async fn a_database_outage_is_503_with_retry_after() {
         .port();
     let pool = db::pool(
         &format!("postgres://postgres@127.0.0.1:{port}/none"),
-        &startup::pool_settings(2),
+        &proposal_callback::SKELETON.pool_settings(2),
     )
     .unwrap();
     let (base, _handle) =

@@ -13,25 +13,17 @@ use crate::domain::reference::{self, Candidate, Entry, Taker};
 use crate::domain::user::{ACTIVE, Profile};
 use crate::error::{Error, Result};
 use crate::schema::dispatch::*;
-use crate::store::writes::{self, Author, Changes, Written, lock};
+use crate::store::writes::{self, Author, Changes, Locked, Written, lock};
 use crate::views::UserOption;
 
-/// A technical decision action as a decision checks it.
-#[derive(Queryable, Selectable)]
-#[diesel(table_name = technical_decision_actions, check_for_backend(diesel::pg::Pg))]
-struct ActionRow {
-    name: String,
-    active: bool,
-    deleted: bool,
-}
-
-/// An intercurrence of the catalogue as a recording checks it.
-#[derive(Queryable, Selectable)]
-#[diesel(table_name = intercurrences, check_for_backend(diesel::pg::Pg))]
-struct IntercurrenceRow {
-    name: String,
-    active: bool,
-    deleted: bool,
+/// A catalogue entry's `(name, active, deleted)`, as a technical decision finds its action
+/// and a recording its intercurrence, for [`reference::entry`] to judge.
+fn entry_of((name, active, deleted): (String, bool, bool)) -> Entry {
+    Entry {
+        name,
+        active,
+        deleted,
+    }
 }
 
 /// `POST /incident/{id}/technical-decision`: `awaiting_regulation` -> `regulated`; the
@@ -48,22 +40,17 @@ pub async fn technical_decision(
     conn.transaction::<_, Error, _>(async |c| {
         let cur = lock(c, id, Some(expected)).await?;
         let to = incident::transition(cur.state, State::Regulated)?;
-        let action: Option<ActionRow> = technical_decision_actions::table
+        let action: Option<(String, bool, bool)> = technical_decision_actions::table
             .find(action_id)
-            .select(ActionRow::as_select())
+            .select((
+                technical_decision_actions::name,
+                technical_decision_actions::active,
+                technical_decision_actions::deleted,
+            ))
             .first(c)
             .await
             .optional()?;
-        let name = reference::entry(
-            action.map(|r| Entry {
-                name: r.name,
-                active: r.active,
-                deleted: r.deleted,
-            }),
-            "action_id",
-            "action",
-            action_id,
-        )?;
+        let name = reference::entry(action.map(entry_of), "action_id", "action", action_id)?;
         let vehicle_type = match mobile_unit_type_id {
             None => None,
             Some(t) => {
@@ -138,27 +125,8 @@ pub async fn send_to(
             .first(c)
             .await
             .optional()?;
-        let found = found.map(|(person, status, profile)| {
-            let candidate = Candidate {
-                active: status == ACTIVE,
-                profile,
-                employee_active: false,
-            };
-            (person, candidate)
-        });
-        let target = reference::taker(found, Taker::SendTo, to_user)?;
-        let before = person(c, cur.regulator_id).await?;
-        diesel::update(incidents::table.find(id))
-            .set(incidents::regulator_id.eq(to_user))
-            .execute(c)
-            .await?;
-        let changes = Changes::new().field(
-            ChangeGroup::Regulation,
-            "regulator",
-            before,
-            UserOption::from(target),
-        );
-        writes::commit(c, &cur, by, HistoryAction::SentTo, cur.state, changes).await
+        let found = found.map(|(person, status, profile)| (person, status, profile, false));
+        hand_over(c, &cur, by, Taker::SendTo, to_user, found).await
     })
     .await
 }
@@ -175,18 +143,18 @@ pub async fn intercurrence(
     conn.transaction::<_, Error, _>(async |c| {
         let cur = lock(c, id, Some(expected)).await?;
         incident::edit(cur.state, Edit::Intercurrence)?;
-        let found: Option<IntercurrenceRow> = intercurrences::table
+        let found: Option<(String, bool, bool)> = intercurrences::table
             .find(intercurrence_id)
-            .select(IntercurrenceRow::as_select())
+            .select((
+                intercurrences::name,
+                intercurrences::active,
+                intercurrences::deleted,
+            ))
             .first(c)
             .await
             .optional()?;
         let name = reference::entry(
-            found.map(|r| Entry {
-                name: r.name,
-                active: r.active,
-                deleted: r.deleted,
-            }),
+            found.map(entry_of),
             "intercurrence_id",
             "intercurrence",
             intercurrence_id,
@@ -244,27 +212,60 @@ pub async fn transfer(
             .first(c)
             .await
             .optional()?;
-        let found = found.map(|(person, status, profile, employee_active)| {
-            let candidate = Candidate {
-                active: status == ACTIVE,
-                profile,
-                employee_active,
-            };
-            (person, candidate)
-        });
-        let target = reference::taker(found, Taker::Transfer, to_user)?;
-        let before = person(c, cur.assigned_to_id).await?;
-        diesel::update(incidents::table.find(id))
-            .set(incidents::assigned_to_id.eq(to_user))
-            .execute(c)
-            .await?;
-        let changes = Changes::new().field(
-            ChangeGroup::Regulation,
-            "assigned_to",
-            before,
-            UserOption::from(target),
-        );
-        writes::commit(c, &cur, by, HistoryAction::Transferred, cur.state, changes).await
+        hand_over(c, &cur, by, Taker::Transfer, to_user, found).await
     })
     .await
+}
+
+/// The incident passes to `to_user` as `taker` (`found`: the user, their status and profile,
+/// and whether their employee record is active): the rule judges them, the incident's
+/// regulator (send-to) or assignee (transfer) becomes them, and the change is committed.
+async fn hand_over(
+    c: &mut AsyncPgConnection,
+    cur: &Locked,
+    by: &Author<'_>,
+    taker: Taker,
+    to_user: i64,
+    found: Option<(PersonRow, String, Profile, bool)>,
+) -> Result<Written> {
+    let found = found.map(|(person, status, profile, employee_active)| {
+        let candidate = Candidate {
+            active: status == ACTIVE,
+            profile,
+            employee_active,
+        };
+        (person, candidate)
+    });
+    let target = reference::taker(found, taker, to_user)?;
+    let (field, before, action) = match taker {
+        Taker::SendTo => ("regulator", cur.regulator_id, HistoryAction::SentTo),
+        Taker::Transfer => (
+            "assigned_to",
+            cur.assigned_to_id,
+            HistoryAction::Transferred,
+        ),
+    };
+    let before = person(c, before).await?;
+    let row = incidents::table.find(cur.id);
+    match taker {
+        Taker::SendTo => {
+            diesel::update(row)
+                .set(incidents::regulator_id.eq(to_user))
+                .execute(c)
+                .await?
+        }
+        Taker::Transfer => {
+            diesel::update(row)
+                .set(incidents::assigned_to_id.eq(to_user))
+                .execute(c)
+                .await?
+        }
+    };
+    let changes = Changes::new().field(
+        ChangeGroup::Regulation,
+        field,
+        before,
+        UserOption::from(target),
+    );
+    writes::commit(c, cur, by, action, cur.state, changes).await
 }

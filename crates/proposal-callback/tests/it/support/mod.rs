@@ -110,7 +110,7 @@ impl TestApp {
         let db = TestDb::new(SCHEMA, MIGRATIONS, MIGRATIONS_DIR).await;
         let seed = seeded(&db.pool()).await;
         // The server gets a pool of its own, so its connections live on its workers.
-        let pool = db::pool(db.url(), &startup::pool_settings(8)).unwrap();
+        let pool = db::pool(db.url(), &proposal_callback::SKELETON.pool_settings(8)).unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let own_base = format!("http://{}", listener.local_addr().unwrap());
         let state = change(startup::state(pool, keys(), registration(&own_base)).unwrap());
