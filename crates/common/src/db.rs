@@ -12,11 +12,12 @@ use diesel_async::pooled_connection::deadpool::{Object, Pool as DeadPool, PoolEr
 use diesel_async::pooled_connection::{
     AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod,
 };
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
+use diesel_async::{AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use futures_util::FutureExt;
 
 use crate::Problem;
 
+pub mod tls;
 mod url;
 pub use url::{DatabaseUrl, REACH_TIMEOUT, StartupError};
 
@@ -76,12 +77,11 @@ pub fn pool(database_url: &str, settings: &PoolSettings) -> anyhow::Result<Pool>
         let url = url.to_owned();
         let setup_sql = setup_sql.clone();
         async move {
-            let mut conn =
-                tokio::time::timeout(connect_timeout, AsyncPgConnection::establish(&url))
-                    .await
-                    .map_err(|_| {
-                        diesel::ConnectionError::BadConnection("connecting timed out".into())
-                    })??;
+            let mut conn = tokio::time::timeout(connect_timeout, tls::establish(&url))
+                .await
+                .map_err(|_| {
+                    diesel::ConnectionError::BadConnection("connecting timed out".into())
+                })??;
             conn.batch_execute(&setup_sql)
                 .await
                 .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
@@ -172,10 +172,10 @@ where
 
 /// Diesel's migration machinery is synchronous; it runs here over the async driver wrapped.
 mod blocking {
+    use diesel::RunQueryDsl;
     use diesel::connection::SimpleConnection;
     use diesel::migration::MigrationSource;
     use diesel::pg::Pg;
-    use diesel::{Connection, RunQueryDsl};
     use diesel_async::AsyncPgConnection;
     use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
     use diesel_migrations::MigrationHarness;
@@ -185,7 +185,16 @@ mod blocking {
         schema: &str,
         migrations: S,
     ) -> anyhow::Result<Vec<String>> {
-        let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(database_url)?;
+        // The connection is made (with TLS, `super::tls`) and driven on a runtime of this
+        // thread's own; the wrapper blocks on it through the handle `enter` sets.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()?;
+        let _entered = runtime.enter();
+        let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::from(
+            runtime.block_on(super::tls::establish(database_url))?,
+        );
         let lock_key = format!("migrate:{schema}");
         diesel::sql_query("SELECT pg_advisory_lock(hashtext($1))")
             .bind::<diesel::sql_types::Text, _>(&lock_key)

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::StreamExt;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
@@ -97,7 +97,7 @@ async fn listen_once(
     settings: &ListenSettings,
     tx: &broadcast::Sender<ListenEvent>,
 ) -> anyhow::Result<Stop> {
-    let mut conn = tokio::time::timeout(Duration::from_secs(5), AsyncPgConnection::establish(url))
+    let mut conn = tokio::time::timeout(Duration::from_secs(5), crate::db::tls::establish(url))
         .await
         .map_err(|_| anyhow::anyhow!("connecting timed out"))??;
     let mut setup = format!("SET application_name TO '{}';", settings.application_name);

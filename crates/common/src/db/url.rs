@@ -5,8 +5,9 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use diesel_async::{AsyncConnection, AsyncPgConnection};
 use tokio_postgres::config::Host;
+
+use super::tls;
 
 /// The shape the errors suggest.
 const EXPECTED: &str = "expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE";
@@ -34,6 +35,16 @@ pub enum StartupError {
     /// starting up or shutting down, too many clients).
     #[error("PostgreSQL at {server} ({var}) refused the connection: {cause}")]
     Refused {
+        var: &'static str,
+        server: String,
+        cause: String,
+    },
+    /// A TLS parameter (`sslrootcert`, `sslcert`, `sslkey`) names a file that cannot be used.
+    #[error("{var}: {reason}")]
+    TlsFile { var: &'static str, reason: String },
+    /// The TLS handshake failed: a certificate from another CA, for another host, ...
+    #[error("TLS with PostgreSQL at {server} ({var}) failed: {cause}")]
+    Tls {
         var: &'static str,
         server: String,
         cause: String,
@@ -83,7 +94,10 @@ impl DatabaseUrl {
                 "its scheme is `{scheme}`, not `postgres` or `postgresql`"
             )));
         }
-        let config = tokio_postgres::Config::from_str(raw).map_err(|e| {
+        // libpq's TLS parameters, which the driver does not know, come out first.
+        let (driver_url, params) = tls::split(raw).map_err(not_postgres)?;
+        tls::client_config(&params).map_err(|reason| StartupError::TlsFile { var, reason })?;
+        let config = tokio_postgres::Config::from_str(&driver_url).map_err(|e| {
             // The driver's own text ("invalid connection string") says little; its cause
             // names the option or position, never a value.
             let reason =
@@ -229,9 +243,19 @@ impl DatabaseUrl {
             server: self.server(),
             cause,
         };
-        match tokio::time::timeout(REACH_TIMEOUT, AsyncPgConnection::establish(&self.raw)).await {
+        match tokio::time::timeout(REACH_TIMEOUT, tls::connect(&self.raw)).await {
             Ok(Ok(_conn)) => Ok(()),
-            Ok(Err(e)) => Err(refused(describe_connection_error(&e))),
+            Ok(Err(tls::ConnectError::Tls(cause))) => Err(StartupError::Tls {
+                var: self.var,
+                server: self.server(),
+                cause,
+            }),
+            Ok(Err(tls::ConnectError::Config(reason))) => Err(StartupError::TlsFile {
+                var: self.var,
+                reason,
+            }),
+            Ok(Err(tls::ConnectError::Server(cause))) => Err(refused(cause)),
+            Ok(Err(tls::ConnectError::Setup(e))) => Err(refused(describe_connection_error(&e))),
             Err(_) => Err(refused(format!(
                 "no answer within {} s",
                 REACH_TIMEOUT.as_secs()
