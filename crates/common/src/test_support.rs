@@ -11,6 +11,7 @@
 pub mod env_example;
 pub mod idp;
 pub mod layers;
+pub mod pg_tls;
 mod private_pg;
 mod smtp_sink;
 

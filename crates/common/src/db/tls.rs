@@ -511,7 +511,11 @@ fn describe_tls(e: &rustls::Error, params: &TlsParams) -> String {
                 if presented.is_empty() {
                     "no host".to_owned()
                 } else {
-                    presented.join(", ")
+                    presented
+                        .iter()
+                        .map(|p| bare(p))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 },
                 server_name(expected)
             ),
@@ -524,6 +528,14 @@ fn describe_tls(e: &rustls::Error, params: &TlsParams) -> String {
             other => format!("the server's certificate is refused ({other:?})"),
         },
         other => format!("the TLS handshake failed ({other})"),
+    }
+}
+
+/// rustls's `DnsName("db.example.org")` -> `db.example.org`.
+fn bare(presented: &str) -> &str {
+    match (presented.find('('), presented.rfind(')')) {
+        (Some(open), Some(close)) if open < close => presented[open + 1..close].trim_matches('"'),
+        _ => presented,
     }
 }
 
@@ -590,6 +602,13 @@ mod tests {
                 .unwrap();
         assert_eq!(driver, "host=db user=u password='a b' sslmode=require");
         assert_eq!(p, params(SslMode::VerifyFull, Some("/x y.pem")));
+    }
+
+    #[test]
+    fn presented_names_read_bare() {
+        assert_eq!(bare("DnsName(\"db.example.org\")"), "db.example.org");
+        assert_eq!(bare("IpAddress(10.0.0.1)"), "10.0.0.1");
+        assert_eq!(bare("plain"), "plain");
     }
 
     #[test]

@@ -67,6 +67,21 @@ fn run(name: &str, args: &[&str]) {
 impl PrivatePg {
     /// initdb in a fresh temporary directory and start on a free port.
     pub fn start() -> PrivatePg {
+        let pg = Self::init();
+        pg.pg_ctl(&["start"]);
+        pg
+    }
+
+    /// Like [`PrivatePg::start`], with `ssl = on`, `cert` as the server's certificate and
+    /// `hostssl` lines only: a client that does not speak TLS is refused.
+    pub fn start_tls(cert: &super::pg_tls::ServerCert) -> PrivatePg {
+        let pg = Self::init();
+        super::pg_tls::configure(&pg.dir.join("data"), cert, is_root());
+        pg.pg_ctl(&["start"]);
+        pg
+    }
+
+    fn init() -> PrivatePg {
         let dir = std::env::temp_dir().join(format!("pcb-pg-{}", uuid_like()));
         std::fs::create_dir_all(&dir).unwrap();
         if is_root() {
@@ -96,9 +111,7 @@ impl PrivatePg {
                 "UTF8",
             ],
         );
-        let pg = PrivatePg { dir, port };
-        pg.pg_ctl(&["start"]);
-        pg
+        PrivatePg { dir, port }
     }
 
     pub fn url(&self) -> String {
