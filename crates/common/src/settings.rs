@@ -291,6 +291,9 @@ fn pool_size(raw: &str) -> Result<usize, String> {
 #[derive(Debug, Clone, Args)]
 pub struct CommonSettings {
     // The help line names the default, which `database_url_is_default` must tell from a value.
+    // TLS is set in the URL itself, as libpq's query parameters `sslmode`, `sslrootcert`,
+    // `sslcert`, `sslkey` (`common::db::tls`; docs/operations.md, "Deploying on real
+    // PostgreSQL").
     #[arg(long, env = "DATABASE_URL", help = format!(
         "PostgreSQL URL (dispatch-api uses schema `dispatch`, proposal-callback schema \
          `proposal`; one database may hold both) [default: {DEFAULT_DATABASE_URL}]"

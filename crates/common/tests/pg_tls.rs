@@ -241,3 +241,21 @@ fn a_missing_sslrootcert_is_named_before_connecting() {
         )
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn require_refuses_a_server_without_tls_and_prefer_falls_back_to_plain() {
+    let pg = tokio::task::spawn_blocking(PrivatePg::start).await.unwrap();
+    assert_eq!(
+        reachable(&url(&pg, "sslmode=require"))
+            .await
+            .unwrap_err()
+            .to_string(),
+        format!(
+            "TLS with PostgreSQL at 127.0.0.1:{} (DATABASE_URL) failed: error performing TLS \
+             handshake: server does not support TLS",
+            pg.port
+        )
+    );
+    assert!(!pool_speaks_tls(&url(&pg, "sslmode=prefer")).await);
+    assert!(!pool_speaks_tls(&pg.url()).await);
+}

@@ -482,7 +482,16 @@ fn describe(e: &tokio_postgres::Error, params: &TlsParams) -> ConnectError {
         }
         source = err.source();
     }
-    let text = e.to_string();
+    // The driver's text without its cause says little (`error performing TLS handshake`).
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        let more = cause.to_string();
+        if !text.contains(&more) {
+            text = format!("{text}: {more}");
+        }
+        source = cause.source();
+    }
     if text.contains("TLS") {
         ConnectError::Tls(text)
     } else {
