@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use diesel::QueryableByName;
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
+use diesel_async::{AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use serde_json::Value;
 
 pub const SECRET: &str = "system-test-secret-system-test-secret";
@@ -397,7 +397,8 @@ pub fn porto(proposal: &str, situacao: &str) -> Vec<u8> {
 /// A connection with both services' schemas on its search path (their triggers and indexes
 /// call their own functions unqualified).
 pub async fn connect(database_url: &str) -> AsyncPgConnection {
-    let mut conn = AsyncPgConnection::establish(database_url)
+    // Through the services' own connector: a URL may ask for TLS (`sslmode`, `sslrootcert`).
+    let mut conn = common::db::tls::establish(database_url)
         .await
         .unwrap_or_else(|e| panic!("connect to {database_url}: {e}"));
     conn.batch_execute("SET search_path TO dispatch, proposal, public")
