@@ -259,3 +259,36 @@ async fn require_refuses_a_server_without_tls_and_prefer_falls_back_to_plain() {
     assert!(!pool_speaks_tls(&url(&pg, "sslmode=prefer")).await);
     assert!(!pool_speaks_tls(&pg.url()).await);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_certificate_is_shown_when_the_server_asks_for_one() {
+    let ca = TestCa::new("pg_tls test CA");
+    let mut cert = ca.server_cert(&["localhost", "127.0.0.1"]);
+    cert.client_ca_pem = Some(ca.pem().to_owned());
+    let pg = tokio::task::spawn_blocking(move || PrivatePg::start_tls(&cert))
+        .await
+        .unwrap();
+    let ca_file = ca.pem_file();
+    let client = ca.client_cert("postgres");
+    let with_cert = format!(
+        "{}&sslcert={}&sslkey={}",
+        url_with(&pg, "verify-full", ca_file.path()),
+        client.cert.path(),
+        client.key.path()
+    );
+    reachable(&with_cert).await.unwrap();
+    let out = run(&["migrate"], &with_cert);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(pool_speaks_tls(&with_cert).await);
+    // Without one, the server refuses, in its own words.
+    let err = reachable(&url_with(&pg, "verify-full", ca_file.path()))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            StartupError::Refused { cause, .. } if cause.contains("certificate")
+        ),
+        "{err}"
+    );
+}

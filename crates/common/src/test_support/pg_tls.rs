@@ -13,11 +13,19 @@ pub struct TestCa {
     issuer: Issuer<'static, KeyPair>,
 }
 
-/// A server's certificate and key, PEM.
+/// A server's certificate and key, PEM; with `client_ca_pem`, the server lets in only
+/// clients showing a certificate that CA signed (`clientcert=verify-ca`).
 #[derive(Clone)]
 pub struct ServerCert {
     pub cert_pem: String,
     pub key_pem: String,
+    pub client_ca_pem: Option<String>,
+}
+
+/// A client's certificate and key in temporary files, as `sslcert` and `sslkey` name them.
+pub struct ClientCert {
+    pub cert: PemFile,
+    pub key: PemFile,
 }
 
 impl TestCa {
@@ -51,6 +59,24 @@ impl TestCa {
         ServerCert {
             cert_pem: cert.pem(),
             key_pem: key.serialize_pem(),
+            client_ca_pem: None,
+        }
+    }
+
+    /// A client certificate signed by this CA, for user `user` (its common name).
+    pub fn client_cert(&self, user: &str) -> ClientCert {
+        let key = KeyPair::generate().expect("a client key");
+        let mut params =
+            CertificateParams::new(Vec::<String>::new()).expect("client certificate parameters");
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, user);
+        let cert = params
+            .signed_by(&key, &self.issuer)
+            .expect("the client's certificate");
+        ClientCert {
+            cert: PemFile::new(&cert.pem()),
+            key: PemFile::new(&key.serialize_pem()),
         }
     }
 
@@ -94,18 +120,32 @@ pub(super) fn configure(data: &Path, cert: &ServerCert, as_postgres: bool) {
     let key = write("server.key", &cert.key_pem);
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let mut files = vec!["server.crt", "server.key", "pg_hba.conf", "postgresql.conf"];
+    let clientcert = match &cert.client_ca_pem {
+        Some(ca) => {
+            write("client_ca.crt", ca);
+            files.push("client_ca.crt");
+            " clientcert=verify-ca"
+        }
+        None => "",
+    };
     write(
         "pg_hba.conf",
-        "local all all trust\n\
-         hostssl all all 127.0.0.1/32 trust\n\
-         hostssl all all ::1/128 trust\n",
+        &format!(
+            "local all all trust\n\
+             hostssl all all 127.0.0.1/32 trust{clientcert}\n\
+             hostssl all all ::1/128 trust{clientcert}\n"
+        ),
     );
     let conf = data.join("postgresql.conf");
     let mut text = std::fs::read_to_string(&conf).expect("read postgresql.conf");
     text.push_str("\nssl = on\n");
+    if cert.client_ca_pem.is_some() {
+        text.push_str("ssl_ca_file = 'client_ca.crt'\n");
+    }
     std::fs::write(&conf, text).expect("write postgresql.conf");
     if as_postgres {
-        for name in ["server.crt", "server.key", "pg_hba.conf", "postgresql.conf"] {
+        for name in files {
             let ok = Command::new("chown")
                 .args(["postgres:postgres", data.join(name).to_str().unwrap()])
                 .status()
