@@ -100,6 +100,10 @@ async fn listen_once(
     let mut conn = tokio::time::timeout(Duration::from_secs(5), AsyncPgConnection::establish(url))
         .await
         .map_err(|_| anyhow::anyhow!("connecting timed out"))??;
+    // A standby hears no notifications (nothing is written there): wait for the primary.
+    if !crate::db::failover::writable(&mut conn).await? {
+        anyhow::bail!("the server is read-only (a standby?)");
+    }
     let mut setup = format!("SET application_name TO '{}';", settings.application_name);
     for c in channels {
         setup.push_str(&format!("LISTEN {c};"));
@@ -132,12 +136,15 @@ async fn listen_once(
             }
             Ok(None) => return Ok(Stop::ConnectionLost),
             Err(_idle) => {
-                if diesel::sql_query("SELECT 1")
-                    .execute(&mut conn)
-                    .await
-                    .is_err()
-                {
-                    return Ok(Stop::ConnectionLost);
+                // A server that turned read-only (demoted, or failed over away from by a
+                // DNS name or VIP) is left for the new primary.
+                match crate::db::failover::writable(&mut conn).await {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        tracing::warn!("the listening connection's server is read-only");
+                        return Ok(Stop::ConnectionLost);
+                    }
+                    Err(_) => return Ok(Stop::ConnectionLost),
                 }
             }
         }
