@@ -12,9 +12,11 @@ pub mod env_example;
 pub mod idp;
 pub mod layers;
 mod private_pg;
+mod replica;
 mod smtp_sink;
 
 pub use private_pg::PrivatePg;
+pub use replica::Vip;
 pub use smtp_sink::{Received, SinkTls, SmtpSink};
 
 use std::collections::HashSet;
