@@ -4,6 +4,10 @@
 //! Notifications sent while the connection was down are lost by PostgreSQL's design, so
 //! every reconnection is announced as [`ListenEvent::Reconnected`]: a subscriber then
 //! re-reads the state it follows (for example, compares versions) and misses nothing.
+//!
+//! A server that takes no writes (a standby, a demoted primary: `db::failover::writable`)
+//! sends no notifications: the listener does not stay on it, neither at connecting nor at a
+//! heartbeat, and retries until it reaches the primary.
 
 use std::time::Duration;
 
