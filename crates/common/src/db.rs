@@ -12,11 +12,12 @@ use diesel_async::pooled_connection::deadpool::{Object, Pool as DeadPool, PoolEr
 use diesel_async::pooled_connection::{
     AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod,
 };
-use diesel_async::{AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
+use diesel_async::{AsyncPgConnection, SimpleAsyncConnection};
 use futures_util::FutureExt;
 
 use crate::Problem;
 
+pub mod failover;
 pub mod tls;
 mod url;
 pub use url::{DatabaseUrl, REACH_TIMEOUT, StartupError};
@@ -95,19 +96,26 @@ pub fn pool(database_url: &str, settings: &PoolSettings) -> anyhow::Result<Pool>
         .wait_timeout(Some(settings.wait_timeout))
         .create_timeout(Some(settings.connect_timeout + Duration::from_secs(1)))
         .recycle_timeout(Some(Duration::from_secs(1)))
+        .pre_recycle(deadpool::managed::Hook::sync_fn(failover::drop_stale))
         .runtime(deadpool::Runtime::Tokio1)
         .build()?)
 }
 
-/// True when a connection can be had and answers `SELECT 1` within two seconds.
+/// True when a connection can be had within two seconds and its server takes writes (not
+/// a standby, not read-only: [`failover::writable`]). A connection found on a read-only
+/// server is dropped, not returned to the pool.
 pub async fn ping(pool: &Pool) -> bool {
     let check = async {
         let mut conn = pool.get().await.ok()?;
-        diesel::sql_query("SELECT 1").execute(&mut conn).await.ok()
+        let writable = failover::writable(&mut conn).await.ok()?;
+        if !writable {
+            drop(Object::take(conn));
+        }
+        Some(writable)
     };
     matches!(
         tokio::time::timeout(Duration::from_secs(2), check).await,
-        Ok(Some(_))
+        Ok(Some(true))
     )
 }
 
@@ -122,7 +130,13 @@ pub fn pool_error(e: PoolError) -> Problem {
 }
 
 /// Whether a diesel error means the database is out of reach (retryable) rather than a bug.
+/// A write refused by a read-only server (a standby during a failover) is one; seeing it
+/// also makes the pool drop its current connections ([`failover`]).
 pub fn is_unavailable(e: &DieselError) -> bool {
+    if failover::is_read_only(e) {
+        failover::saw_read_only();
+        return true;
+    }
     match e {
         DieselError::DatabaseError(kind, info) => {
             matches!(

@@ -4,6 +4,10 @@
 //! Notifications sent while the connection was down are lost by PostgreSQL's design, so
 //! every reconnection is announced as [`ListenEvent::Reconnected`]: a subscriber then
 //! re-reads the state it follows (for example, compares versions) and misses nothing.
+//!
+//! A server that takes no writes (a standby, a demoted primary: `db::failover::writable`)
+//! sends no notifications: the listener does not stay on it, neither at connecting nor at a
+//! heartbeat, and retries until it reaches the primary.
 
 use std::time::Duration;
 
@@ -100,6 +104,10 @@ async fn listen_once(
     let mut conn = tokio::time::timeout(Duration::from_secs(5), crate::db::tls::establish(url))
         .await
         .map_err(|_| anyhow::anyhow!("connecting timed out"))??;
+    // A standby hears no notifications (nothing is written there): wait for the primary.
+    if !crate::db::failover::writable(&mut conn).await? {
+        anyhow::bail!("the server is read-only (a standby?)");
+    }
     let mut setup = format!("SET application_name TO '{}';", settings.application_name);
     for c in channels {
         setup.push_str(&format!("LISTEN {c};"));
@@ -132,12 +140,15 @@ async fn listen_once(
             }
             Ok(None) => return Ok(Stop::ConnectionLost),
             Err(_idle) => {
-                if diesel::sql_query("SELECT 1")
-                    .execute(&mut conn)
-                    .await
-                    .is_err()
-                {
-                    return Ok(Stop::ConnectionLost);
+                // A server that turned read-only (demoted, or failed over away from by a
+                // DNS name or VIP) is left for the new primary.
+                match crate::db::failover::writable(&mut conn).await {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        tracing::warn!("the listening connection's server is read-only");
+                        return Ok(Stop::ConnectionLost);
+                    }
+                    Err(_) => return Ok(Stop::ConnectionLost),
                 }
             }
         }

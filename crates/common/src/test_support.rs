@@ -13,9 +13,11 @@ pub mod idp;
 pub mod layers;
 pub mod pg_tls;
 mod private_pg;
+mod replica;
 mod smtp_sink;
 
 pub use private_pg::PrivatePg;
+pub use replica::Vip;
 pub use smtp_sink::{Received, SinkTls, SmtpSink};
 
 use std::collections::HashSet;

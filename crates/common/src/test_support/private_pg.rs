@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 pub struct PrivatePg {
-    dir: PathBuf,
+    pub(super) dir: PathBuf,
     pub port: u16,
 }
 
@@ -51,7 +51,7 @@ fn tool(name: &str) -> Command {
     }
 }
 
-fn run(name: &str, args: &[&str]) {
+pub(super) fn run(name: &str, args: &[&str]) {
     let out = tool(name)
         .args(args)
         .output()
@@ -82,20 +82,7 @@ impl PrivatePg {
     }
 
     fn init() -> PrivatePg {
-        let dir = std::env::temp_dir().join(format!("pcb-pg-{}", uuid_like()));
-        std::fs::create_dir_all(&dir).unwrap();
-        if is_root() {
-            let ok = Command::new("chown")
-                .args(["-R", "postgres:postgres", dir.to_str().unwrap()])
-                .status()
-                .unwrap();
-            assert!(ok.success(), "chown the private database directory");
-        }
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let (dir, port) = Self::fresh_dir();
         let data = dir.join("data");
         run(
             "initdb",
@@ -114,11 +101,30 @@ impl PrivatePg {
         PrivatePg { dir, port }
     }
 
+    /// A new empty directory the `postgres` user owns, and a free port.
+    pub(super) fn fresh_dir() -> (PathBuf, u16) {
+        let dir = std::env::temp_dir().join(format!("pcb-pg-{}", uuid_like()));
+        std::fs::create_dir_all(&dir).unwrap();
+        if is_root() {
+            let ok = Command::new("chown")
+                .args(["-R", "postgres:postgres", dir.to_str().unwrap()])
+                .status()
+                .unwrap();
+            assert!(ok.success(), "chown the private database directory");
+        }
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        (dir, port)
+    }
+
     pub fn url(&self) -> String {
         format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
     }
 
-    fn pg_ctl(&self, action: &[&str]) {
+    pub(super) fn pg_ctl(&self, action: &[&str]) {
         let data = self.dir.join("data");
         let log = self.dir.join("server.log");
         let opts = format!(
