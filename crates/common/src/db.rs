@@ -17,6 +17,7 @@ use futures_util::FutureExt;
 
 use crate::Problem;
 
+pub mod pool_size;
 mod url;
 pub use url::{DatabaseUrl, REACH_TIMEOUT, StartupError};
 
