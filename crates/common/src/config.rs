@@ -130,7 +130,10 @@ pub struct CommonConfig {
     pub log_format: LogFormat,
     /// `RUST_LOG`: which events are logged (tracing's EnvFilter syntax).
     pub log_filter: String,
+    /// `DATABASE_POOL_SIZE`, or [`crate::db::pool_size::default`] when unset.
     pub pool_size: usize,
+    /// `DATABASE_POOL_SIZE` is unset, so `pool_size` is computed from the host.
+    pub pool_size_is_default: bool,
     pub dev: bool,
 }
 

@@ -18,6 +18,7 @@ use futures_util::FutureExt;
 use crate::Problem;
 
 pub mod failover;
+pub mod pool_size;
 pub mod tls;
 mod url;
 pub use url::{DatabaseUrl, REACH_TIMEOUT, StartupError};

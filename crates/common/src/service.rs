@@ -331,7 +331,10 @@ impl Context {
         }
         let applied = self.migrate().await?;
         tracing::info!(?applied, "migrations up to date");
-        self.pool(self.config.pool_size)
+        let size = self.config.pool_size;
+        let chosen = db::pool_size::chosen(size, self.config.pool_size_is_default);
+        tracing::info!(pool_size = size, "database pool: {chosen}");
+        self.pool(size)
     }
 
     /// A pool of at most `max_size` connections with this service's settings.

@@ -33,6 +33,7 @@ use crate::config::{
     CommonConfig, ConfigError, DEFAULT_DATABASE_URL, DEV_JWT_SECRET, Env, LogFormat, Source,
     optional_secret, secret as secret_file,
 };
+use crate::db::pool_size;
 
 #[cfg(test)]
 mod tests;
@@ -45,9 +46,6 @@ pub const SECRETS: &str =
 /// The help heading of secrets that may be absent: as [`SECRETS`], but a `NAME_FILE` whose
 /// file does not exist (an optional Kubernetes secret not mounted) or is empty counts as unset.
 pub const OPTIONAL_SECRETS: &str = "Optional secrets (each may instead be given as NAME_FILE; a file that is missing or empty counts as unset)";
-
-/// `DATABASE_POOL_SIZE` when unset.
-pub const DEFAULT_POOL_SIZE: usize = 16;
 
 /// `RUST_LOG` when unset.
 pub const DEFAULT_LOG_FILTER: &str = "info";
@@ -279,14 +277,6 @@ pub fn secret(raw: &str) -> Result<SecretString, Infallible> {
     Ok(SecretString::from(raw.to_owned()))
 }
 
-fn pool_size(raw: &str) -> Result<usize, String> {
-    let size: usize = raw.trim().parse().map_err(|e| format!("{e}"))?;
-    if !(1..=256).contains(&size) {
-        return Err("must be between 1 and 256".into());
-    }
-    Ok(size)
-}
-
 /// What every service reads: the database, the address, the signing secret, the logs.
 #[derive(Debug, Clone, Args)]
 pub struct CommonSettings {
@@ -300,9 +290,12 @@ pub struct CommonSettings {
     ))]
     pub database_url: Option<String>,
 
-    /// Connections in the pool, opened on demand (1 to 256)
-    #[arg(long, env = "DATABASE_POOL_SIZE", default_value_t = DEFAULT_POOL_SIZE, value_parser = pool_size)]
-    pub database_pool_size: usize,
+    // Unset: `db::pool_size::default()`, computed from the host, which the help line shows.
+    #[arg(long, env = "DATABASE_POOL_SIZE", value_parser = pool_size::parse, help = format!(
+        "Connections in the pool, opened on demand (1 to 256) [default: {}]",
+        pool_size::shown_default()
+    ))]
+    pub database_pool_size: Option<usize>,
 
     /// Listen address (host:port)
     #[arg(long, env = "BIND")]
@@ -359,7 +352,8 @@ impl CommonSettings {
             jwt_secret,
             log_format,
             log_filter: self.rust_log,
-            pool_size: self.database_pool_size,
+            pool_size_is_default: self.database_pool_size.is_none(),
+            pool_size: self.database_pool_size.unwrap_or_else(pool_size::default),
             dev,
         })
     }

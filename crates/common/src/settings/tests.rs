@@ -41,7 +41,8 @@ fn dev_mode_uses_the_dev_key_only_without_a_secret() {
     assert_eq!(cfg.bind, "127.0.0.1:9");
     assert_eq!(cfg.database_url, DEFAULT_DATABASE_URL);
     assert!(cfg.database_url_is_default);
-    assert_eq!(cfg.pool_size, DEFAULT_POOL_SIZE);
+    assert_eq!(cfg.pool_size, pool_size::default());
+    assert!(cfg.pool_size_is_default);
     assert_eq!(cfg.log_filter, DEFAULT_LOG_FILTER);
     let real = "k".repeat(40);
     let cfg = common(&[("JWT_SECRET", &real)], "x", true).unwrap();
@@ -80,6 +81,25 @@ fn malformed_values_name_the_variable_and_value() {
             matches!(&err, ConfigError::Invalid { name, .. } if name == "DATABASE_POOL_SIZE"),
             "{bad}: {err}"
         );
+    }
+}
+
+#[test]
+fn the_pool_size_is_computed_from_the_host_unless_set() {
+    let secret = "s".repeat(32);
+    let cfg = common(&[("JWT_SECRET", &secret)], "x", false).unwrap();
+    let cores = std::thread::available_parallelism().unwrap().get();
+    assert_eq!(cfg.pool_size, (2 * cores + 1).min(256));
+    assert!(cfg.pool_size_is_default);
+    for (set, size) in [("16", 16), ("1", 1), ("256", 256), (" 4 ", 4)] {
+        let cfg = common(
+            &[("JWT_SECRET", &secret), ("DATABASE_POOL_SIZE", set)],
+            "x",
+            false,
+        )
+        .unwrap();
+        assert_eq!(cfg.pool_size, size, "{set:?}");
+        assert!(!cfg.pool_size_is_default, "{set:?}");
     }
 }
 
@@ -232,7 +252,14 @@ fn help_lists_every_variable_with_its_default() {
     for name in CommonSettings::variables() {
         assert!(text.contains(&name), "{name} in {text}");
     }
-    assert!(text.contains("DATABASE_POOL_SIZE [default: 16]"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "DATABASE_POOL_SIZE\n          Connections in the pool, opened on demand (1 to 256) \
+             [default: 2 x cores + 1 = {} on this host (",
+            pool_size::default()
+        )),
+        "{text}"
+    );
     assert!(text.contains("JWT_SECRET or JWT_SECRET_FILE"), "{text}");
     assert_eq!(
         CommonSettings::variables(),
