@@ -30,11 +30,16 @@ pub const MAX_CHARS: usize = 32;
 /// Brazil's country calling code: numbers without a `+` are read as Brazilian.
 pub const HOME_COUNTRY_CODE: u16 = 55;
 
+/// Whether `raw` is written only as a phone is: digits and the punctuation people type
+/// around them (` +-().`). The search reads a term written so as a phone number.
+pub fn is_phone_like(raw: &str) -> bool {
+    raw.chars()
+        .all(|c| c.is_ascii_digit() || " +-().".contains(c))
+}
+
 impl Phone {
     pub fn parse(raw: &str) -> Result<Phone, NotAPhone> {
-        let allowed = raw
-            .chars()
-            .all(|c| c.is_ascii_digit() || " +-().".contains(c));
+        let allowed = is_phone_like(raw);
         let digits = raw.chars().filter(char::is_ascii_digit).count();
         if !(allowed && (8..=15).contains(&digits) && raw.chars().count() <= MAX_CHARS) {
             return Err(NotAPhone);

@@ -1,7 +1,7 @@
 //! What a mask term asks for, decided by its shape: an incident number, a phone (the rule of
 //! `domain::phone`), the start of one, or words; and the LIKE patterns of a folded term.
 
-use crate::domain::phone::{HOME_COUNTRY_CODE, digits_of};
+use crate::domain::phone::{HOME_COUNTRY_CODE, digits_of, is_phone_like};
 
 /// What a mask term asks for, decided by its shape.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,9 +39,7 @@ impl MaskTerm {
             Some(_) => return MaskTerm::Text(TextPatterns::of(term)),
             None => {}
         }
-        let phone_like = term
-            .chars()
-            .all(|c| c.is_ascii_digit() || " +-().".contains(c));
+        let phone_like = is_phone_like(term);
         let mut digits = digits_of(term);
         if !phone_like || digits.is_empty() {
             return MaskTerm::Text(TextPatterns::of(term));
