@@ -4,7 +4,7 @@
 
 use std::sync::LazyLock;
 
-use prometheus::{Gauge, IntCounter, IntCounterVec, IntGauge, Opts, Registry};
+use prometheus::{Gauge, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry};
 
 use crate::domain::code::{ErrorCode, outcome_or_code};
 use crate::domain::status::Outcome;
@@ -35,10 +35,33 @@ pub static REGISTRATIONS: LazyLock<IntCounterVec> = LazyLock::new(|| {
     .expect("valid counter")
 });
 
+/// 1 while an integration of the tenant with the insurer is flagged silent
+/// (docs/proposal-callback.md, "Silent insurers"), else 0; set by every replica's silence
+/// watch from the database, so each shows the same value.
+pub static INTEGRATION_SILENT: LazyLock<IntGaugeVec> = LazyLock::new(|| {
+    IntGaugeVec::new(
+        Opts::new(
+            "integration_silent",
+            "1 while the tenant's integration with the insurer is silent (no callback for longer than its usual rhythm allows), else 0",
+        )
+        .namespace("proposal_callback"),
+        &["tenant", "insurer"],
+    )
+    .expect("valid gauge")
+});
+
 pub fn register(registry: &Registry) {
     // A registry refuses a collector twice; tests build several apps in one process.
     let _ = registry.register(Box::new(CALLBACKS.clone()));
     let _ = registry.register(Box::new(REGISTRATIONS.clone()));
+    let _ = registry.register(Box::new(INTEGRATION_SILENT.clone()));
+}
+
+/// Sets the silence gauge of the tenant's integrations with the insurer.
+pub fn set_integration_silent(tenant: &str, insurer: &str, silent: bool) {
+    INTEGRATION_SILENT
+        .with_label_values(&[tenant, insurer])
+        .set(i64::from(silent));
 }
 
 /// Counts a registration that reached the insurer's configuration (known insurer only):

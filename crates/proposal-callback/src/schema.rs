@@ -46,8 +46,8 @@ pub mod proposal {
     diesel::table! {
         proposal.email_outbox (id) {
             id -> Int8,
-            proposal_id -> Int8,
-            history_id -> Int8,
+            proposal_id -> Nullable<Int8>,
+            history_id -> Nullable<Int8>,
             recipient -> Text,
             subject -> Text,
             body -> Text,
@@ -73,6 +73,23 @@ pub mod proposal {
             insurer_note -> Nullable<Text>,
             insurer_time -> Nullable<Timestamptz>,
             created_at -> Timestamptz,
+        }
+    }
+
+    diesel::table! {
+        proposal.integration_silences (id) {
+            id -> Int8,
+            integration_id -> Int8,
+            since -> Timestamptz,
+            flagged_at -> Timestamptz,
+            threshold_seconds -> Float8,
+            usual_gap_seconds -> Float8,
+            learned_from -> Text,
+            samples -> Int4,
+            ended_at -> Nullable<Timestamptz>,
+            cleared_at -> Nullable<Timestamptz>,
+            alert_email_id -> Nullable<Int8>,
+            resume_email_id -> Nullable<Int8>,
         }
     }
 
@@ -132,6 +149,7 @@ pub mod proposal {
             id -> Text,
             name -> Text,
             created_at -> Timestamptz,
+            operator_email -> Nullable<Text>,
         }
     }
 
@@ -154,6 +172,7 @@ pub mod proposal {
     diesel::joinable!(email_outbox -> proposals (proposal_id));
     diesel::joinable!(integration_history -> callback_receipts (receipt_id));
     diesel::joinable!(integration_history -> proposals (proposal_id));
+    diesel::joinable!(integration_silences -> integrations (integration_id));
     diesel::joinable!(integrations -> tenants (tenant_id));
     diesel::joinable!(proposal_events -> callback_receipts (receipt_id));
     diesel::joinable!(proposal_events -> proposals (proposal_id));
@@ -167,6 +186,7 @@ pub mod proposal {
         callback_receipts,
         email_outbox,
         integration_history,
+        integration_silences,
         integrations,
         proposal_events,
         proposals,

@@ -24,6 +24,10 @@ use crate::email::config::{
     DEFAULT_FROM, DEFAULT_POLL_INTERVAL, DEFAULT_RETRY_BASE, DEFAULT_RETRY_MAX,
     DEFAULT_SMTP_TIMEOUT, EmailConfig, SmtpTarget, read_ca_file,
 };
+use crate::domain::silence::{
+    DEFAULT_FLOOR, DEFAULT_K, DEFAULT_LEARNING_WINDOW, SilenceRule,
+};
+use crate::flow::silence::{DEFAULT_INTERVAL as DEFAULT_SILENCE_INTERVAL, WatchConfig};
 use crate::flow::sweep::{DEFAULT_GRACE, DEFAULT_INTERVAL, SweepConfig};
 use crate::ratelimit::TrustedProxies;
 use crate::registration::config::{
@@ -52,6 +56,9 @@ pub struct Settings {
 
     #[command(flatten)]
     pub sweep: SweepSettings,
+
+    #[command(flatten)]
+    pub silence: SilenceSettings,
 
     #[command(flatten)]
     pub staff: StaffSettings,
@@ -233,6 +240,59 @@ impl SweepSettings {
         SweepConfig {
             interval: self.sweep_interval,
             grace: self.sweep_grace,
+        }
+    }
+}
+
+/// The silence watch (docs/proposal-callback.md, "Silent insurers").
+#[derive(Debug, Clone, Args)]
+pub struct SilenceSettings {
+    /// How often each replica looks for integrations whose insurer stopped calling back
+    #[arg(long, env = "SILENCE_CHECK_INTERVAL", default_value = show(DEFAULT_SILENCE_INTERVAL), value_parser = positive_duration)]
+    pub silence_check_interval: Duration,
+
+    /// A silence is flagged past k x the p99 of the integration's usual gap between callbacks at that hour of that weekday (1 to 100)
+    #[arg(long, env = "SILENCE_K", default_value_t = DEFAULT_K, value_parser = silence_k)]
+    pub silence_k: f64,
+
+    /// No silence shorter than this is flagged, however busy the integration
+    #[arg(long, env = "SILENCE_FLOOR", default_value = show(DEFAULT_FLOOR), value_parser = positive_duration)]
+    pub silence_floor: Duration,
+
+    /// How far back each integration's rhythm is learned (at least 7d: every weekday)
+    #[arg(long, env = "SILENCE_LEARNING_WINDOW", default_value = show(DEFAULT_LEARNING_WINDOW), value_parser = learning_window)]
+    pub silence_learning_window: Duration,
+}
+
+fn silence_k(raw: &str) -> Result<f64, String> {
+    match raw.trim().parse::<f64>() {
+        Ok(k) if (1.0..=100.0).contains(&k) => Ok(k),
+        _ => Err("must be a number from 1 to 100 (a multiple of the usual gap's p99)".into()),
+    }
+}
+
+fn learning_window(raw: &str) -> Result<Duration, String> {
+    let window = duration(raw)?;
+    if window < Duration::from_secs(7 * 24 * 3600) {
+        return Err("must be at least 7d, so every weekday is learned".into());
+    }
+    Ok(window)
+}
+
+impl SilenceSettings {
+    /// The watch's settings; its emails link the console under `callback_base_url`.
+    pub fn config(&self, callback_base_url: &str) -> WatchConfig {
+        WatchConfig {
+            interval: self.silence_check_interval,
+            rule: SilenceRule {
+                k: self.silence_k,
+                floor: self.silence_floor,
+                learning_window: self.silence_learning_window,
+            },
+            console_url: format!(
+                "{}/admin/integracao",
+                callback_base_url.trim_end_matches('/')
+            ),
         }
     }
 }

@@ -45,7 +45,7 @@ pub fn metrics(pool: &Pool) -> actix_web_prom::PrometheusMetrics {
     metrics
 }
 
-/// `serve`: migrate, start the email worker, then listen until SIGTERM/SIGINT, draining
+/// `serve`: migrate, start the email worker, the sweeper and the silence watch, then listen until SIGTERM/SIGINT, draining
 /// in-flight requests (the skeleton's `serve_http`).
 pub async fn serve(ctx: Context, settings: Settings) -> anyhow::Result<()> {
     let email = settings.email.config()?;
@@ -56,12 +56,14 @@ pub async fn serve(ctx: Context, settings: Settings) -> anyhow::Result<()> {
         common::auth::check_secret(&ctx.config.jwt_secret, "JWT_SECRET")?;
     }
     let sweep = settings.sweep.config();
+    let silence = settings.silence.config(&registration.callback_base_url);
     let pool = ctx.start().await?;
     // The one source of "now" of the handlers, the email worker and the sweeper.
     let clock = Clock::system();
     let outbox_metrics = OutboxMetrics::new();
     crate::flow::email_worker::start(&pool, &clock, &email, &outbox_metrics).await?;
     crate::flow::sweep::start(&pool, &clock, sweep);
+    crate::flow::silence::start(&pool, &clock, silence);
     tracing::info!(
         callback_base_url = %registration.callback_base_url,
         configured = ?registration.configured(),

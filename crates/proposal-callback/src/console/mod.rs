@@ -7,12 +7,15 @@
 //!   refusal of cross-site posts;
 //! - [`pages`]: the handlers, which call the same flows and queries (`flow/`, `query/`) as
 //!   the admin JSON routes (RegisterCallback, a receipt's replay, a proposal's story);
+//! - [`repairs`]: pause, and resume or bulk replay after a preview (a dry run) and a
+//!   confirmation;
 //! - [`text`]: what the pages say; [`pretty`]: a JSON body indented for reading.
 //!
 //! These are pages, not API: they are not in the OpenAPI document.
 
 pub mod pages;
 pub mod pretty;
+pub mod repairs;
 pub mod session;
 pub mod text;
 pub mod views;
@@ -68,7 +71,24 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 "/integracoes/{id}/registrar",
                 web::post().to(pages::register_callback),
             )
+            .route(
+                "/integracoes/{id}/pausar",
+                web::post().to(repairs::pause),
+            )
+            .route(
+                "/integracoes/{id}/retomar",
+                web::get().to(repairs::resume_preview),
+            )
+            .route(
+                "/integracoes/{id}/retomar",
+                web::post().to(repairs::resume),
+            )
             .route("/callbacks", web::get().to(pages::receipts))
+            .route(
+                "/callbacks/reprocessar",
+                web::get().to(repairs::replay_preview),
+            )
+            .route("/callbacks/reprocessar", web::post().to(repairs::replay))
             .route("/callbacks/{id}", web::get().to(pages::receipt))
             .route("/callbacks/{id}/reprocessar", web::post().to(pages::replay))
             .route("/propostas", web::get().to(pages::find_proposal))

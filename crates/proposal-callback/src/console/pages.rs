@@ -14,7 +14,7 @@ use crate::console::session::{
 };
 use crate::console::views::{
     self, Choice, IntegrationLine, IntegrationsPage, Layout, ProposalPage, ReceiptLine,
-    ReceiptPage, ReceiptsPage, SignInPage, StoryLines,
+    ReceiptPage, ReceiptsPage, SignInPage, SilentLine, StoryLines,
 };
 use crate::console::{ConsoleError, html, see_other, text};
 use crate::domain::insurer::INSURERS;
@@ -49,7 +49,7 @@ fn typed_proposal_id(id: &str) -> Result<(), ConsoleError> {
     Ok(())
 }
 
-fn render(page: &impl Template, flash: &Flash) -> Result<HttpResponse, ConsoleError> {
+pub(crate) fn render(page: &impl Template, flash: &Flash) -> Result<HttpResponse, ConsoleError> {
     let body = page
         .render()
         .map_err(|e| ConsoleError::internal(&format!("console template: {e}")))?;
@@ -59,14 +59,14 @@ fn render(page: &impl Template, flash: &Flash) -> Result<HttpResponse, ConsoleEr
 }
 
 /// `see_other(location)` carrying `message` for the next page.
-fn redirect(location: &str, message: FlashMessage, secure: bool) -> HttpResponse {
+pub(crate) fn redirect(location: &str, message: FlashMessage, secure: bool) -> HttpResponse {
     let mut res = see_other(location);
     message.set(&mut res, secure);
     res.finish()
 }
 
 /// An id from the path; anything but a positive integer names nothing (404).
-fn path_id(raw: &str, what: &str) -> Result<i64, ConsoleError> {
+pub(crate) fn path_id(raw: &str, what: &str) -> Result<i64, ConsoleError> {
     raw.parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(|| {
         ConsoleError::page(
             StatusCode::NOT_FOUND,
@@ -75,7 +75,12 @@ fn path_id(raw: &str, what: &str) -> Result<i64, ConsoleError> {
     })
 }
 
-fn layout(title: &str, section: &'static str, admin: &ConsoleAdmin, flash: &Flash) -> Layout {
+pub(crate) fn layout(
+    title: &str,
+    section: &'static str,
+    admin: &ConsoleAdmin,
+    flash: &Flash,
+) -> Layout {
     Layout::new(title, section)
         .flash(flash.message.clone())
         .who(&admin.admin.tenant, &admin.admin.sub)
@@ -163,7 +168,7 @@ pub async fn integrations(
     let tenant = &admin.admin.tenant;
     let mut conn = state.pool.get().await?;
     let base = &state.registrar.config.callback_base_url;
-    let rows = IntegrationView::list(&mut conn, tenant)
+    let rows: Vec<IntegrationLine> = IntegrationView::list(&mut conn, tenant)
         .await?
         .into_iter()
         .map(|i| {
@@ -171,9 +176,12 @@ pub async fn integrations(
             IntegrationLine::new(i, url)
         })
         .collect();
+    let now = state.clock.now();
+    let silent = rows_silent(&rows, now);
     let page = IntegrationsPage {
         layout: layout("Integrações", views::INTEGRATIONS, &admin, &flash),
         rows,
+        silent,
     };
     render(&page, &flash)
 }
@@ -231,30 +239,35 @@ pub async fn register_callback(
     ))
 }
 
+/// The banner of each integration whose insurer is silent, as of `now`.
+fn rows_silent(rows: &[IntegrationLine], now: chrono::DateTime<chrono::Utc>) -> Vec<SilentLine> {
+    rows.iter().filter_map(|r| SilentLine::new(r, now)).collect()
+}
+
 // --- the callback log --------------------------------------------------------------------
 
 /// The callback log's filters as the GET form sends them (and each replay form sends back).
 #[derive(Debug, Default, Deserialize)]
 pub struct LogQuery {
-    resultado: Option<String>,
-    seguradora: Option<String>,
-    proposta: Option<String>,
-    antes: Option<String>,
+    pub(crate) resultado: Option<String>,
+    pub(crate) seguradora: Option<String>,
+    pub(crate) proposta: Option<String>,
+    pub(crate) antes: Option<String>,
     /// On a replay: `detalhe` comes back to the receipt's page, anything else to the list.
-    voltar: Option<String>,
+    pub(crate) voltar: Option<String>,
 }
 
 /// The filters, checked.
-struct LogFilter {
-    filter: ReceiptFilter,
+pub(crate) struct LogFilter {
+    pub(crate) filter: ReceiptFilter,
     resultado: String,
     seguradora: String,
     proposta: String,
-    antes: Option<i64>,
+    pub(crate) antes: Option<i64>,
 }
 
 impl LogFilter {
-    fn parse(q: &LogQuery) -> Result<Self, ConsoleError> {
+    pub(crate) fn parse(q: &LogQuery) -> Result<Self, ConsoleError> {
         let bad = |what: &str| {
             ConsoleError::page(
                 StatusCode::BAD_REQUEST,
@@ -311,7 +324,7 @@ impl LogFilter {
     }
 
     /// The filters that are set, as form fields.
-    fn fields(&self) -> Vec<(&'static str, String)> {
+    pub(crate) fn fields(&self) -> Vec<(&'static str, String)> {
         [
             ("resultado", &self.resultado),
             ("seguradora", &self.seguradora),
@@ -324,7 +337,7 @@ impl LogFilter {
     }
 
     /// The log's URL with these filters, before receipt `antes` when given.
-    fn href(&self, antes: Option<i64>) -> String {
+    pub(crate) fn href(&self, antes: Option<i64>) -> String {
         let mut fields = self.fields();
         fields.extend(antes.map(|a| ("antes", a.to_string())));
         let query: Vec<String> = fields
@@ -411,6 +424,7 @@ pub async fn receipts(
         newest_href: f.antes.map(|_| f.href(None)),
         older_href,
         filtered: !f.fields().is_empty(),
+        bulk_href: f.href(None).replacen("/callbacks", "/callbacks/reprocessar", 1),
     };
     render(&page, &flash)
 }

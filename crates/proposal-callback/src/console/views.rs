@@ -10,6 +10,7 @@ use crate::console::session::{BASE, FlashMessage};
 use crate::console::text::{self, When, when, when_opt};
 use crate::console::{CSS_PATH, pretty};
 use crate::domain::code::ErrorCode;
+use crate::domain::silence::duration_text;
 use crate::domain::status::ReceiptStatus;
 use crate::query::integrations::IntegrationView;
 use crate::query::receipts::ReceiptView;
@@ -85,6 +86,35 @@ pub struct SignInPage {
 pub struct IntegrationsPage {
     pub layout: Layout,
     pub rows: Vec<IntegrationLine>,
+    /// A banner per integration whose insurer is silent.
+    pub silent: Vec<SilentLine>,
+}
+
+/// The banner of an integration whose insurer is silent (docs/proposal-callback.md, "Silent
+/// insurers").
+pub struct SilentLine {
+    pub id: i64,
+    pub insurer: String,
+    pub environment: &'static str,
+    pub since: When,
+    /// How long it has been silent, in words.
+    pub silent_for: String,
+    /// How long a silence of it may last before it is flagged, in words.
+    pub threshold: String,
+}
+
+impl SilentLine {
+    pub fn new(row: &IntegrationLine, now: chrono::DateTime<chrono::Utc>) -> Option<Self> {
+        let (since, threshold) = row.silent?;
+        Some(Self {
+            id: row.id,
+            insurer: row.insurer.clone(),
+            environment: row.environment,
+            since: when(since),
+            silent_for: duration_text((now - since).num_seconds() as f64),
+            threshold: duration_text(threshold),
+        })
+    }
 }
 
 /// One integration's row.
@@ -98,6 +128,10 @@ pub struct IntegrationLine {
     pub registered_at: Option<When>,
     pub last: Option<AttemptLine>,
     pub paused_at: Option<When>,
+    /// When its newest callback arrived.
+    pub last_callback_at: Option<When>,
+    /// Silent since then, past this threshold (seconds).
+    pub silent: Option<(chrono::DateTime<chrono::Utc>, f64)>,
 }
 
 /// The last registration attempt, in words.
@@ -124,6 +158,8 @@ impl IntegrationLine {
                 by: a.requested_by,
             }),
             paused_at: when_opt(i.paused_at),
+            last_callback_at: when_opt(i.last_callback_at),
+            silent: i.silent_since.zip(i.silence_threshold_seconds),
         }
     }
 }
@@ -144,6 +180,8 @@ pub struct ReceiptsPage {
     pub older_href: Option<String>,
     /// Whether any filter is set (the empty list says so).
     pub filtered: bool,
+    /// The bulk replay's preview of the receipts these filters show.
+    pub bulk_href: String,
 }
 
 /// One `<option>` of a filter.

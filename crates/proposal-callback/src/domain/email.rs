@@ -108,7 +108,7 @@ pub fn compose(
 /// The text part as a reader sees it: trailing spaces dropped, runs of blank lines made one,
 /// no blank line first or last, one final newline. Lets the template keep its tags on lines
 /// of their own.
-fn tidy(rendered: &str) -> String {
+pub(crate) fn tidy(rendered: &str) -> String {
     let mut out = String::with_capacity(rendered.len());
     let mut blank = false;
     for line in rendered.lines().map(str::trim_end) {

@@ -5,6 +5,8 @@
 //! - [`insurer`]: one parser per insurer, turning its payload into the internal callback;
 //! - [`email`]: the message of a transition (pt-BR, `templates/email/`);
 //! - [`registration`]: what an insurer receives when a callback is registered;
+//! - [`silence`]: when an integration's silence is no longer its rhythm, and the operator's
+//!   emails about it (pt-BR, `templates/email/silence.*`);
 //! - [`basic_token`]: the Basic tokens (made, hashed, compared; only hashes are stored);
 //! - [`code`]: every error code the service answers or records.
 
@@ -14,4 +16,5 @@ pub mod email;
 pub mod insurer;
 pub mod machine;
 pub mod registration;
+pub mod silence;
 pub mod status;

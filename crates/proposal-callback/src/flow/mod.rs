@@ -11,12 +11,18 @@
 //! - [`registration`]: RegisterCallback, the token's life around the insurer's call (pending,
 //!   then live or revoked);
 //! - [`email_worker`]: the outbox worker that sends queued messages over SMTP;
-//! - [`sweep`]: the sweeper, which processes again the receipts a crash left `received`.
+//! - [`sweep`]: the sweeper, which processes again the receipts a crash left `received`;
+//! - [`preview`]: what a repair does to each receipt, and its dry run (a transaction rolled
+//!   back);
+//! - [`silence`]: the silence watch, which flags integrations whose insurer stopped calling
+//!   back and tells the tenant's operator.
 
 pub mod apply;
 pub mod email_worker;
 pub mod pause;
+pub mod preview;
 pub mod receive;
 pub mod registration;
 pub mod replay;
+pub mod silence;
 pub mod sweep;

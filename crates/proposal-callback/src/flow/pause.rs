@@ -9,6 +9,8 @@
 //! callback arriving meanwhile is either deferred (and applied by the resume after the older
 //! ones) or waits and is applied live after all of them. Two resumes at once take turns on
 //! the lock, one receipt at a time, so the order holds whatever the number of replicas.
+//! [`preview_resume`] is a resume's dry run: the deferred receipts applied in the same order
+//! in one transaction that is then rolled back (`flow::preview`).
 
 use std::collections::BTreeMap;
 
@@ -20,6 +22,7 @@ use crate::domain::insurer;
 use crate::domain::status::Outcome;
 use crate::error::Error;
 use crate::flow::apply::{Processed, apply_receipt, handle_receipt, record_failure};
+use crate::flow::preview::{self, Effect, Preview};
 use crate::metrics;
 use crate::store::integrations::{self, IntegrationRow};
 use crate::store::receipts::{self, Receipt};
@@ -101,10 +104,12 @@ pub struct Resumed {
     pub outcomes: BTreeMap<String, usize>,
     /// Deferred receipts still waiting (more than [`RESUME_MAX`]): resume again.
     pub remaining: i64,
+    /// What happened to each deferred receipt, in the order they were applied.
+    pub effects: Vec<Effect>,
 }
 
 enum Step {
-    Applied(Result<Outcome, ErrorCode>),
+    Applied(Result<Outcome, ErrorCode>, Effect),
     Done(IntegrationRow),
 }
 
@@ -121,6 +126,7 @@ pub async fn resume(
 ) -> Result<Resumed, Error> {
     let mut integration = own_integration(conn, tenant, id).await?;
     let mut outcomes = BTreeMap::new();
+    let mut effects = Vec::new();
     let mut applied = 0;
     while integration.paused_at.is_some() {
         if applied >= max {
@@ -130,6 +136,7 @@ pub async fn resume(
                     integration,
                     outcomes,
                     remaining,
+                    effects,
                 });
             }
         }
@@ -139,15 +146,20 @@ pub async fn resume(
                 let Some(receipt) = receipts::oldest_deferred(conn, id).await? else {
                     return Ok(Step::Done(integrations::clear_paused(conn, id).await?));
                 };
-                match handle_receipt(conn, &receipt, clock.now()).await {
-                    Ok(done) => Ok(Step::Applied(Ok(done.outcome))),
-                    Err(e) if e.is_client_error() => Ok(Step::Applied(Err(e.code()))),
-                    Err(e) => Err(e),
+                let before = preview::status_before(conn, &receipt).await?;
+                let result = handle_receipt(conn, &receipt, clock.now()).await;
+                match &result {
+                    Err(e) if !e.is_client_error() => Err(result.err().expect("an error")),
+                    _ => Ok(Step::Applied(
+                        preview::ended(&result),
+                        preview::effect(&receipt, before, &result),
+                    )),
                 }
             })
             .await?;
         match step {
-            Step::Applied(outcome) => {
+            Step::Applied(outcome, effect) => {
+                effects.push(effect);
                 metrics::count_callback(&integration.tenant_id, &integration.insurer, outcome);
                 *outcomes
                     .entry(outcome_or_code(outcome).to_owned())
@@ -161,5 +173,70 @@ pub async fn resume(
         integration,
         outcomes,
         remaining: 0,
+        effects,
+    })
+}
+
+/// What [`resume`] would do now, without doing it: `tenant`'s integration `id`'s deferred
+/// receipts (at most `max`) applied in arrival order in one transaction that is then rolled
+/// back. The integration is answered as it is (still paused); `remaining` is what the resume
+/// would leave deferred. Not paused: nothing to apply. Callbacks arriving between the
+/// preview and the resume are applied by the resume too, after these.
+pub async fn preview_resume(
+    conn: &mut AsyncPgConnection,
+    clock: &Clock,
+    tenant: &str,
+    id: i64,
+    max: usize,
+) -> Result<Resumed, Error> {
+    let integration = own_integration(conn, tenant, id).await?;
+    if integration.paused_at.is_none() {
+        return Ok(Resumed {
+            integration,
+            outcomes: BTreeMap::new(),
+            remaining: 0,
+            effects: Vec::new(),
+        });
+    }
+    let ended = conn
+        .transaction::<(), Preview<Resumed>, _>(async |conn| {
+            Preview::stop(apply_deferred(conn, clock, integration, max).await)
+        })
+        .await;
+    Preview::finish(ended)
+}
+
+/// Applies the integration's deferred receipts, oldest first, at most `max`, in the caller's
+/// transaction (a preview's).
+async fn apply_deferred(
+    conn: &mut AsyncPgConnection,
+    clock: &Clock,
+    integration: IntegrationRow,
+    max: usize,
+) -> Result<Resumed, Error> {
+    let mut outcomes = BTreeMap::new();
+    let mut effects = Vec::new();
+    while effects.len() < max {
+        let Some(receipt) = receipts::oldest_deferred(conn, integration.id).await? else {
+            break;
+        };
+        let before = preview::status_before(conn, &receipt).await?;
+        let result = handle_receipt(conn, &receipt, clock.now()).await;
+        if let Err(e) = &result
+            && !e.is_client_error()
+        {
+            return Err(result.err().expect("an error"));
+        }
+        *outcomes
+            .entry(outcome_or_code(preview::ended(&result)).to_owned())
+            .or_insert(0) += 1;
+        effects.push(preview::effect(&receipt, before, &result));
+    }
+    let remaining = receipts::count_deferred(conn, integration.id).await?;
+    Ok(Resumed {
+        integration,
+        outcomes,
+        remaining,
+        effects,
     })
 }

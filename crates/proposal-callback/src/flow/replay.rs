@@ -3,17 +3,19 @@
 //! integration's receipt is deferred), one at a time ([`replay_one`], the admin route's and
 //! the console's) or every receipt of a tenant that matches a filter, oldest first
 //! ([`replay_matching`]). Each receipt is processed in its own transaction, as a live
-//! callback is, and counted in `/metrics` as one.
+//! callback is, and counted in `/metrics` as one. [`preview_matching`] is the bulk replay's
+//! dry run: the same code in a transaction that is rolled back (`flow::preview`).
 
 use std::collections::BTreeMap;
 
 use common::Clock;
-use diesel_async::AsyncPgConnection;
+use diesel_async::{AsyncConnection, AsyncPgConnection};
 
 use crate::domain::code::outcome_or_code;
 use crate::error::Error;
 use crate::flow::apply::{Processed, count};
 use crate::flow::pause::process;
+use crate::flow::preview::{self, Effect, Preview};
 use crate::metrics;
 use crate::store::receipts::{self, ReceiptFilter};
 
@@ -32,6 +34,8 @@ pub struct Replayed {
     pub replayed: usize,
     /// The last receipt processed, when more match: pass it as `after_id` to go on.
     pub next_after_id: Option<i64>,
+    /// What happened to each receipt, in the order they were processed.
+    pub effects: Vec<Effect>,
 }
 
 /// Processes again `tenant`'s receipt `id` (`not_found` for none, or another tenant's) and
@@ -61,28 +65,66 @@ pub async fn replay_matching(
     after_id: Option<i64>,
     limit: i64,
 ) -> Result<Replayed, Error> {
+    run_matching(conn, clock, tenant, filter, after_id, limit, true).await
+}
+
+/// What [`replay_matching`] would do now, without doing it: the same receipts, processed the
+/// same way in one transaction that is then rolled back. Nothing is counted in `/metrics`.
+pub async fn preview_matching(
+    conn: &mut AsyncPgConnection,
+    clock: &Clock,
+    tenant: &str,
+    filter: &ReceiptFilter,
+    after_id: Option<i64>,
+    limit: i64,
+) -> Result<Replayed, Error> {
+    let ended = conn
+        .transaction::<(), Preview<Replayed>, _>(async |conn| {
+            Preview::stop(run_matching(conn, clock, tenant, filter, after_id, limit, false).await)
+        })
+        .await;
+    Preview::finish(ended)
+}
+
+async fn run_matching(
+    conn: &mut AsyncPgConnection,
+    clock: &Clock,
+    tenant: &str,
+    filter: &ReceiptFilter,
+    after_id: Option<i64>,
+    limit: i64,
+    counted: bool,
+) -> Result<Replayed, Error> {
     let mut ids = receipts::oldest_matching(conn, tenant, filter, after_id, limit + 1).await?;
     let more = ids.len() as i64 > limit;
     ids.truncate(limit as usize);
     let mut outcomes = BTreeMap::new();
+    let mut effects = Vec::with_capacity(ids.len());
     for &id in &ids {
         // Found again by tenant: another tenant's receipt is never touched.
         let Some(receipt) = receipts::find(conn, tenant, id).await? else {
             continue;
         };
-        let ended = match process(conn, clock, &receipt).await {
-            Ok(done) => Ok(done.outcome),
-            Err(e) if e.is_client_error() => Err(e.code()),
-            Err(e) => return Err(e),
-        };
-        metrics::count_callback(tenant, &receipt.insurer, ended);
+        let before = preview::status_before(conn, &receipt).await?;
+        let result = process(conn, clock, &receipt).await;
+        if let Err(e) = &result
+            && !e.is_client_error()
+        {
+            return Err(result.err().expect("an error"));
+        }
+        let ended = preview::ended(&result);
+        if counted {
+            metrics::count_callback(tenant, &receipt.insurer, ended);
+        }
         *outcomes
             .entry(outcome_or_code(ended).to_owned())
             .or_insert(0) += 1;
+        effects.push(preview::effect(&receipt, before, &result));
     }
     Ok(Replayed {
         replayed: outcomes.values().sum(),
         outcomes,
         next_after_id: if more { ids.last().copied() } else { None },
+        effects,
     })
 }

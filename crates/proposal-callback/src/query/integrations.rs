@@ -1,5 +1,6 @@
 //! An integration as its tenant's admin reads it (`GET /admin/integrations`, the answers of
-//! its actions, the console's integrations page), with its last registration attempt.
+//! its actions, the console's integrations page), with its last registration attempt, its
+//! last callback and whether its insurer is silent.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -9,6 +10,7 @@ use crate::error::Error;
 use crate::registration::config::Environment;
 use crate::store::integrations::{self, IntegrationRow};
 use crate::store::registration_attempts::{self, AttemptRow};
+use crate::store::silences::{self, Watched};
 
 /// An integration as its tenant's admin sees it.
 #[derive(Debug, Serialize, ToSchema)]
@@ -29,6 +31,15 @@ pub struct IntegrationView {
     pub paused_at: Option<DateTime<Utc>>,
     /// The last RegisterCallback attempt and how it ended; null before the first.
     pub last_registration: Option<RegistrationAttemptView>,
+    /// When its newest callback arrived; null before the first.
+    pub last_callback_at: Option<DateTime<Utc>>,
+    /// Since when its insurer is silent: the arrival of the last callback before a silence
+    /// longer than its rhythm allows (docs/proposal-callback.md, "Silent insurers"); null
+    /// when it is not silent (a callback that arrives clears it at once here).
+    pub silent_since: Option<DateTime<Utc>>,
+    /// How long a silence of it could last before it was flagged (`max(k x usual gap,
+    /// floor)`, in seconds); null when it is not silent.
+    pub silence_threshold_seconds: Option<f64>,
 }
 
 /// One RegisterCallback attempt and how it ended.
@@ -67,7 +78,19 @@ impl From<AttemptRow> for RegistrationAttemptView {
 }
 
 impl IntegrationView {
-    pub fn new(r: IntegrationRow, last_registration: Option<AttemptRow>) -> Self {
+    pub fn new(
+        r: IntegrationRow,
+        last_registration: Option<AttemptRow>,
+        watched: Option<&Watched>,
+    ) -> Self {
+        let last_callback_at = watched.and_then(|w| w.last_callback_at);
+        // Flagged, and no callback since: still silent.
+        let silence = watched
+            .filter(|w| {
+                w.silent_since
+                    .is_some_and(|since| last_callback_at.is_none_or(|last| last <= since))
+            })
+            .and_then(|w| w.silent_since.zip(w.silence_threshold_seconds));
         Self {
             id: r.id,
             insurer: r.insurer,
@@ -76,6 +99,9 @@ impl IntegrationView {
             callback_registered_at: r.callback_registered_at,
             paused_at: r.paused_at,
             last_registration: last_registration.map(RegistrationAttemptView::from),
+            last_callback_at,
+            silent_since: silence.map(|(since, _)| since),
+            silence_threshold_seconds: silence.map(|(_, threshold)| threshold),
         }
     }
 
@@ -85,7 +111,9 @@ impl IntegrationView {
         r: IntegrationRow,
     ) -> Result<Self, Error> {
         let last = registration_attempts::latest(conn, r.id).await?;
-        Ok(Self::new(r, last))
+        let watched = silences::watched(conn, Some(&r.tenant_id)).await?;
+        let watched = watched.iter().find(|w| w.integration_id == r.id);
+        Ok(Self::new(r, last, watched))
     }
 
     /// The tenant's integrations, by id, each with its last registration attempt.
@@ -95,11 +123,13 @@ impl IntegrationView {
     ) -> Result<Vec<Self>, Error> {
         let rows = integrations::list(conn, tenant).await?;
         let mut last = registration_attempts::latest_of_tenant(conn, tenant).await?;
+        let watched = silences::watched(conn, Some(tenant)).await?;
         Ok(rows
             .into_iter()
             .map(|r| {
                 let attempt = last.remove(&r.id);
-                Self::new(r, attempt)
+                let w = watched.iter().find(|w| w.integration_id == r.id);
+                Self::new(r, attempt, w)
             })
             .collect())
     }

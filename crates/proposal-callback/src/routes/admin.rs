@@ -11,8 +11,11 @@ use utoipa::{IntoParams, ToSchema};
 use crate::domain::status::ReceiptStatus;
 use crate::error::Error;
 use crate::flow::pause::{self, RESUME_MAX};
+use crate::flow::preview::Effect;
 use crate::flow::registration;
-use crate::flow::replay::{REPLAY_DEFAULT, REPLAY_MAX, replay_matching, replay_one};
+use crate::flow::replay::{
+    REPLAY_DEFAULT, REPLAY_MAX, preview_matching, replay_matching, replay_one,
+};
 use crate::query::integrations::IntegrationView;
 use crate::query::receipts::{self, ReceiptView};
 use crate::routes::extract::TenantAdmin;
@@ -21,6 +24,7 @@ use crate::state::AppState;
 use crate::store::receipts::ReceiptFilter;
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct ReceiptQuery {
     /// The receipt's outcome: `received`, `deferred`, `processed`, `duplicate`, `unchanged`,
@@ -75,6 +79,7 @@ pub async fn list_receipts(
         insurer: receipts::insurer(q.insurer)?,
         proposal_id: q.proposal_id,
         since: q.since,
+        up_to_id: None,
     };
     let limit = limit(q.limit, 50, 200)?;
     let mut conn = state.pool.get().await?;
@@ -196,9 +201,20 @@ pub struct ReplayRequest {
     pub limit: Option<i64>,
 }
 
-/// What a bulk replay did.
+/// `?dry_run=true` on a repair: answer what it would do, and do nothing.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DryRunQuery {
+    /// `true`: run it in a transaction that is rolled back and answer what it would do
+    /// (nothing is written, no email queued, nothing counted). Default `false`.
+    pub dry_run: Option<bool>,
+}
+
+/// What a bulk replay did (or, with `dry_run`, would do).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ReplayReport {
+    /// True when nothing was done: a preview.
+    pub dry_run: bool,
     /// Receipts processed again.
     pub replayed: usize,
     /// How many ended with each outcome: `processed`, `duplicate`, `unchanged`, `stale`,
@@ -207,16 +223,21 @@ pub struct ReplayReport {
     pub outcomes: BTreeMap<String, usize>,
     /// More receipts match: send the same filter with this as `after_id`. Null when done.
     pub next_after_id: Option<i64>,
+    /// Each receipt, oldest first: its proposal, the proposal's status before and after,
+    /// how it ended and whether an email was (would be) queued.
+    pub items: Vec<Effect>,
 }
 
 /// Replay every stored receipt of the tenant that matches a filter, oldest first, with the
 /// live rules: each is applied at most once (one that was applied answers `duplicate`
 /// again), in the order it arrived; a paused integration's are deferred. At most 500 per call.
+/// With `dry_run=true`, the same run is rolled back: the answer says what it would do now.
 #[utoipa::path(
     post,
     path = "/admin/receipts/replay",
     tag = "admin",
     security(("bearer" = [])),
+    params(DryRunQuery),
     request_body(content = ReplayRequest, content_type = "application/json"),
     responses(
         (status = 200, body = ReplayReport),
@@ -227,6 +248,7 @@ pub struct ReplayReport {
 )]
 pub async fn replay_many(
     admin: TenantAdmin,
+    Query(q): Query<DryRunQuery>,
     Json(body): Json<ReplayRequest>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Error> {
@@ -236,27 +258,28 @@ pub async fn replay_many(
         insurer: receipts::insurer(body.insurer)?,
         proposal_id: body.proposal_id,
         since: body.since,
+        up_to_id: None,
     };
     let limit = limit(body.limit, REPLAY_DEFAULT, REPLAY_MAX)?;
+    let dry_run = q.dry_run.unwrap_or(false);
     // On a task of its own: an operator who hangs up does not stop it half way.
     let report = actix_web::rt::spawn(async move {
         let mut conn = state.pool.get().await?;
-        replay_matching(
-            &mut conn,
-            &state.clock,
-            &admin.tenant,
-            &filter,
-            body.after_id,
-            limit,
-        )
-        .await
+        let (clock, tenant) = (&state.clock, &admin.tenant);
+        if dry_run {
+            preview_matching(&mut conn, clock, tenant, &filter, body.after_id, limit).await
+        } else {
+            replay_matching(&mut conn, clock, tenant, &filter, body.after_id, limit).await
+        }
     })
     .await
     .map_err(|e| Error::Internal(format!("the replay task failed: {e}")))??;
     Ok(HttpResponse::Ok().json(ReplayReport {
+        dry_run,
         replayed: report.replayed,
         outcomes: report.outcomes,
         next_after_id: report.next_after_id,
+        items: report.effects,
     }))
 }
 
@@ -288,10 +311,13 @@ pub async fn pause_integration(
     Ok(HttpResponse::Ok().json(IntegrationView::load(&mut conn, row).await?))
 }
 
-/// What a resume did.
+/// What a resume did (or, with `dry_run`, would do).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ResumeReport {
-    /// The integration afterwards: `paused_at` is null unless `remaining` > 0.
+    /// True when nothing was done: a preview.
+    pub dry_run: bool,
+    /// The integration afterwards: `paused_at` is null unless `remaining` > 0 (in a preview,
+    /// the integration as it is, still paused).
     pub integration: IntegrationView,
     /// Deferred callbacks applied by this call.
     pub applied: usize,
@@ -300,18 +326,23 @@ pub struct ResumeReport {
     pub outcomes: BTreeMap<String, usize>,
     /// Deferred callbacks still waiting (a call applies at most 1000): resume again.
     pub remaining: i64,
+    /// Each deferred callback, in the order applied: its proposal, the proposal's status
+    /// before and after, how it ended and whether an email was (would be) queued.
+    pub items: Vec<Effect>,
 }
 
 /// Resume a paused integration: its deferred callbacks are applied in the order they arrived,
 /// each exactly once, then the pause ends. Callbacks arriving meanwhile wait their turn.
 /// Safe to call from several places at once; resuming an integration that is not paused
-/// changes nothing.
+/// changes nothing. With `dry_run=true`, the deferred callbacks are applied in a transaction
+/// that is rolled back: the answer says what the resume would do now, and the integration
+/// stays paused.
 #[utoipa::path(
     post,
     path = "/admin/integrations/{id}/resume",
     tag = "admin",
     security(("bearer" = [])),
-    params(("id" = i64, Path, description = "integration id")),
+    params(("id" = i64, Path, description = "integration id"), DryRunQuery),
     responses(
         (status = 200, body = ResumeReport),
         (status = 400, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
@@ -323,25 +354,35 @@ pub struct ResumeReport {
 pub async fn resume_integration(
     admin: TenantAdmin,
     Path(id): Path<i64>,
+    Query(q): Query<DryRunQuery>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Error> {
     let sub = admin.sub.clone();
+    let dry_run = q.dry_run.unwrap_or(false);
     // On a task of its own: an operator who hangs up does not stop it half way.
     let pool = state.pool.clone();
     let clock = state.clock.clone();
     let resumed = actix_web::rt::spawn(async move {
         let mut conn = pool.get().await?;
-        pause::resume(&mut conn, &clock, &admin.tenant, id, RESUME_MAX).await
+        if dry_run {
+            pause::preview_resume(&mut conn, &clock, &admin.tenant, id, RESUME_MAX).await
+        } else {
+            pause::resume(&mut conn, &clock, &admin.tenant, id, RESUME_MAX).await
+        }
     })
     .await
     .map_err(|e| Error::Internal(format!("the resume task failed: {e}")))??;
     let applied = resumed.outcomes.values().sum();
-    tracing::info!(integration = id, admin = %sub, applied, remaining = resumed.remaining, "integration resumed");
+    if !dry_run {
+        tracing::info!(integration = id, admin = %sub, applied, remaining = resumed.remaining, "integration resumed");
+    }
     let mut conn = state.pool.get().await?;
     Ok(HttpResponse::Ok().json(ResumeReport {
+        dry_run,
         integration: IntegrationView::load(&mut conn, resumed.integration).await?,
         applied,
         outcomes: resumed.outcomes,
         remaining: resumed.remaining,
+        items: resumed.effects,
     }))
 }

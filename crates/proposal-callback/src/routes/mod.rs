@@ -6,6 +6,7 @@ pub mod auth;
 pub mod callback;
 pub mod extract;
 pub mod story;
+pub mod tenant;
 
 use actix_web::{HttpResponse, web};
 use common::Problem;
@@ -32,7 +33,9 @@ fn routes(r: &mut Routes<'_>) {
         .add(admin::__path_pause_integration, admin::pause_integration)
         .add(admin::__path_resume_integration, admin::resume_integration)
         .add(story::__path_proposal_story, story::proposal_story)
-        .add(story::__path_list_emails, story::list_emails);
+        .add(story::__path_list_emails, story::list_emails)
+        .add(tenant::__path_get_tenant, tenant::get_tenant)
+        .add(tenant::__path_patch_tenant, tenant::patch_tenant);
 }
 
 /// Registers the routes on the service's `App`.

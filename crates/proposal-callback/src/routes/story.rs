@@ -39,6 +39,7 @@ pub async fn proposal_story(
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct EmailQuery {
     /// `queued`, `failed` or `sent`; all when absent.

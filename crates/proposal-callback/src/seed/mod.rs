@@ -248,9 +248,17 @@ async fn seed(
         .execute(conn)
         .await?;
     let now = clock.now();
+    // Each demo tenant's operator is told when an insurer goes silent (docs/proposal-callback.md,
+    // "Silent insurers"), at an address no relay should deliver to.
     let rows: Vec<_> = DEMO_TENANTS
         .iter()
-        .map(|(id, name)| (tenants::id.eq(*id), tenants::name.eq(*name)))
+        .map(|(id, name)| {
+            (
+                tenants::id.eq(*id),
+                tenants::name.eq(*name),
+                tenants::operator_email.eq(Some(format!("operacoes@{id}.example.com"))),
+            )
+        })
         .collect();
     diesel::insert_into(tenants::table)
         .values(rows)

@@ -8,4 +8,5 @@ pub mod outbox;
 pub mod proposals;
 pub mod receipts;
 pub mod registration_attempts;
+pub mod silences;
 pub mod tenants;

@@ -37,6 +37,12 @@ pub struct EmailRow {
     pub id: i64,
     #[diesel(select_expression = proposals::proposal_id)]
     pub proposal: String,
+    /// Never null for a proposal's email (the operators' emails name none, and a check says
+    /// both references are there or neither).
+    #[diesel(
+        select_expression = o::history_id.assume_not_null(),
+        select_expression_type = diesel::dsl::AssumeNotNull<o::history_id>
+    )]
     pub history_id: i64,
     pub recipient: String,
     pub subject: String,
@@ -124,6 +130,29 @@ pub async fn enqueue(
         .values((
             o::proposal_id.eq(proposal_pk),
             o::history_id.eq(history_id),
+            o::recipient.eq(recipient),
+            o::subject.eq(&email.subject),
+            o::body.eq(&email.text),
+            o::html_body.eq(Some(&email.html)),
+            o::created_at.eq(at),
+            o::next_attempt_at.eq(at),
+        ))
+        .returning(o::id)
+        .get_result(conn)
+        .await
+}
+
+/// Queues an email to a tenant's operator, about no proposal (docs/proposal-callback.md,
+/// "Silent insurers"), due at once: queued at `at`, first attempt at `at`. The same worker
+/// sends it, with the same retries.
+pub async fn enqueue_operator(
+    conn: &mut AsyncPgConnection,
+    recipient: &str,
+    email: &Email,
+    at: DateTime<Utc>,
+) -> QueryResult<i64> {
+    diesel::insert_into(o::table)
+        .values((
             o::recipient.eq(recipient),
             o::subject.eq(&email.subject),
             o::body.eq(&email.text),

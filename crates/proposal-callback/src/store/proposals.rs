@@ -293,3 +293,19 @@ pub async fn events(
     rows.reverse();
     Ok(rows)
 }
+
+/// The status of the tenant's proposal by the id the tenant knows it by; none for no such
+/// proposal.
+pub async fn status_of(
+    conn: &mut AsyncPgConnection,
+    tenant: &str,
+    proposal_id: &str,
+) -> QueryResult<Option<Status>> {
+    proposals::table
+        .filter(proposals::tenant_id.eq(tenant))
+        .filter(proposals::proposal_id.eq(proposal_id))
+        .select(proposals::status)
+        .first(conn)
+        .await
+        .optional()
+}

@@ -19,6 +19,8 @@ pub struct Receipt {
     pub integration_id: Option<i64>,
     pub body: Vec<u8>,
     pub body_sha256: Vec<u8>,
+    /// The proposal it concerned, once processed (or, deferred, the one its body names).
+    pub proposal_id: Option<String>,
 }
 
 #[derive(Insertable)]
@@ -100,6 +102,9 @@ pub struct ReceiptFilter {
     pub proposal_id: Option<String>,
     /// Received at or after.
     pub since: Option<DateTime<Utc>>,
+    /// Only receipts up to this id (the console's bulk replay confirms the receipts it
+    /// previewed, not those that matched since).
+    pub up_to_id: Option<i64>,
 }
 
 fn filtered<'a>(tenant: &'a str, f: &'a ReceiptFilter) -> r::BoxedQuery<'a, diesel::pg::Pg> {
@@ -118,6 +123,9 @@ fn filtered<'a>(tenant: &'a str, f: &'a ReceiptFilter) -> r::BoxedQuery<'a, dies
     }
     if let Some(t) = f.since {
         q = q.filter(r::received_at.ge(t));
+    }
+    if let Some(id) = f.up_to_id {
+        q = q.filter(r::id.le(id));
     }
     q
 }

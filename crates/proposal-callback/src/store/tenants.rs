@@ -11,3 +11,37 @@ pub async fn exists(conn: &mut AsyncPgConnection, id: &str) -> QueryResult<bool>
         .get_result(conn)
         .await
 }
+
+/// A tenant as its admin reads and sets it.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
+#[diesel(table_name = tenants)]
+pub struct TenantRow {
+    pub id: String,
+    pub name: String,
+    /// Where the tenant's operator is told when an insurer goes silent (none: nobody).
+    pub operator_email: Option<String>,
+}
+
+pub async fn find(conn: &mut AsyncPgConnection, id: &str) -> QueryResult<Option<TenantRow>> {
+    tenants::table
+        .find(id)
+        .select(TenantRow::as_select())
+        .first(conn)
+        .await
+        .optional()
+}
+
+/// Sets (or, with none, removes) the tenant's operator address; none when there is no such
+/// tenant.
+pub async fn set_operator_email(
+    conn: &mut AsyncPgConnection,
+    id: &str,
+    operator_email: Option<&str>,
+) -> QueryResult<Option<TenantRow>> {
+    diesel::update(tenants::table.find(id))
+        .set(tenants::operator_email.eq(operator_email))
+        .returning(TenantRow::as_returning())
+        .get_result(conn)
+        .await
+        .optional()
+}

@@ -155,7 +155,7 @@ async fn a_proposals_story_is_what_the_database_holds() {
         ))
         .load::<(
             i64,
-            i64,
+            Option<i64>,
             String,
             String,
             String,

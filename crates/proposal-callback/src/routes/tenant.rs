@@ -1,0 +1,178 @@
+//! The admin's own tenant: its name, and the address its operator is told at when an insurer
+//! goes silent (docs/proposal-callback.md, "Silent insurers").
+
+use actix_web::{HttpResponse, web};
+use common::Problem;
+use common::extract::Json;
+use lettre::message::Mailbox;
+use serde::{Deserialize, Deserializer, Serialize};
+use utoipa::ToSchema;
+
+use crate::error::Error;
+use crate::routes::extract::TenantAdmin;
+use crate::state::AppState;
+use crate::store::tenants::{self, TenantRow};
+
+/// The longest operator address kept (RFC 5321's path limit).
+const MAX_ADDRESS_CHARS: usize = 254;
+
+/// The admin's tenant.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TenantView {
+    /// The dsTenantId.
+    #[schema(example = "demo-a")]
+    pub id: String,
+    #[schema(example = "Imobiliária Demo A")]
+    pub name: String,
+    /// Where the operator's emails go when one of the tenant's insurers goes silent, and when
+    /// it calls back; null: nobody is emailed (the metric and the console's banner remain).
+    #[schema(example = "Operações <operacoes@demo-a.example.com>")]
+    pub operator_email: Option<String>,
+}
+
+impl From<TenantRow> for TenantView {
+    fn from(t: TenantRow) -> Self {
+        Self {
+            id: t.id,
+            name: t.name,
+            operator_email: t.operator_email,
+        }
+    }
+}
+
+fn no_tenant(id: &str) -> Error {
+    Problem::not_found(format!("no tenant {id:?}")).into()
+}
+
+/// The admin's tenant: its name and operator address.
+#[utoipa::path(
+    get,
+    path = "/admin/tenant",
+    tag = "admin",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, body = TenantView),
+        (status = 404, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`not_found`: the token names a tenant this service does not have"),
+        (status = 503, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+    )
+)]
+pub async fn get_tenant(
+    admin: TenantAdmin,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Error> {
+    let mut conn = state.pool.get().await?;
+    let tenant = tenants::find(&mut conn, &admin.tenant)
+        .await?
+        .ok_or_else(|| no_tenant(&admin.tenant))?;
+    Ok(HttpResponse::Ok().json(TenantView::from(tenant)))
+}
+
+/// What an admin changes of the tenant: only the fields given.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TenantChange {
+    /// The operator's address (`ops@example.com` or `Operações <ops@example.com>`); null
+    /// removes it; absent leaves it as it is.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>, example = "operacoes@demo-a.example.com")]
+    pub operator_email: Option<Option<String>>,
+}
+
+/// A field that is present (null included) is `Some`; an absent one stays `None`.
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
+/// The address as it is kept: parsed as a mailbox (a name is allowed) and written back in
+/// its one form; 400 naming the field otherwise.
+fn operator_address(raw: &str) -> Result<String, Error> {
+    let bad = |why: &str| -> Error {
+        Problem::invalid_payload(Some("operator_email".into()), why.to_owned()).into()
+    };
+    let raw = raw.trim();
+    if raw.chars().count() > MAX_ADDRESS_CHARS {
+        return Err(bad("is longer than 254 characters"));
+    }
+    let mailbox: Mailbox = raw
+        .parse()
+        .map_err(|_| bad("is not an email address (ops@example.com, or Name <ops@example.com>)"))?;
+    let kept = mailbox.to_string();
+    if kept.chars().count() > MAX_ADDRESS_CHARS {
+        return Err(bad("is longer than 254 characters"));
+    }
+    Ok(kept)
+}
+
+/// Change the admin's tenant: the operator address the silence watch emails.
+#[utoipa::path(
+    patch,
+    path = "/admin/tenant",
+    tag = "admin",
+    security(("bearer" = [])),
+    request_body(content = TenantChange, content_type = "application/json"),
+    responses(
+        (status = 200, body = TenantView, description = "the tenant as it is now"),
+        (status = 400, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`invalid_payload` naming `operator_email` (not an address) or an unknown field"),
+        (status = 404, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`not_found`: the token names a tenant this service does not have"),
+        (status = 415, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+    )
+)]
+pub async fn patch_tenant(
+    admin: TenantAdmin,
+    Json(change): Json<TenantChange>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Error> {
+    let address = match &change.operator_email {
+        None => None,
+        Some(None) => Some(None),
+        Some(Some(raw)) => Some(Some(operator_address(raw)?)),
+    };
+    let mut conn = state.pool.get().await?;
+    let tenant = match address {
+        None => tenants::find(&mut conn, &admin.tenant).await?,
+        Some(address) => {
+            let row =
+                tenants::set_operator_email(&mut conn, &admin.tenant, address.as_deref()).await?;
+            if let Some(row) = &row {
+                tracing::info!(tenant = %row.id, admin = %admin.sub, operator_email = ?row.operator_email, "tenant's operator address changed");
+            }
+            row
+        }
+    }
+    .ok_or_else(|| no_tenant(&admin.tenant))?;
+    Ok(HttpResponse::Ok().json(TenantView::from(tenant)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operator_addresses_are_mailboxes_kept_in_one_form() {
+        assert_eq!(
+            operator_address(" ops@example.com ").unwrap(),
+            "ops@example.com"
+        );
+        assert_eq!(
+            operator_address("Operações <ops@example.com>").unwrap(),
+            "Operações <ops@example.com>"
+        );
+        for bad in ["", "ops", "ops@", "a@b.c\r\nBcc: x@y.z", &"a".repeat(250)] {
+            let e = operator_address(bad).unwrap_err();
+            assert_eq!(e.problem().status, 400, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn absent_null_and_given_are_told_apart() {
+        let read = |s: &str| serde_json::from_str::<TenantChange>(s).unwrap().operator_email;
+        assert_eq!(read("{}"), None);
+        assert_eq!(read(r#"{"operator_email": null}"#), Some(None));
+        assert_eq!(
+            read(r#"{"operator_email": "a@b.c"}"#),
+            Some(Some("a@b.c".into()))
+        );
+        assert!(serde_json::from_str::<TenantChange>(r#"{"name": "x"}"#).is_err());
+    }
+}
