@@ -20,12 +20,10 @@ use crate::auth::admin::{
     DEFAULT_ADMIN_ROLE, DEFAULT_ROLES_CLAIM, DEFAULT_TENANT_CLAIM, StaffClaims,
 };
 use crate::auth::jwt::DEFAULT_MAX_LIFETIME;
+use crate::domain::silence::{DEFAULT_FLOOR, DEFAULT_K, DEFAULT_LEARNING_WINDOW, SilenceRule};
 use crate::email::config::{
     DEFAULT_FROM, DEFAULT_POLL_INTERVAL, DEFAULT_RETRY_BASE, DEFAULT_RETRY_MAX,
     DEFAULT_SMTP_TIMEOUT, EmailConfig, SmtpTarget, read_ca_file,
-};
-use crate::domain::silence::{
-    DEFAULT_FLOOR, DEFAULT_K, DEFAULT_LEARNING_WINDOW, SilenceRule,
 };
 use crate::flow::silence::{DEFAULT_INTERVAL as DEFAULT_SILENCE_INTERVAL, WatchConfig};
 use crate::flow::sweep::{DEFAULT_GRACE, DEFAULT_INTERVAL, SweepConfig};

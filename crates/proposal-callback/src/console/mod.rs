@@ -71,18 +71,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 "/integracoes/{id}/registrar",
                 web::post().to(pages::register_callback),
             )
-            .route(
-                "/integracoes/{id}/pausar",
-                web::post().to(repairs::pause),
-            )
+            .route("/integracoes/{id}/pausar", web::post().to(repairs::pause))
             .route(
                 "/integracoes/{id}/retomar",
                 web::get().to(repairs::resume_preview),
             )
-            .route(
-                "/integracoes/{id}/retomar",
-                web::post().to(repairs::resume),
-            )
+            .route("/integracoes/{id}/retomar", web::post().to(repairs::resume))
             .route("/callbacks", web::get().to(pages::receipts))
             .route(
                 "/callbacks/reprocessar",

@@ -241,7 +241,9 @@ pub async fn register_callback(
 
 /// The banner of each integration whose insurer is silent, as of `now`.
 fn rows_silent(rows: &[IntegrationLine], now: chrono::DateTime<chrono::Utc>) -> Vec<SilentLine> {
-    rows.iter().filter_map(|r| SilentLine::new(r, now)).collect()
+    rows.iter()
+        .filter_map(|r| SilentLine::new(r, now))
+        .collect()
 }
 
 // --- the callback log --------------------------------------------------------------------
@@ -424,7 +426,9 @@ pub async fn receipts(
         newest_href: f.antes.map(|_| f.href(None)),
         older_href,
         filtered: !f.fields().is_empty(),
-        bulk_href: f.href(None).replacen("/callbacks", "/callbacks/reprocessar", 1),
+        bulk_href: f
+            .href(None)
+            .replacen("/callbacks", "/callbacks/reprocessar", 1),
     };
     render(&page, &flash)
 }

@@ -175,8 +175,7 @@ pub async fn resume_preview(
     let id = path_id(&path, "integração")?;
     let mut conn = state.pool.get().await?;
     let preview =
-        pause::preview_resume(&mut conn, &state.clock, &admin.admin.tenant, id, RESUME_MAX)
-            .await?;
+        pause::preview_resume(&mut conn, &state.clock, &admin.admin.tenant, id, RESUME_MAX).await?;
     let name = integration_name(&preview.integration);
     let title = format!("Retomar {name}");
     let applied = preview.effects.len();

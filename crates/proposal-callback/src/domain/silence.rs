@@ -244,12 +244,7 @@ fn context<'a>(n: &'a SilenceNotice<'a>, resumed_at: Option<DateTime<Utc>>) -> C
             LearnedFrom::Hour => "nesse dia da semana e horário",
             LearnedFrom::Window => "nas últimas semanas",
         },
-        resumed: resumed_at.map(|at| {
-            (
-                time_text(at),
-                duration_text(seconds_between(n.since, at)),
-            )
-        }),
+        resumed: resumed_at.map(|at| (time_text(at), duration_text(seconds_between(n.since, at)))),
     }
 }
 
@@ -379,7 +374,9 @@ mod tests {
         assert!(busy.is_passed(since, since + chrono::Duration::seconds(1201)));
         assert!(!rule.past_floor(since, since + chrono::Duration::seconds(1200)));
         assert!(rule.past_floor(since, since + chrono::Duration::seconds(1201)));
-        assert!(!Threshold::Learning { gaps: 3 }.is_passed(since, since + chrono::Duration::days(30)));
+        assert!(
+            !Threshold::Learning { gaps: 3 }.is_passed(since, since + chrono::Duration::days(30))
+        );
     }
 
     #[test]
@@ -388,7 +385,10 @@ mod tests {
         assert_eq!(duration_text(600.0), "10 min");
         assert_eq!(duration_text(3600.0), "1 h");
         assert_eq!(duration_text(11_400.0), "3 h 10 min");
-        assert_eq!(duration_text(86_400.0 * 2.0 + 4.0 * 3600.0 + 59.0), "2 d 4 h");
+        assert_eq!(
+            duration_text(86_400.0 * 2.0 + 4.0 * 3600.0 + 59.0),
+            "2 d 4 h"
+        );
         assert_eq!(duration_text(86_400.0), "1 d");
     }
 
@@ -433,7 +433,11 @@ mod tests {
              \n\
              Mensagem automática de proposal-callback para o operador de Imobiliária Demo A.\n"
         );
-        assert!(e.html.contains("<strong>Porto Seguro</strong>"), "{}", e.html);
+        assert!(
+            e.html.contains("<strong>Porto Seguro</strong>"),
+            "{}",
+            e.html
+        );
         assert!(e.html.contains("31 min"), "{}", e.html);
     }
 

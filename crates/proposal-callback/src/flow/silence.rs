@@ -82,7 +82,10 @@ impl SilenceWatch {
             if silent {
                 round.silent.push(w.integration_id);
             }
-            *gauge.entry((w.tenant_id, w.insurer)).or_default() |= silent;
+            // Only integrations that have called back are watched (and get a series).
+            if w.last_callback_at.is_some() {
+                *gauge.entry((w.tenant_id, w.insurer)).or_default() |= silent;
+            }
         }
         self.thresholds.retain(|key, _| going_on.contains(key));
         for ((tenant, insurer), silent) in gauge {
@@ -126,7 +129,8 @@ impl SilenceWatch {
                     .ok()
                     .and_then(|window| now.checked_sub_signed(window))
                     .unwrap_or(DateTime::<Utc>::MIN_UTC);
-                let gaps = silences::gaps(conn, w.integration_id, Slot::of(last), from, now).await?;
+                let gaps =
+                    silences::gaps(conn, w.integration_id, Slot::of(last), from, now).await?;
                 let t = rule.threshold(&gaps);
                 self.thresholds.insert(key, t);
                 t

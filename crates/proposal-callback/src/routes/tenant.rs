@@ -166,7 +166,11 @@ mod tests {
 
     #[test]
     fn absent_null_and_given_are_told_apart() {
-        let read = |s: &str| serde_json::from_str::<TenantChange>(s).unwrap().operator_email;
+        let read = |s: &str| {
+            serde_json::from_str::<TenantChange>(s)
+                .unwrap()
+                .operator_email
+        };
         assert_eq!(read("{}"), None);
         assert_eq!(read(r#"{"operator_email": null}"#), Some(None));
         assert_eq!(

@@ -64,6 +64,9 @@ async fn the_cli_token_reaches_its_tenants_integrations_and_no_others() {
                 "callback_registered_at": null,
                 "paused_at": null,
                 "last_registration": null,
+                "last_callback_at": null,
+                "silent_since": null,
+                "silence_threshold_seconds": null,
             })
         })
         .collect();

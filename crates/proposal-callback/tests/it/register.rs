@@ -134,7 +134,15 @@ async fn the_insurer_receives_the_specs_request_and_its_token_works() {
         last["started_at"].as_str() <= last["finished_at"].as_str(),
         "{body}"
     );
-    assert_eq!(body.as_object().unwrap().len(), 7, "{body}");
+    // Never called back: no last callback, not silent.
+    for field in [
+        "last_callback_at",
+        "silent_since",
+        "silence_threshold_seconds",
+    ] {
+        assert_eq!(body[field], Value::Null, "{field}: {body}");
+    }
+    assert_eq!(body.as_object().unwrap().len(), 10, "{body}");
     assert_eq!(before["last_registration"], Value::Null);
 
     let received = insurer.received();

@@ -496,7 +496,20 @@ async fn a_bulk_replay_repairs_what_matches_and_counts_the_outcomes() {
     assert_eq!(s, 200, "{report}");
     assert_eq!(
         report,
-        json!({"replayed": 2, "outcomes": {"processed": 1, "proposal_not_found": 1}, "next_after_id": null})
+        json!({"dry_run": false, "replayed": 2,
+        "outcomes": {"processed": 1, "proposal_not_found": 1}, "next_after_id": null,
+        "items": [
+            {"receipt_id": report["items"][0]["receipt_id"], "insurer": "porto",
+             "proposal_id": "POR-NEW-1", "status_before": "under_analysis",
+             "status_after": "approved", "outcome": "processed", "email": true},
+            {"receipt_id": report["items"][1]["receipt_id"], "insurer": "porto",
+             "proposal_id": "POR-NEW-2", "status_before": null, "status_after": null,
+             "outcome": "proposal_not_found", "email": false}
+        ]})
+    );
+    assert!(
+        report["items"][0]["receipt_id"].as_i64() < report["items"][1]["receipt_id"].as_i64(),
+        "oldest first: {report}"
     );
     let p = t.proposal("demo-a", "POR-NEW-1").await;
     assert_eq!(
@@ -507,8 +520,36 @@ async fn a_bulk_replay_repairs_what_matches_and_counts_the_outcomes() {
     // Everything porto again: the applied ones are duplicates, nothing moves twice.
     let (_, report) = replay_all(&t, &admin, json!({"insurer": "porto"})).await;
     assert_eq!(
-        report,
-        json!({"replayed": 3, "outcomes": {"duplicate": 2, "proposal_not_found": 1}, "next_after_id": null})
+        (
+            &report["replayed"],
+            &report["outcomes"],
+            &report["next_after_id"]
+        ),
+        (
+            &json!(3),
+            &json!({"duplicate": 2, "proposal_not_found": 1}),
+            &Value::Null
+        )
+    );
+    let each: Vec<_> = report["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["proposal_id"].as_str().unwrap(),
+                i["outcome"].as_str().unwrap(),
+                i["email"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        each,
+        [
+            ("POR-NEW-1", "duplicate", false),
+            ("POR-NEW-2", "proposal_not_found", false),
+            ("POR-2026-000124", "duplicate", false)
+        ]
     );
     assert_eq!(t.proposal("demo-a", "POR-NEW-1").await, p);
     assert_eq!(
@@ -523,8 +564,20 @@ async fn a_bulk_replay_repairs_what_matches_and_counts_the_outcomes() {
     let after = first["next_after_id"].as_i64().unwrap();
     let (_, rest) = replay_all(&t, &admin, json!({"after_id": after, "limit": 500})).await;
     assert_eq!(
-        rest,
-        json!({"replayed": 3, "outcomes": {"duplicate": 1, "invalid_payload": 1, "proposal_not_found": 1}, "next_after_id": null})
+        (&rest["replayed"], &rest["outcomes"], &rest["next_after_id"]),
+        (
+            &json!(3),
+            &json!({"duplicate": 1, "invalid_payload": 1, "proposal_not_found": 1}),
+            &Value::Null
+        )
+    );
+    assert!(
+        rest["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| i["receipt_id"].as_i64().unwrap() > after),
+        "{rest}"
     );
 
     // demo-b's receipt was never replayed by demo-a's admin.
@@ -532,8 +585,16 @@ async fn a_bulk_replay_repairs_what_matches_and_counts_the_outcomes() {
     assert_eq!(b_page["items"][0]["attempts"], 1);
     let (_, b_report) = replay_all(&t, &t.admin("demo-b"), json!({})).await;
     assert_eq!(
-        b_report,
-        json!({"replayed": 1, "outcomes": {"proposal_not_found": 1}, "next_after_id": null})
+        (
+            &b_report["replayed"],
+            &b_report["outcomes"],
+            &b_report["next_after_id"]
+        ),
+        (&json!(1), &json!({"proposal_not_found": 1}), &Value::Null)
+    );
+    assert_eq!(
+        b_report["items"][0]["proposal_id"], "POR-NEW-1",
+        "{b_report}"
     );
 
     // Bad filters name the field.
