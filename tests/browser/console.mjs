@@ -30,6 +30,9 @@ const OTHER_PROPOSAL = env('OTHER_PROPOSAL');
 const OTHER_SECRET = env('OTHER_SECRET');
 const OTHER_RECEIPT = env('OTHER_RECEIPT_ID');
 const OTHER_INTEGRATION = env('OTHER_INTEGRATION_ID');
+const SILENT_INSURER = env('SILENT_INSURER');
+const RESUME_PROPOSAL = env('RESUME_PROPOSAL');
+const BULK_PROPOSAL = env('BULK_PROPOSAL');
 const SHOTS = process.env.SCREENSHOTS_DIR;
 const CONSOLE = `${CALLBACK}/admin/integracao`;
 
@@ -65,6 +68,12 @@ async function text(locator) {
 
 async function flash(page) {
   return text(page.locator('.flash'));
+}
+
+/** The cells of a table's body rows after the first (its header cell), joined by " | ". */
+async function rowsAfterFirst(page) {
+  return (await page.locator('tbody tr').allInnerTexts()).map((r) =>
+    r.split('\t').slice(1).map((c) => c.replace(/\s+/g, ' ').trim()).join(' | '));
 }
 
 /** The row of the integrations table whose header cell names the insurer. */
@@ -138,6 +147,18 @@ try {
     assert.equal(await page.locator('.flash').count(), 0);
   });
 
+  await check("a silent insurer's banner: since when, for how long, what is usual there", async () => {
+    const banner = page.locator('.banner[role="alert"]');
+    assert.equal(await banner.count(), 1, 'one silent integration');
+    const said = await text(banner);
+    assert.match(said, new RegExp(`^${SILENT_INSURER} \\(Homologação\\) sem callbacks desde \\d{2}/\\d{2}/\\d{4} \\d{2}:\\d{2}:\\d{2}: há 2 h( \\d+ min)? nenhum callback chega`));
+    assert.match(said, /o normal neste dia e horário é não passar de 30 min/);
+    assert.match(await text(integrationRow(page, SILENT_INSURER).locator('td.last-callback')), /Em silêncio/);
+    for (const insurer of ['Porto Seguro', 'Tokio Marine']) {
+      assert.doesNotMatch(await text(integrationRow(page, insurer)), /Em silêncio/);
+    }
+  });
+
   await check('keyboard: Tab reaches Register Callback for Porto Seguro, Enter registers it (200)', async () => {
     const target = 'Registrar callback: Porto Seguro, Homologação';
     await page.locator('body').focus();
@@ -164,6 +185,48 @@ try {
     assert.match(await text(tokio), /Falhou: a seguradora respondeu HTTP 503/);
     assert.equal(await text(integrationRow(page, 'Porto Seguro').locator('td.flag .badge')), 'Sim');
     await shot(page, 'console-integrations');
+  });
+
+  await check('Pause, then Resume after its preview: Porto Seguro, nothing waiting', async () => {
+    await page.goto(CONSOLE);
+    let porto = integrationRow(page, 'Porto Seguro');
+    assert.equal(await text(porto.locator('td.paused')), 'Não');
+    await andWait(page, () => porto.getByRole('button', { name: 'Pausar: Porto Seguro, Homologação' }).click());
+    assert.match(await flash(page), /^Porto Seguro \(Homologação\) pausada: os callbacks dela são guardados e respondidos 202 \(adiados\)/);
+    porto = integrationRow(page, 'Porto Seguro');
+    assert.match(await text(porto.locator('td.paused')), /^Sim desde/);
+    await andWait(page, () => porto.getByRole('link', { name: 'Retomar: Porto Seguro, Homologação' }).click());
+    assert.equal(await text(page.locator('h1')), 'Retomar Porto Seguro (Homologação)');
+    assert.match(await text(page.locator('.preview')), /Nenhum callback adiado: retomar apenas encerra a pausa/);
+    assert.match(await text(page.locator('main')), /Nenhum callback adiado\./);
+    await andWait(page, () => page.getByRole('button', { name: 'Confirmar: retomar', exact: true }).click());
+    assert.match(await flash(page), /^Porto Seguro \(Homologação\) retomada: nenhum callback adiado a aplicar\. A pausa terminou\.$/);
+    assert.equal(await text(integrationRow(page, 'Porto Seguro').locator('td.paused')), 'Não');
+  });
+
+  await check("Resume's preview lists what each deferred callback would do; nothing moves until it is confirmed", async () => {
+    await page.goto(CONSOLE);
+    const tokio = integrationRow(page, 'Tokio Marine');
+    assert.match(await text(tokio.locator('td.paused')), /^Sim desde/);
+    await andWait(page, () => tokio.getByRole('link', { name: 'Retomar: Tokio Marine, Homologação' }).click());
+    const preview = page.url();
+    assert.match(await text(page.locator('.lead')), /^Prévia: nada foi aplicado ainda\./);
+    assert.match(await text(page.locator('.preview')), /Retomar aplicaria 3 callbacks adiados, na ordem em que chegaram \(Processado: 3\), e enviaria 3 e-mails aos locatários\./);
+    assert.deepEqual(await rowsAfterFirst(page), [
+      `Tokio Marine | ${RESUME_PROPOSAL} | Em análise | Pendente | Processado | Sim`,
+      `Tokio Marine | ${RESUME_PROPOSAL} | Pendente | Aprovada | Processado | Sim`,
+      'Tokio Marine | 548813 | Em análise | Aprovada | Processado | Sim',
+    ]);
+    await shot(page, 'console-resume-preview');
+    // Looking changed nothing: the proposal is still under analysis, its callbacks deferred.
+    await page.goto(`${CONSOLE}/propostas/${RESUME_PROPOSAL}`);
+    assert.match(await text(page.locator('.facts')), /Status Em análise/);
+    await page.goto(preview);
+    await andWait(page, () => page.getByRole('button', { name: 'Confirmar: retomar e aplicar 3 callbacks' }).click());
+    assert.match(await flash(page), /^Tokio Marine \(Homologação\) retomada: 3 callbacks aplicados na ordem em que chegaram \(Processado: 3\), 3 e-mails aos locatários\. A pausa terminou\.$/);
+    assert.equal(await text(integrationRow(page, 'Tokio Marine').locator('td.paused')), 'Não');
+    await page.goto(`${CONSOLE}/propostas/${RESUME_PROPOSAL}`);
+    assert.match(await text(page.locator('.facts')), /Status Aprovada/);
   });
 
   await check('the callback log filters by outcome and insurer', async () => {
@@ -210,6 +273,28 @@ try {
     assert.equal(await page.locator(`#callback-${FAILED_RECEIPT}`).getByRole('button', { name: /Reprocessar/ }).count(), 0);
   });
 
+  await check('bulk replay: a preview of the filtered callbacks, then the confirmation', async () => {
+    await page.goto(`${CONSOLE}/callbacks?resultado=proposal_not_found`);
+    await andWait(page, () => page.getByRole('link', { name: 'Reprocessar os callbacks destes filtros…' }).click());
+    assert.equal(await text(page.locator('h1')), 'Reprocessar callbacks');
+    assert.match(await text(page.locator('.lead')), /^Prévia: nada foi reprocessado ainda\./);
+    assert.deepEqual(await rowsAfterFirst(page), [
+      `Porto Seguro | ${BULK_PROPOSAL} | Em análise | Aprovada | Processado | Sim`,
+    ]);
+    assert.match(await text(page.locator('.preview')), /Reprocessar 1 callback \(os mais antigos primeiro\) daria: Processado: 1; e enviaria 1 e-mail ao locatário\./);
+    await shot(page, 'console-replay-preview');
+    // Still failed in the log until it is confirmed.
+    await page.goBack();
+    assert.match(await text(page.locator('tbody')), new RegExp(`${BULK_PROPOSAL} Falhou: proposta não encontrada`));
+    await andWait(page, () => page.getByRole('link', { name: 'Reprocessar os callbacks destes filtros…' }).click());
+    await andWait(page, () => page.getByRole('button', { name: 'Confirmar: reprocessar 1 callback' }).click());
+    const url = new URL(page.url());
+    assert.equal(url.pathname, '/admin/integracao/callbacks');
+    assert.equal(url.searchParams.get('resultado'), 'proposal_not_found', 'back to the same filters');
+    assert.match(await flash(page), /^1 callback reprocessado: Processado: 1; 1 e-mail ao locatário\.$/);
+    assert.match(await text(page.locator('main')), /Nenhum callback com estes filtros/);
+  });
+
   await check('the proposal page shows status, history, events and emails', async () => {
     await andWait(page, () => page.getByRole('link', { name: 'Propostas' }).click());
     await page.getByLabel('Número da proposta').fill(STORY_PROPOSAL);
@@ -252,12 +337,16 @@ try {
   });
 
   await check('a POST from another site is refused', async () => {
-    const post = await context.request.post(`${CONSOLE}/integracoes/1/registrar`, {
-      headers: { Origin: 'http://evil.example', 'Sec-Fetch-Site': 'cross-site' },
-      maxRedirects: 0,
-    });
-    assert.equal(post.status(), 403);
-    assert.match(await post.text(), /não partiu de uma página deste console/);
+    for (const action of ['integracoes/1/registrar', 'integracoes/1/pausar', 'integracoes/1/retomar', 'callbacks/reprocessar']) {
+      // A well-formed form, as an attacking page would send it.
+      const post = await context.request.post(`${CONSOLE}/${action}`, {
+        headers: { Origin: 'http://evil.example', 'Sec-Fetch-Site': 'cross-site' },
+        form: { resultado: 'failed' },
+        maxRedirects: 0,
+      });
+      assert.equal(post.status(), 403, action);
+      assert.match(await post.text(), /não partiu de uma página deste console/);
+    }
   });
 
   await check('Sair signs out: the cookie is gone and the console asks for a token again', async () => {

@@ -211,6 +211,27 @@ async fn callback(base: &str, basic: &str, tenant: &str, body: Vec<u8>) -> u16 {
     read(res).await.0
 }
 
+/// Posts a tokio analysis result (`code` 20 pending, 10 approved) for `proposal` as demo-a's
+/// tokio integration; the answer's status.
+async fn tokio_callback(base: &str, basic: &str, proposal: &str, code: u32, event: &str) -> u16 {
+    let http = client();
+    let jwt = callback_jwt(&http, base, basic).await;
+    let body = serde_json::json!({
+        "event_id": event,
+        "event": "proposal.analysis_completed",
+        "sent_at": 1_763_658_000 + i64::from(code == 10),
+        "data": {"proposal": {"id": proposal}, "result": {"code": code}}
+    });
+    let res = http
+        .post(format!("{base}/callback/demo-a/tokio"))
+        .bearer_auth(jwt)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    read(res).await.0
+}
+
 async fn one_text(url: &str, sql: &str) -> String {
     let rows = texts(url, sql).await;
     assert_eq!(rows.len(), 1, "{sql}: {rows:?}");
@@ -237,12 +258,29 @@ async fn the_integrations_console_and_the_docs_work_in_a_real_browser() {
             ("INSURER_TOKIO_HOMOLOGATION_URL", &refuses),
             ("INSURER_TOKIO_CLIENT_ID", "tokio-console-test"),
             ("INSURER_TOKIO_CLIENT_SECRET", "tokio-console-secret"),
+            // The silence watch looks every second, so the banner is up in moments.
+            ("SILENCE_CHECK_INTERVAL", "1s"),
         ],
     );
     let dispatch = Service::start("dispatch-api", url, &[]);
     let basic = support::seed_both(url);
     let cb = callback_service.base();
 
+    // demo-a's too integration called back every 10 minutes for eight days, and not in the
+    // last two hours: the silence watch flags it, and the console shows its banner. Stored
+    // first, so the callbacks below are the newest of the log.
+    exec(
+        url,
+        "INSERT INTO proposal.callback_receipts \
+             (tenant_id, insurer, integration_id, received_at, body, body_sha256, status) \
+         SELECT 'demo-a', 'too', i.id, at, convert_to('{}', 'UTF8'), \
+                sha256(convert_to('{}', 'UTF8')), 'processed' \
+         FROM proposal.integrations i, \
+              generate_series(now() - interval '8 days', now() - interval '2 hours', \
+                              interval '10 minutes') at \
+         WHERE i.tenant_id = 'demo-a' AND i.insurer = 'too'",
+    )
+    .await;
     // demo-b's data, which demo-a's administrator must never see.
     exec(
         url,
@@ -285,6 +323,56 @@ async fn the_integrations_console_and_the_docs_work_in_a_real_browser() {
          VALUES ('demo-a', 'NOVA-1', 'under_analysis', 'nova.1@demo-a.example.com', true)",
     )
     .await;
+
+    // A second failed callback whose proposal is created afterwards: the bulk replay's.
+    let status = callback(
+        &cb,
+        &demo_a_porto,
+        "demo-a",
+        porto("NOVA-2", "APROVADA", "console-a-4", "aprovada"),
+    )
+    .await;
+    assert_eq!(status, 404);
+    exec(
+        url,
+        "INSERT INTO proposal.proposals (tenant_id, proposal_id, status, contact_email, in_queue) \
+         VALUES ('demo-a', 'NOVA-2', 'under_analysis', 'nova.2@demo-a.example.com', true)",
+    )
+    .await;
+
+    // demo-a's tokio integration is paused, with three callbacks waiting: 548812 pending then
+    // approved, 548813 approved. The browser previews the resume and confirms it.
+    exec(
+        url,
+        "UPDATE proposal.integrations SET paused_at = now() \
+         WHERE tenant_id = 'demo-a' AND insurer = 'tokio'",
+    )
+    .await;
+    let demo_a_tokio = support::basic_token(&basic, "demo-a/tokio");
+    for (proposal, code, event) in [
+        ("548812", 20, "console-t-1"),
+        ("548812", 10, "console-t-2"),
+        ("548813", 10, "console-t-3"),
+    ] {
+        assert_eq!(
+            tokio_callback(&cb, &demo_a_tokio, proposal, code, event).await,
+            202,
+            "deferred while paused"
+        );
+    }
+
+    let flagged = "SELECT count(*) AS n FROM proposal.integration_silences s \
+                   JOIN proposal.integrations i ON i.id = s.integration_id \
+                   WHERE i.tenant_id = 'demo-a' AND i.insurer = 'too' AND s.cleared_at IS NULL";
+    let waited = std::time::Instant::now();
+    while count(url, flagged).await == 0 {
+        assert!(
+            waited.elapsed() < std::time::Duration::from_secs(20),
+            "the silence watch did not flag too within 20 s:\n{}",
+            callback_service.logs()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
 
     let id_of = |sql: &'static str| async move { one_text(url, sql).await };
     let failed_receipt = id_of(
@@ -332,7 +420,10 @@ async fn the_integrations_console_and_the_docs_work_in_a_real_browser() {
         .env("OTHER_PROPOSAL", "B-SIGILO-7")
         .env("OTHER_SECRET", "segredo de demo-b")
         .env("OTHER_RECEIPT_ID", &other_receipt)
-        .env("OTHER_INTEGRATION_ID", &other_integration);
+        .env("OTHER_INTEGRATION_ID", &other_integration)
+        .env("SILENT_INSURER", "Too Seguros")
+        .env("RESUME_PROPOSAL", "548812")
+        .env("BULK_PROPOSAL", "NOVA-2");
     if let Some(dir) = std::env::var_os("SCREENSHOTS_DIR") {
         node.env("SCREENSHOTS_DIR", dir);
     }
@@ -413,6 +504,50 @@ async fn the_integrations_console_and_the_docs_work_in_a_real_browser() {
         .await,
         0,
         "demo-b's integrations untouched"
+    );
+    // The resume the browser confirmed applied what its preview showed, and ended the pause;
+    // porto, paused and resumed in the browser, is not paused either.
+    assert_eq!(
+        texts(
+            url,
+            "SELECT proposal_id || ' ' || status AS t FROM proposal.proposals \
+             WHERE tenant_id = 'demo-a' AND proposal_id IN ('548812', '548813', 'NOVA-2') \
+             ORDER BY proposal_id"
+        )
+        .await,
+        ["548812 approved", "548813 approved", "NOVA-2 approved"],
+        "the resume and the bulk replay confirmed in the browser"
+    );
+    assert_eq!(
+        count(
+            url,
+            "SELECT count(*) AS n FROM proposal.integrations \
+             WHERE tenant_id = 'demo-a' AND paused_at IS NOT NULL"
+        )
+        .await,
+        0
+    );
+    assert_eq!(
+        count(
+            url,
+            "SELECT count(*) AS n FROM proposal.callback_receipts \
+             WHERE tenant_id = 'demo-a' AND insurer = 'tokio' AND status = 'processed'"
+        )
+        .await,
+        3
+    );
+    // The silence's one email to demo-a's operator is queued.
+    assert_eq!(
+        texts(
+            url,
+            "SELECT recipient || ' | ' || subject AS t FROM proposal.email_outbox \
+             WHERE proposal_id IS NULL"
+        )
+        .await
+        .iter()
+        .map(|t| t.split(" desde ").next().unwrap().to_owned())
+        .collect::<Vec<_>>(),
+        ["operacoes@demo-a.example.com | Too Seguros (Homologação) sem callbacks"]
     );
     let logs = callback_service.logs();
     for (what, secret) in [("demo-a's", &admin_a), ("demo-b's", &admin_b)] {

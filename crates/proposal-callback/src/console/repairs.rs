@@ -190,8 +190,9 @@ pub async fn resume_preview(
         );
     } else {
         summary.push(format!(
-            "Retomar aplicaria {} adiados, na ordem em que chegaram ({}), e enviaria {}.",
+            "Retomar aplicaria {} {}, na ordem em que chegaram ({}), e enviaria {}.",
             callbacks(applied),
+            if applied == 1 { "adiado" } else { "adiados" },
             outcomes_text(&preview.outcomes),
             emails_phrase(emails(&preview.effects)),
         ));
@@ -235,8 +236,13 @@ fn resumed_message(name: &str, resumed: &Resumed) -> FlashMessage {
         "nenhum callback adiado a aplicar".to_owned()
     } else {
         format!(
-            "{} aplicados na ordem em que chegaram ({}), {}",
+            "{} {} na ordem em que chegaram ({}), {}",
             callbacks(applied),
+            if applied == 1 {
+                "aplicado"
+            } else {
+                "aplicados"
+            },
             outcomes_text(&resumed.outcomes),
             emails_phrase(emails(&resumed.effects))
         )
@@ -383,8 +389,13 @@ fn replayed_message(replayed: &Replayed) -> FlashMessage {
         .keys()
         .any(|o| ReceiptStatus::parse(o).is_none() && ErrorCode::parse(o).is_some());
     let text = format!(
-        "{} reprocessados: {}; {}.",
+        "{} {}: {}; {}.",
         callbacks(replayed.replayed),
+        if replayed.replayed == 1 {
+            "reprocessado"
+        } else {
+            "reprocessados"
+        },
         outcomes_text(&replayed.outcomes),
         emails_phrase(emails(&replayed.effects)),
     );
