@@ -147,10 +147,9 @@ pub async fn resume(
                     return Ok(Step::Done(integrations::clear_paused(conn, id).await?));
                 };
                 let before = preview::status_before(conn, &receipt).await?;
-                let result = handle_receipt(conn, &receipt, clock.now()).await;
-                match &result {
-                    Err(e) if !e.is_client_error() => Err(result.err().expect("an error")),
-                    _ => Ok(Step::Applied(
+                match handle_receipt(conn, &receipt, clock.now()).await {
+                    Err(e) if !e.is_client_error() => Err(e),
+                    result => Ok(Step::Applied(
                         preview::ended(&result),
                         preview::effect(&receipt, before, &result),
                     )),
@@ -221,12 +220,10 @@ async fn apply_deferred(
             break;
         };
         let before = preview::status_before(conn, &receipt).await?;
-        let result = handle_receipt(conn, &receipt, clock.now()).await;
-        if let Err(e) = &result
-            && !e.is_client_error()
-        {
-            return Err(result.err().expect("an error"));
-        }
+        let result = match handle_receipt(conn, &receipt, clock.now()).await {
+            Err(e) if !e.is_client_error() => return Err(e),
+            result => result,
+        };
         *outcomes
             .entry(outcome_or_code(preview::ended(&result)).to_owned())
             .or_insert(0) += 1;

@@ -106,12 +106,11 @@ async fn run_matching(
             continue;
         };
         let before = preview::status_before(conn, &receipt).await?;
-        let result = process(conn, clock, &receipt).await;
-        if let Err(e) = &result
-            && !e.is_client_error()
-        {
-            return Err(result.err().expect("an error"));
-        }
+        let result = match process(conn, clock, &receipt).await {
+            // Server-side: stop here (what was replayed keeps its outcome).
+            Err(e) if !e.is_client_error() => return Err(e),
+            result => result,
+        };
         let ended = preview::ended(&result);
         if counted {
             metrics::count_callback(tenant, &receipt.insurer, ended);

@@ -37,6 +37,18 @@ fn t0() -> DateTime<Utc> {
         .with_timezone(&Utc)
 }
 
+/// A stored episode: since, flagged at, ended at, cleared at, learned from, with its alert
+/// email, with its resume email.
+type Episode = (
+    DateTime<Utc>,
+    DateTime<Utc>,
+    Option<DateTime<Utc>>,
+    Option<DateTime<Utc>>,
+    String,
+    bool,
+    bool,
+);
+
 fn watch(k: f64, floor_minutes: u64, window_days: u64) -> SilenceWatch {
     SilenceWatch::new(WatchConfig {
         interval: StdDuration::from_secs(60),
@@ -356,15 +368,7 @@ async fn a_regular_insurer_gone_silent_is_flagged_after_its_threshold_once_and_c
     );
 
     // The episode as stored: one row, both emails, its start, end and when each was seen.
-    let rows: Vec<(
-        DateTime<Utc>,
-        DateTime<Utc>,
-        Option<DateTime<Utc>>,
-        Option<DateTime<Utc>>,
-        String,
-        bool,
-        bool,
-    )> = s::table
+    let rows: Vec<Episode> = s::table
         .select((
             s::since,
             s::flagged_at,
