@@ -164,9 +164,9 @@ pub async fn claim_next(
     skip: &[i64],
 ) -> QueryResult<Option<OutboxRow>> {
     diesel::sql_query(
-        "UPDATE email_outbox SET next_attempt_at = $3 + make_interval(secs => $1), \
+        "UPDATE proposal.email_outbox SET next_attempt_at = $3 + make_interval(secs => $1), \
                 attempts = attempts + 1 \
-         WHERE id = (SELECT id FROM email_outbox \
+         WHERE id = (SELECT id FROM proposal.email_outbox \
                      WHERE status = 'queued' AND next_attempt_at <= $3 \
                        AND id <> ALL($2) \
                      ORDER BY next_attempt_at, id LIMIT 1 \
@@ -243,7 +243,7 @@ pub async fn queue_stats(
     diesel::sql_query(
         "SELECT count(*) AS queued, \
                 coalesce(extract(epoch FROM $1 - min(created_at)), 0)::float8 AS oldest_age_secs \
-         FROM email_outbox WHERE status = 'queued'",
+         FROM proposal.email_outbox WHERE status = 'queued'",
     )
     .bind::<diesel::sql_types::Timestamptz, _>(now)
     .get_result(conn)
