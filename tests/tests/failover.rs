@@ -250,6 +250,12 @@ async fn on_a_standby_writes_are_503_and_once_it_is_promoted_they_succeed_withou
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert_eq!(readyz(&dispatch).await, 503);
+    // A replica started now (a deploy, a rescheduled pod) finds only the standby: nothing to
+    // migrate, so it starts, not ready, instead of exiting.
+    let mut late = Service::spawn("dispatch-api", &url, &[]);
+    poll_readyz(&late, 503).await;
+    assert!(late.logs().contains("not migrating"), "{}", late.logs());
+    assert!(late.wait_exit(Duration::ZERO).is_none(), "{}", late.logs());
 
     // Promoted: the same processes write again.
     let standby = blocking(move || {
@@ -266,9 +272,15 @@ async fn on_a_standby_writes_are_503_and_once_it_is_promoted_they_succeed_withou
         approve(&http, &c, &jwt, "V-1")
     })
     .await;
-    for service in [&dispatch, &callback] {
+    for service in [&dispatch, &callback, &late] {
         poll_readyz(service, 200).await;
     }
+    let a = new_incident(&http, &late.base(), &token, "failover-late").await;
+    assert_eq!(
+        a.status, 201,
+        "the replica started on the standby writes: {}",
+        a.body
+    );
     // dispatch-api's LISTEN connection left the standby and is back on the new primary
     // (its consumers resync on `Reconnected`): listening twice in one process.
     let deadline = Instant::now() + DEADLINE;
@@ -301,6 +313,7 @@ async fn on_a_standby_writes_are_503_and_once_it_is_promoted_they_succeed_withou
         ("failover-before", 1),
         ("failover-after", 1),
         ("failover-heard", 1),
+        ("failover-late", 1),
         ("failover-refused", 0),
     ] {
         let sql =

@@ -343,8 +343,24 @@ impl Context {
                 "DEV MODE: tokens are signed with the public development key; never expose this server"
             );
         }
-        let applied = self.migrate().await?;
-        tracing::info!(?applied, "migrations up to date");
+        if self.server_is_read_only().await {
+            // A standby (or a primary being demoted) takes no migration. With nothing to
+            // apply the service can still start, answer 503 until the server takes writes,
+            // and follow the promotion without a restart (docs/operations.md, "High
+            // availability").
+            if let Some(why) = self.unmigrated().await? {
+                anyhow::bail!(
+                    "{why}, and its server is read-only (a standby?): migrate against the primary"
+                );
+            }
+            tracing::warn!(
+                "the database is read-only (a standby?): not migrating, every migration of \
+                 this build is applied; /readyz answers 503 until it takes writes"
+            );
+        } else {
+            let applied = self.migrate().await?;
+            tracing::info!(?applied, "migrations up to date");
+        }
         let size = self.config.pool_size;
         let chosen = db::pool_size::chosen(size, self.config.pool_size_is_default);
         tracing::info!(pool_size = size, "database pool: {chosen}");
@@ -357,6 +373,15 @@ impl Context {
             db::pool_mode::warn_without_timeout(&pool).await;
         }
         Ok(pool)
+    }
+
+    /// Whether the migrations' server (`DATABASE_DIRECT_URL`) takes no writes: in recovery
+    /// or read-only by default. False when it cannot be asked (the migration then says why).
+    async fn server_is_read_only(&self) -> bool {
+        let Ok(mut conn) = db::tls::connect(&self.config.direct_url).await else {
+            return false;
+        };
+        matches!(db::failover::writable(&mut conn).await, Ok(false))
     }
 
     /// A pool of at most `max_size` connections with this service's settings.
