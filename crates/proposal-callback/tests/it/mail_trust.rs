@@ -362,8 +362,7 @@ async fn a_permanent_refusal_fails_the_email_after_one_attempt_while_the_others_
 async fn a_transient_refusal_retries_after_the_backoff() {
     let clock = Clock::manual(t0());
     let t = app(&clock).await;
-    t.callback("demo-a", "too", example("too", "pending"))
-        .await;
+    t.callback("demo-a", "too", example("too", "pending")).await;
     let sink = SmtpSink::start().await;
     sink.refuse_rcpt(CONTACT_99121, "450 4.2.1 Mailbox busy, try later", Some(1));
     let send = mailer(&sink.url(), &clock);
