@@ -532,10 +532,10 @@ impl Mailer {
     /// Ends the session with QUIT (a slow or failed QUIT changes nothing: every message was
     /// answered already).
     async fn close(&self, session: &mut Option<AsyncSmtpConnection>) {
-        if let Some(mut conn) = session.take() {
-            if let Err(e) = step("QUIT", self.config.smtp_timeout, conn.quit()).await {
-                tracing::debug!(error = %e, "SMTP QUIT at the end of a session");
-            }
+        if let Some(mut conn) = session.take()
+            && let Err(e) = step("QUIT", self.config.smtp_timeout, conn.quit()).await
+        {
+            tracing::debug!(error = %e, "SMTP QUIT at the end of a session");
         }
     }
 
