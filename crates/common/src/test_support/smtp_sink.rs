@@ -11,9 +11,9 @@
 //! It counts what a relay's operator would see: connections ([`SmtpSink::connections`]),
 //! logins ([`SmtpSink::logins`]) and every `RCPT TO` ([`SmtpSink::rcpts`]). It can refuse as
 //! a real relay does: a login ([`SmtpSink::refuse_logins`], e.g. `535 5.7.8` for a wrong
-//! password), a recipient ([`SmtpSink::refuse_rcpt`], e.g. `550 5.1.1` for an unknown
-//! mailbox) or a message after its DATA ([`SmtpSink::refuse_data`]), always or a number of
-//! times.
+//! password), a sender ([`SmtpSink::refuse_senders`]), a recipient
+//! ([`SmtpSink::refuse_rcpt`], e.g. `550 5.1.1` for an unknown mailbox) or a message after
+//! its DATA ([`SmtpSink::refuse_data`]), always or a number of times.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -86,6 +86,7 @@ impl Refusal {
 #[derive(Debug, Default)]
 struct Refusals {
     login: Option<Refusal>,
+    sender: Option<Refusal>,
     /// By recipient address (lowercase).
     rcpt: std::collections::HashMap<String, Refusal>,
     /// After DATA, by recipient address (lowercase).
@@ -221,6 +222,15 @@ impl SmtpSink {
         });
     }
 
+    /// Answers every `MAIL FROM` with `reply` (e.g. `553 5.7.1 Sender address rejected`),
+    /// `times` times or, with none, until [`SmtpSink::accept_everything`].
+    pub fn refuse_senders(&self, reply: &str, times: Option<u32>) {
+        self.refusals.lock().unwrap().sender = Some(Refusal {
+            reply: reply.to_owned(),
+            times,
+        });
+    }
+
     /// Answers `RCPT TO:<address>` with `reply` (e.g. `550 5.1.1 <x>: Recipient address
     /// rejected: User unknown`), `times` times or, with none, until
     /// [`SmtpSink::accept_everything`].
@@ -349,7 +359,21 @@ impl SmtpSink {
             } else if upper.starts_with("MAIL FROM:") || upper == "RSET" {
                 // A new transaction: the recipients of the last one are forgotten.
                 rcpt.clear();
-                w.write_all(b"250 ok\r\n").await?;
+                let refusal = upper
+                    .starts_with("MAIL FROM:")
+                    .then(|| {
+                        self.refusals
+                            .lock()
+                            .unwrap()
+                            .sender
+                            .as_mut()
+                            .and_then(Refusal::take)
+                    })
+                    .flatten();
+                match refusal {
+                    Some(reply) => w.write_all(format!("{reply}\r\n").as_bytes()).await?,
+                    None => w.write_all(b"250 ok\r\n").await?,
+                }
             } else if upper.starts_with("RCPT TO:") {
                 let address = command[8..].trim().trim_matches(['<', '>']).to_owned();
                 self.rcpts.lock().unwrap().push(address.clone());

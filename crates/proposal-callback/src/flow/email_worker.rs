@@ -447,9 +447,7 @@ impl Mailer {
         session: &'s mut Option<AsyncSmtpConnection>,
     ) -> Result<&'s mut AsyncSmtpConnection, String> {
         if session.is_none() {
-            let conn = self.open().await?;
-            self.relay_answered();
-            *session = Some(conn);
+            *session = Some(self.open().await?);
         }
         Ok(session.as_mut().expect("a session is open"))
     }
@@ -470,8 +468,17 @@ impl Mailer {
                 Err(why) => Err(Failure::Relay(why)),
             },
         };
-        if outcome.is_err() {
-            self.metrics.attempts_failed.inc();
+        match &outcome {
+            Err(Failure::Relay(_)) => self.metrics.attempts_failed.inc(),
+            Err(_) => {
+                // A refusal of this email (or one that cannot be built) says nothing against
+                // the relay.
+                self.relay_answered();
+                self.metrics.attempts_failed.inc();
+            }
+            // Only a relay that took a message ends its backoff: one that lets us log in and
+            // then refuses every sender (MAIL FROM) keeps backing off.
+            Ok(()) => self.relay_answered(),
         }
         let mut conn = pool.get().await?;
         match outcome {

@@ -435,7 +435,8 @@ async fn a_burst_goes_over_one_connection_and_one_login() {
     queue_burst_more(&t, 25).await;
     let worker = tokio::spawn(mailer(&url, &clock).run(t.db.pool()));
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while sink.messages().len() < 35 {
+    // Until every email is marked sent (the relay's answer comes a moment before the mark).
+    while !rows(&t).await.iter().all(|(_, s, ..)| s == "sent") {
         assert!(
             std::time::Instant::now() < deadline,
             "the burst never arrived"
@@ -443,6 +444,7 @@ async fn a_burst_goes_over_one_connection_and_one_login() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     worker.abort();
+    assert_eq!(sink.messages().len(), 35);
     assert_eq!((sink.connections(), sink.logins()), (2, 2));
     assert!(sink.messages()[10..].iter().all(|m| m.connection == 2));
     assert!(
@@ -534,6 +536,49 @@ async fn a_wrong_password_costs_one_login_per_backoff_step_not_one_per_email() {
             .collect::<Vec<_>>(),
         vec![sink.connections(); 3]
     );
+}
+
+/// A relay that lets the worker log in and then refuses every sender (MAIL FROM: a relay
+/// policy, `EMAIL_FROM` not allowed) is the relay's trouble, not the emails': it is knocked
+/// at once per backoff step, the backoff growing, and no email ends `failed`.
+#[actix_web::test]
+async fn a_relay_refusing_the_sender_is_backed_off_and_fails_no_email() {
+    let clock = Clock::manual(t0());
+    let t = app(&clock).await;
+    for insurer in ["porto", "tokio"] {
+        t.callback("demo-a", insurer, example(insurer, "approved"))
+            .await;
+    }
+    let sink = SmtpSink::start().await;
+    sink.refuse_senders("553 5.7.1 Sender address rejected: not owned by user", None);
+    let url = format!("smtp://relay-user:secret@127.0.0.1:{}", sink.port);
+    let send = mailer(&url, &clock);
+    let pool = t.db.pool();
+    let mut logins = Vec::new();
+    for advance in [0.0, 1.9, 0.1, 3.9, 0.1] {
+        clock.advance(seconds(advance));
+        for _ in 0..5 {
+            assert_eq!(send.run_once(&pool).await.unwrap(), 0);
+        }
+        logins.push(sink.logins());
+    }
+    assert_eq!(logins, [1, 1, 2, 2, 3], "the backoff grows: 2 s, then 4 s");
+    let refused =
+        "SMTP MAIL FROM: permanent error (553): 5.7.1 Sender address rejected: not owned by user";
+    assert_eq!(
+        rows(&t)
+            .await
+            .into_iter()
+            .map(|(_, s, n, e, _)| (s, n, e))
+            .collect::<Vec<_>>(),
+        vec![
+            ("queued".to_owned(), 2, Some(refused.to_owned())),
+            ("queued".to_owned(), 1, Some(refused.to_owned())),
+        ]
+    );
+    sink.accept_everything();
+    clock.advance(seconds(8.0));
+    assert_eq!(send.run_once(&pool).await.unwrap(), 2);
 }
 
 /// The database itself refuses a second email for a transition, and a second transition for
