@@ -11,7 +11,8 @@
 //! - [`registration`]: RegisterCallback, the token's life around the insurer's call (pending,
 //!   then live or revoked);
 //! - [`email_worker`]: the outbox worker that sends queued messages over SMTP;
-//! - [`sweep`]: the sweeper, which processes again the receipts a crash left `received`.
+//! - [`sweep`]: the sweeper, which processes again the receipts a crash left `received`;
+//! - [`retention`]: the raw bodies erased once past their tenant's retention.
 
 pub mod apply;
 pub mod email_worker;
@@ -19,4 +20,5 @@ pub mod pause;
 pub mod receive;
 pub mod registration;
 pub mod replay;
+pub mod retention;
 pub mod sweep;

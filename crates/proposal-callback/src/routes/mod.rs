@@ -32,7 +32,8 @@ fn routes(r: &mut Routes<'_>) {
         .add(admin::__path_pause_integration, admin::pause_integration)
         .add(admin::__path_resume_integration, admin::resume_integration)
         .add(story::__path_proposal_story, story::proposal_story)
-        .add(story::__path_list_emails, story::list_emails);
+        .add(story::__path_list_emails, story::list_emails)
+        .add(story::__path_retry_email, story::retry_email);
 }
 
 /// Registers the routes on the service's `App`.
