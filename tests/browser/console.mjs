@@ -33,6 +33,8 @@ const OTHER_INTEGRATION = env('OTHER_INTEGRATION_ID');
 const SILENT_INSURER = env('SILENT_INSURER');
 const RESUME_PROPOSAL = env('RESUME_PROPOSAL');
 const BULK_PROPOSAL = env('BULK_PROPOSAL');
+const RETRY_PROPOSAL = env('RETRY_PROPOSAL');
+const ERASED_RECEIPT = env('ERASED_RECEIPT_ID');
 const SHOTS = process.env.SCREENSHOTS_DIR;
 const CONSOLE = `${CALLBACK}/admin/integracao`;
 
@@ -312,10 +314,46 @@ try {
     assert.equal(subjects.length, 2);
     assert.match(subjects[0], /pendente/);
     assert.match(subjects[1], /aprovada/);
-    for (const d of await emails.locator('.badge').allInnerTexts()) assert.equal(d.trim(), 'Na fila de envio');
+    for (const d of await emails.locator('.badge').allInnerTexts()) assert.equal(d.trim(), 'Enviado');
     const events = await page.locator('table', { has: page.locator('caption', { hasText: 'Eventos' }) }).locator('tbody tr').count();
     assert.ok(events >= 6, `events listed (${events})`);
     await shot(page, 'console-proposal');
+  });
+
+  await check('an email the relay refused for good is sent again with Reenviar', async () => {
+    await page.goto(`${CONSOLE}/propostas/${RETRY_PROPOSAL}`);
+    const emails = page.locator('table', { has: page.locator('caption', { hasText: 'E-mails' }) });
+    const row = () => emails.locator('tbody tr').first();
+    assert.equal(await text(row().locator('.badge')), 'Recusado pelo servidor de e-mail');
+    assert.match(await text(row()), /não é tentado de novo sozinho/);
+    assert.match(await text(row().locator('td.detail')), /^SMTP RCPT TO: permanent error \(550\): 5\.1\.1 .*User unknown$/);
+    await shot(page, 'console-email-refused');
+    await andWait(page, () => row().getByRole('button', { name: /^Reenviar o e-mail nº \d+$/ }).click());
+    assert.match(await flash(page), /de volta à fila: será enviado de novo em instantes, para recusado\.mail-1@demo-a\.example\.com\./);
+    assert.equal(new URL(page.url()).pathname, `/admin/integracao/propostas/${RETRY_PROPOSAL}`);
+    assert.equal(await emails.getByRole('button', { name: /Reenviar/ }).count(), 0, 'back in the queue: no button');
+    // The worker sends it on one of its next rounds (every 200 ms here).
+    let delivery = await text(row().locator('.badge'));
+    for (let i = 0; i < 100 && delivery !== 'Enviado'; i += 1) {
+      await page.waitForTimeout(100);
+      await page.reload();
+      delivery = await text(row().locator('.badge'));
+    }
+    assert.equal(delivery, 'Enviado');
+    assert.equal(await text(row().locator('td:nth-child(5)')), '2', 'two attempts: refused, then sent');
+  });
+
+  await check('a body erased past the retention reads "corpo removido em ..." where the body was', async () => {
+    await page.goto(`${CONSOLE}/callbacks/${ERASED_RECEIPT}`);
+    assert.match(
+      await text(page.locator('.erased')),
+      /^Corpo removido em \d{2}\/\d{2}\/\d{4} \d{2}:\d{2}:\d{2}, passado o prazo de retenção do cliente \(LGPD\)\./,
+    );
+    assert.equal(await page.locator('pre.body').count(), 0, 'no body is shown');
+    assert.match(await text(page.locator('.facts')), /Resultado Processado/, 'the outcome stays');
+    await shot(page, 'console-body-erased');
+    await page.goto(`${CONSOLE}/callbacks?proposta=${STORY_PROPOSAL}`);
+    assert.match(await text(page.locator(`#callback-${ERASED_RECEIPT}`)), /corpo removido em \d{2}\/\d{2}\/\d{4}/);
   });
 
   await check("another tenant's proposal, receipt and integration give a page without their data", async () => {

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
-use common::test_support::TestDb;
+use common::test_support::{SmtpSink, TestDb};
 
 use support::{Service, callback_jwt, client, count, exec, read, run_bin, texts};
 
@@ -238,6 +238,9 @@ async fn one_text(url: &str, sql: &str) -> String {
     rows.into_iter().next().unwrap()
 }
 
+/// The mailbox of proposal MAIL-1's contact, which the relay refuses once.
+const REFUSED_MAILBOX: &str = "recusado.mail-1@demo-a.example.com";
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_integrations_console_and_the_docs_work_in_a_real_browser() {
     let chromium = chromium();
@@ -248,10 +251,25 @@ async fn the_integrations_console_and_the_docs_work_in_a_real_browser() {
     let insurer = FakeInsurer::start();
     let accepts = format!("{}/aceita", insurer.base);
     let refuses = format!("{}/recusa", insurer.base);
+    // The relay: it refuses the mailbox of proposal MAIL-1's contact once, for good (550), as
+    // a real relay refuses an unknown mailbox; the operator's "Reenviar" sends it again.
+    let relay = SmtpSink::start().await;
+    relay.refuse_rcpt(
+        REFUSED_MAILBOX,
+        &format!("550 5.1.1 <{REFUSED_MAILBOX}>: Recipient address rejected: User unknown"),
+        Some(1),
+    );
+    let smtp = relay.url();
     let callback_service = Service::start(
         "proposal-callback",
         url,
         &[
+            ("SMTP_URL", &smtp),
+            (
+                "EMAIL_FROM",
+                "Propostas Demo A <propostas@demo-a.example.com>",
+            ),
+            ("EMAIL_POLL_INTERVAL", "200ms"),
             ("INSURER_PORTO_HOMOLOGATION_URL", &accepts),
             ("INSURER_PORTO_CLIENT_ID", "porto-console-test"),
             ("INSURER_PORTO_CLIENT_SECRET", "porto-console-secret"),
@@ -329,7 +347,7 @@ async fn the_integrations_console_and_the_docs_work_in_a_real_browser() {
         &cb,
         &demo_a_porto,
         "demo-a",
-        porto("NOVA-2", "APROVADA", "console-a-4", "aprovada"),
+        porto("NOVA-2", "APROVADA", "console-a-5", "aprovada"),
     )
     .await;
     assert_eq!(status, 404);
@@ -373,6 +391,67 @@ async fn the_integrations_console_and_the_docs_work_in_a_real_browser() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
+
+    // MAIL-1: a proposal whose contact's mailbox the relay refuses; its approval's email
+    // ends `failed`, waiting for an operator.
+    exec(
+        url,
+        &format!(
+            "INSERT INTO proposal.proposals (tenant_id, proposal_id, status, contact_email, in_queue) \
+             VALUES ('demo-a', 'MAIL-1', 'under_analysis', '{REFUSED_MAILBOX}', true)"
+        ),
+    )
+    .await;
+    let body = porto("MAIL-1", "APROVADA", "console-a-4", "aprovada");
+    assert_eq!(callback(&cb, &demo_a_porto, "demo-a", body).await, 200);
+    // The worker has handled every email before the browser looks: sent, or refused.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let settled = count(
+            url,
+            "SELECT count(*) AS n FROM proposal.email_outbox WHERE status = 'queued'",
+        )
+        .await
+            == 0;
+        if settled {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the email worker did not handle the emails in 30 s:\n{}",
+            callback_service.logs()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        one_text(
+            url,
+            "SELECT o.status AS t FROM proposal.email_outbox o \
+             JOIN proposal.proposals p ON p.id = o.proposal_id WHERE p.proposal_id = 'MAIL-1'"
+        )
+        .await,
+        "failed"
+    );
+
+    // 99121's first callback is 100 days old, past demo-a's retention (90 days): the
+    // erasure (`erase-bodies`, what `serve` runs every hour) removes its body.
+    let erased_receipt = one_text(
+        url,
+        "SELECT min(id)::text AS t FROM proposal.callback_receipts \
+         WHERE tenant_id = 'demo-a' AND proposal_id = '99121'",
+    )
+    .await;
+    exec(
+        url,
+        &format!(
+            "UPDATE proposal.callback_receipts SET received_at = received_at - interval '100 days' \
+             WHERE id = {erased_receipt}"
+        ),
+    )
+    .await;
+    let erased: serde_json::Value =
+        serde_json::from_str(&run_bin("proposal-callback", url, &["erase-bodies"])).unwrap();
+    assert_eq!(erased["erased_bodies"], 1, "{erased}");
 
     let id_of = |sql: &'static str| async move { one_text(url, sql).await };
     let failed_receipt = id_of(
@@ -423,7 +502,9 @@ async fn the_integrations_console_and_the_docs_work_in_a_real_browser() {
         .env("OTHER_INTEGRATION_ID", &other_integration)
         .env("SILENT_INSURER", "Too Seguros")
         .env("RESUME_PROPOSAL", "548812")
-        .env("BULK_PROPOSAL", "NOVA-2");
+        .env("BULK_PROPOSAL", "NOVA-2")
+        .env("RETRY_PROPOSAL", "MAIL-1")
+        .env("ERASED_RECEIPT_ID", &erased_receipt);
     if let Some(dir) = std::env::var_os("SCREENSHOTS_DIR") {
         node.env("SCREENSHOTS_DIR", dir);
     }
@@ -548,6 +629,36 @@ async fn the_integrations_console_and_the_docs_work_in_a_real_browser() {
         .map(|t| t.split(" desde ").next().unwrap().to_owned())
         .collect::<Vec<_>>(),
         ["operacoes@demo-a.example.com | Too Seguros (Homologação) sem callbacks"]
+    );
+    // "Reenviar" put the refused email back in the queue, and the relay got it once.
+    assert_eq!(
+        one_text(
+            url,
+            "SELECT o.status || ' ' || o.attempts AS t FROM proposal.email_outbox o \
+             JOIN proposal.proposals p ON p.id = o.proposal_id WHERE p.proposal_id = 'MAIL-1'"
+        )
+        .await,
+        "sent 2"
+    );
+    assert_eq!(
+        relay
+            .messages()
+            .iter()
+            .filter(|m| m.rcpt == [REFUSED_MAILBOX])
+            .count(),
+        1
+    );
+    assert_eq!(
+        one_text(
+            url,
+            &format!(
+                "SELECT status || ' ' || octet_length(body) || ' ' || (body_erased_at IS NOT NULL) AS t \
+                 FROM proposal.callback_receipts WHERE id = {erased_receipt}"
+            )
+        )
+        .await,
+        "processed 0 true",
+        "the erased receipt keeps its outcome"
     );
     let logs = callback_service.logs();
     for (what, secret) in [("demo-a's", &admin_a), ("demo-b's", &admin_b)] {

@@ -13,7 +13,9 @@ mod support;
 use std::time::{Duration, Instant};
 
 use common::test_support::{PrivatePg, Vip};
+use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
+use tokio_tungstenite::tungstenite::Message;
 
 use support::{
     Service, basic_token, callback_jwt, client, count, dispatch_token, get, insert_proposals,
@@ -113,7 +115,10 @@ async fn poll_readyz(service: &Service, want: u16) {
 
 /// Repeats `write` until it succeeds (`ok`), asserting that every refusal before is a 503
 /// `unavailable`.
-async fn until_written<F, Fut>(what: &str, ok: u16, mut write: F)
+/// Writes until one is acknowledged with `ok` (each refusal a 503); the answer. Prints how
+/// long after `since` (the promotion) it came: a measurement for docs/operations.md, not a
+/// claim the test makes.
+async fn until_written<F, Fut>(what: &str, ok: u16, since: Instant, mut write: F) -> Answer
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Answer>,
@@ -122,11 +127,56 @@ where
     loop {
         let a = write().await;
         if a.status == ok {
-            return;
+            eprintln!(
+                "failover: {what}: written {:?} after the promotion",
+                since.elapsed()
+            );
+            return a;
         }
         a.assert_unavailable(what);
         assert!(Instant::now() < deadline, "{what}: never written");
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// A socket following the `registering` queue (new incidents), as the call takers' screen.
+async fn queue_socket(dispatch: &Service, token: &str) -> Socket {
+    let url = format!("ws://{}/ws?access_token={token}", dispatch.addr);
+    let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+    ws.send(Message::text(
+        r#"{"type":"subscribe","queue":"registering"}"#,
+    ))
+    .await
+    .unwrap();
+    let reply = tokio::time::timeout(Duration::from_secs(5), ws.next()).await;
+    let Ok(Some(Ok(Message::Text(reply)))) = reply else {
+        panic!("no answer to subscribe: {reply:?}");
+    };
+    assert!(reply.contains(r#""type":"subscribed""#), "{reply}");
+    ws
+}
+
+/// Reads the socket until it hears `incident` enter the queue (false) or is told to resync
+/// the queue (true).
+async fn heard_or_resync(ws: &mut Socket, incident: i64) -> bool {
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok(Some(Ok(message))) = tokio::time::timeout(left, ws.next()).await else {
+            panic!("the socket heard neither incident {incident} nor a resync");
+        };
+        let Message::Text(text) = message else {
+            continue;
+        };
+        let event: Value = serde_json::from_str(&text).unwrap();
+        match event["type"].as_str() {
+            Some("queue.resync") => return true,
+            Some("queue.changed") if event["incident_id"] == incident => return false,
+            _ => {}
+        }
     }
 }
 
@@ -157,6 +207,8 @@ async fn on_a_standby_writes_are_503_and_once_it_is_promoted_they_succeed_withou
     )
     .await;
     let (d, c) = (dispatch.base(), callback.base());
+    // A screen following the queue of new incidents across the failover.
+    let mut socket = queue_socket(&dispatch, &token).await;
 
     // Acknowledged on the primary.
     let a = new_incident(&http, &d, &token, "failover-before").await;
@@ -198,6 +250,12 @@ async fn on_a_standby_writes_are_503_and_once_it_is_promoted_they_succeed_withou
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert_eq!(readyz(&dispatch).await, 503);
+    // A replica started now (a deploy, a rescheduled pod) finds only the standby: nothing to
+    // migrate, so it starts, not ready, instead of exiting.
+    let mut late = Service::spawn("dispatch-api", &url, &[]);
+    poll_readyz(&late, 503).await;
+    assert!(late.logs().contains("not migrating"), "{}", late.logs());
+    assert!(late.wait_exit(Duration::ZERO).is_none(), "{}", late.logs());
 
     // Promoted: the same processes write again.
     let standby = blocking(move || {
@@ -205,17 +263,24 @@ async fn on_a_standby_writes_are_503_and_once_it_is_promoted_they_succeed_withou
         standby
     })
     .await;
-    until_written("dispatch after promotion", 201, || {
+    let promoted_at = Instant::now();
+    let after = until_written("dispatch after promotion", 201, promoted_at, || {
         new_incident(&http, &d, &token, "failover-after")
     })
     .await;
-    until_written("callback after promotion", 200, || {
+    until_written("callback after promotion", 200, promoted_at, || {
         approve(&http, &c, &jwt, "V-1")
     })
     .await;
-    for service in [&dispatch, &callback] {
+    for service in [&dispatch, &callback, &late] {
         poll_readyz(service, 200).await;
     }
+    let a = new_incident(&http, &late.base(), &token, "failover-late").await;
+    assert_eq!(
+        a.status, 201,
+        "the replica started on the standby writes: {}",
+        a.body
+    );
     // dispatch-api's LISTEN connection left the standby and is back on the new primary
     // (its consumers resync on `Reconnected`): listening twice in one process.
     let deadline = Instant::now() + DEADLINE;
@@ -225,14 +290,30 @@ async fn on_a_standby_writes_are_503_and_once_it_is_promoted_they_succeed_withou
             "the listener never came back\n{}",
             dispatch.logs()
         );
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    eprintln!(
+        "failover: dispatch-api's listener back {:?} after the promotion",
+        promoted_at.elapsed()
+    );
+    // The screen's socket heard of the write made after the promotion, or was told to
+    // reload its queue (a resync) once the listener was back: nothing missed either way. A
+    // write made now is heard as it is.
+    let first_after = after.body["id"].as_i64().unwrap();
+    let resynced = heard_or_resync(&mut socket, first_after).await;
+    let a = new_incident(&http, &d, &token, "failover-heard").await;
+    assert_eq!(a.status, 201, "{}", a.body);
+    let heard = a.body["id"].as_i64().unwrap();
+    while heard_or_resync(&mut socket, heard).await {}
+    eprintln!("failover: the socket was told to resync: {resynced}");
 
     // What was acknowledged is there, and nothing refused was written.
     let promoted = standby.url();
     for (complaint, n) in [
         ("failover-before", 1),
         ("failover-after", 1),
+        ("failover-heard", 1),
+        ("failover-late", 1),
         ("failover-refused", 0),
     ] {
         let sql =
@@ -285,9 +366,12 @@ async fn with_a_multi_host_url_writes_come_back_after_the_standby_is_promoted() 
         standby
     })
     .await;
-    until_written("dispatch after promotion", 201, || {
-        new_incident(&http, &d, &token, "multi-after")
-    })
+    until_written(
+        "dispatch after promotion (multi-host)",
+        201,
+        Instant::now(),
+        || new_incident(&http, &d, &token, "multi-after"),
+    )
     .await;
     poll_readyz(&dispatch, 200).await;
 

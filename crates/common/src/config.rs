@@ -2,6 +2,7 @@
 //! errors that name a variable, and the configuration every service starts with. The
 //! variables themselves are declared in [`crate::settings`]; every error names the variable.
 
+use std::fmt;
 use std::str::FromStr;
 
 use secrecy::SecretString;
@@ -116,6 +117,69 @@ impl FromStr for LogFormat {
     }
 }
 
+/// `DATABASE_POOL_MODE`: what hands out the connections of `DATABASE_URL` (`crate::db::pool_mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PoolMode {
+    /// Every connection of the pool is a session of its own: PostgreSQL itself, or a pooler
+    /// in session mode. Statements are prepared once per connection and cached.
+    #[default]
+    Session,
+    /// A transaction pooler: the pool keeps no state between statements.
+    Transaction,
+}
+
+impl PoolMode {
+    /// The URL for `LISTEN` and the migrations: `DATABASE_DIRECT_URL`, or `DATABASE_URL` when
+    /// the pool's own connections are sessions. Behind a transaction pooler a direct URL is
+    /// required and must differ from `DATABASE_URL`: through the pooler, `LISTEN` would hear
+    /// nothing and the migrations' lock could outlive them.
+    pub fn direct_url(
+        self,
+        database_url: &str,
+        direct: Option<String>,
+    ) -> Result<String, ConfigError> {
+        match (self, direct) {
+            (Self::Session, direct) => Ok(direct.unwrap_or_else(|| database_url.to_owned())),
+            (Self::Transaction, None) => Err(ConfigError::Missing {
+                name: "DATABASE_DIRECT_URL".into(),
+                hint: "DATABASE_POOL_MODE=transaction: LISTEN and the migrations' lock need a \
+                       connection that is a session of its own; set DATABASE_DIRECT_URL to \
+                       PostgreSQL itself (or to a pooler in session mode)"
+                    .into(),
+            }),
+            (Self::Transaction, Some(direct)) if direct == database_url => {
+                Err(ConfigError::Invalid {
+                    name: "DATABASE_DIRECT_URL".into(),
+                    reason: "is DATABASE_URL, the transaction pooler; it must reach PostgreSQL \
+                             itself (or a pooler in session mode)"
+                        .into(),
+                })
+            }
+            (Self::Transaction, Some(direct)) => Ok(direct),
+        }
+    }
+}
+
+impl FromStr for PoolMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "session" => Ok(Self::Session),
+            "transaction" => Ok(Self::Transaction),
+            other => Err(format!("{other:?} is neither session nor transaction")),
+        }
+    }
+}
+
+impl fmt::Display for PoolMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Session => "session",
+            Self::Transaction => "transaction",
+        })
+    }
+}
+
 /// A well-known key for `serve --dev`: never used unless asked for, and logged loudly when it is.
 pub const DEV_JWT_SECRET: &str = "dev-only-insecure-jwt-secret-do-not-deploy-0123456789";
 
@@ -134,6 +198,11 @@ pub struct CommonConfig {
     pub pool_size: usize,
     /// `DATABASE_POOL_SIZE` is unset, so `pool_size` is computed from the host.
     pub pool_size_is_default: bool,
+    /// `DATABASE_POOL_MODE`: what hands out the connections of `database_url`.
+    pub pool_mode: PoolMode,
+    /// `DATABASE_DIRECT_URL`, or `database_url` when unset: a connection that is a session of
+    /// its own, for `LISTEN` and the migrations' lock ([`PoolMode`]).
+    pub direct_url: String,
     pub dev: bool,
 }
 

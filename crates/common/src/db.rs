@@ -1,10 +1,13 @@
 //! The PostgreSQL pool (diesel-async over the pure-Rust driver) and embedded migrations.
 //!
-//! Each service owns one schema. Every pooled connection sets `search_path` to it, so the
-//! services' SQL names tables without a schema and never sees the other service's tables.
+//! Each service owns one schema, and its SQL names every table, sequence and function with
+//! that schema (`dispatch.incidents`): nothing rests on a connection's `search_path`, which a
+//! transaction pooler could not keep ([`pool_mode`]). The migrations alone run with the
+//! schema on their path, so their SQL creates objects in it.
 
 use std::time::Duration;
 
+use diesel::connection::CacheSize;
 use diesel::migration::MigrationSource;
 use diesel::pg::Pg;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
@@ -12,13 +15,15 @@ use diesel_async::pooled_connection::deadpool::{Object, Pool as DeadPool, PoolEr
 use diesel_async::pooled_connection::{
     AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod,
 };
-use diesel_async::{AsyncPgConnection, SimpleAsyncConnection};
+use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 use futures_util::FutureExt;
 
 use crate::Problem;
 
 pub mod failover;
+pub mod pool_mode;
 pub mod pool_size;
+pub use pool_mode::PoolMode;
 pub mod tls;
 mod url;
 pub use url::{DatabaseUrl, REACH_TIMEOUT, StartupError};
@@ -31,8 +36,9 @@ pub type Conn = Object<AsyncPgConnection>;
 /// outage answers 503 quickly instead of hanging.
 #[derive(Debug, Clone)]
 pub struct PoolSettings {
-    pub schema: &'static str,
     pub application_name: &'static str,
+    /// Behind a transaction pooler, no session state and no named prepared statement.
+    pub mode: PoolMode,
     pub max_size: usize,
     pub wait_timeout: Duration,
     pub connect_timeout: Duration,
@@ -40,10 +46,16 @@ pub struct PoolSettings {
 }
 
 impl PoolSettings {
-    pub fn new(schema: &'static str, application_name: &'static str) -> Self {
+    pub fn new(application_name: &'static str) -> Self {
+        assert!(
+            application_name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
+            "application name {application_name:?} must be a plain word"
+        );
         Self {
-            schema,
             application_name,
+            mode: PoolMode::Session,
             max_size: 16,
             wait_timeout: Duration::from_secs(2),
             connect_timeout: Duration::from_secs(2),
@@ -61,15 +73,22 @@ fn assert_identifier(schema: &str) {
 
 /// Builds the pool. No connection is opened until the first request needs one, so a
 /// service starts (and answers `/healthz`) while the database is still coming up.
+///
+/// Each connection names itself (`application_name`, which a transaction pooler carries
+/// over to whichever server connection it hands out). In [`PoolMode::Session`] it also sets
+/// its `statement_timeout` and caches its prepared statements; in
+/// [`PoolMode::Transaction`] neither would survive the next transaction, so statements go
+/// unprepared (the unnamed statement, one round trip each) and the timeout is the
+/// database's (docs/operations.md, "Transaction poolers").
 pub fn pool(database_url: &str, settings: &PoolSettings) -> anyhow::Result<Pool> {
-    assert_identifier(settings.schema);
-    let setup_sql = format!(
-        "SET search_path TO {schema}, public; SET application_name TO '{app}'; \
-         SET statement_timeout TO {ms}",
-        schema = settings.schema,
-        app = settings.application_name,
-        ms = settings.statement_timeout.as_millis(),
-    );
+    let mut setup_sql = format!("SET application_name TO '{}'", settings.application_name);
+    if settings.mode == PoolMode::Session {
+        setup_sql += &format!(
+            "; SET statement_timeout TO {}",
+            settings.statement_timeout.as_millis()
+        );
+    }
+    let unprepared = settings.mode == PoolMode::Transaction;
     let connect_timeout = settings.connect_timeout;
     let mut config = ManagerConfig::<AsyncPgConnection>::default();
     // `Fast` recycling skips a round trip per checkout; a connection the server closed is
@@ -84,6 +103,9 @@ pub fn pool(database_url: &str, settings: &PoolSettings) -> anyhow::Result<Pool>
                 .map_err(|_| {
                     diesel::ConnectionError::BadConnection("connecting timed out".into())
                 })??;
+            if unprepared {
+                conn.set_prepared_statement_cache_size(CacheSize::Disabled);
+            }
             conn.batch_execute(&setup_sql)
                 .await
                 .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
@@ -139,6 +161,10 @@ pub fn is_unavailable(e: &DieselError) -> bool {
         return true;
     }
     match e {
+        DieselError::DatabaseError(_, info) if pool_mode::is_pooler_symptom(info.message()) => {
+            tracing::error!("{}", pool_mode::POOLER_HINT);
+            true
+        }
         DieselError::DatabaseError(kind, info) => {
             matches!(
                 kind,

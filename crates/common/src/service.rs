@@ -60,6 +60,8 @@ pub const ONE_SHOT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The environment variable holding the database's connection string.
 pub const DATABASE_URL: &str = "DATABASE_URL";
+/// The variable of the URL for `LISTEN` and the migrations ([`db::PoolMode`]).
+pub const DATABASE_DIRECT_URL: &str = "DATABASE_DIRECT_URL";
 
 /// What a service says about itself; everything else the skeleton does the same for both.
 #[derive(Clone, Copy)]
@@ -220,12 +222,21 @@ impl Skeleton {
         if let Command::Serve(_) = command {
             crate::telemetry::init(config.log_format, &config.log_filter);
         }
+        let direct_url = if config.direct_url == config.database_url {
+            None
+        } else {
+            Some(DatabaseUrl::parse(DATABASE_DIRECT_URL, &config.direct_url)?)
+        };
         if uses_database {
             database_url.check_reachable().await?;
+            if let Some(direct) = &direct_url {
+                direct.check_reachable().await?;
+            }
         }
         Ok(Context {
             config,
             database_url,
+            direct_url,
             skeleton: self,
         })
     }
@@ -233,7 +244,7 @@ impl Skeleton {
     /// The pool settings of this service: its schema, its name as `application_name`, at
     /// most `max_size` connections, the defaults of [`PoolSettings`] otherwise.
     pub fn pool_settings(&self, max_size: usize) -> PoolSettings {
-        let mut settings = PoolSettings::new(self.schema, self.name);
+        let mut settings = PoolSettings::new(self.name);
         settings.max_size = max_size;
         settings
     }
@@ -302,6 +313,8 @@ impl std::fmt::Display for Unmigrated {
 pub struct Context {
     pub config: CommonConfig,
     pub database_url: DatabaseUrl,
+    /// `DATABASE_DIRECT_URL`, checked, when it differs from `DATABASE_URL`.
+    pub direct_url: Option<DatabaseUrl>,
     skeleton: Skeleton,
 }
 
@@ -312,9 +325,10 @@ impl Context {
 
     /// Applies the pending migrations under the advisory lock (replicas starting together
     /// migrate once); returns the versions applied.
+    /// They run over `DATABASE_DIRECT_URL`, a session of its own: the lock is a session's.
     pub async fn migrate(&self) -> anyhow::Result<Vec<String>> {
         db::migrate_async(
-            self.config.database_url.clone(),
+            self.config.direct_url.clone(),
             self.skeleton.schema,
             self.skeleton.migrations(),
         )
@@ -329,20 +343,57 @@ impl Context {
                 "DEV MODE: tokens are signed with the public development key; never expose this server"
             );
         }
-        let applied = self.migrate().await?;
-        tracing::info!(?applied, "migrations up to date");
+        if self.server_is_read_only().await {
+            // A standby (or a primary being demoted) takes no migration. With nothing to
+            // apply the service can still start, answer 503 until the server takes writes,
+            // and follow the promotion without a restart (docs/operations.md, "High
+            // availability").
+            if let Some(why) = self.unmigrated().await? {
+                anyhow::bail!(
+                    "{why}, and its server is read-only (a standby?): migrate against the primary"
+                );
+            }
+            tracing::warn!(
+                "the database is read-only (a standby?): not migrating, every migration of \
+                 this build is applied; /readyz answers 503 until it takes writes"
+            );
+        } else {
+            let applied = self.migrate().await?;
+            tracing::info!(?applied, "migrations up to date");
+        }
         let size = self.config.pool_size;
         let chosen = db::pool_size::chosen(size, self.config.pool_size_is_default);
         tracing::info!(pool_size = size, "database pool: {chosen}");
-        self.pool(size)
+        let pool = self.pool(size)?;
+        if self.config.pool_mode == db::PoolMode::Transaction {
+            tracing::info!(
+                "DATABASE_POOL_MODE=transaction: no session state, statements unprepared; \
+                 LISTEN and migrations over DATABASE_DIRECT_URL"
+            );
+            db::pool_mode::warn_without_timeout(&pool).await;
+        }
+        Ok(pool)
+    }
+
+    /// Whether the migrations' server (`DATABASE_DIRECT_URL`) takes no writes: in recovery
+    /// or read-only by default. False when it cannot be asked (the migration then says why).
+    async fn server_is_read_only(&self) -> bool {
+        let Ok(mut conn) = db::tls::connect(&self.config.direct_url).await else {
+            return false;
+        };
+        matches!(db::failover::writable(&mut conn).await, Ok(false))
     }
 
     /// A pool of at most `max_size` connections with this service's settings.
     pub fn pool(&self, max_size: usize) -> anyhow::Result<Pool> {
-        db::pool(
-            &self.config.database_url,
-            &self.skeleton.pool_settings(max_size),
-        )
+        db::pool(&self.config.database_url, &self.pool_settings(max_size))
+    }
+
+    /// This service's pool settings for `DATABASE_POOL_MODE`.
+    fn pool_settings(&self, max_size: usize) -> PoolSettings {
+        let mut settings = self.skeleton.pool_settings(max_size);
+        settings.mode = self.config.pool_mode;
+        settings
     }
 
     /// One connection with this service's settings (schema on the search path), for a
@@ -350,7 +401,7 @@ impl Context {
     /// run up to [`ONE_SHOT_STATEMENT_TIMEOUT`] (a seed on a busy machine outlasts the
     /// request path's 5 s), and it waits as long for its one connection.
     pub async fn connection(&self) -> anyhow::Result<Conn> {
-        let mut settings = self.skeleton.pool_settings(1);
+        let mut settings = self.pool_settings(1);
         settings.statement_timeout = ONE_SHOT_STATEMENT_TIMEOUT;
         settings.wait_timeout = ONE_SHOT_STATEMENT_TIMEOUT;
         let pool = db::pool(&self.config.database_url, &settings)?;

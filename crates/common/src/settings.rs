@@ -30,8 +30,8 @@ use secrecy::{ExposeSecret, SecretString};
 use crate::auth::MIN_SECRET_BYTES;
 use crate::auth::idp::{self, IdpConfig};
 use crate::config::{
-    CommonConfig, ConfigError, DEFAULT_DATABASE_URL, DEV_JWT_SECRET, Env, LogFormat, Source,
-    optional_secret, secret as secret_file,
+    CommonConfig, ConfigError, DEFAULT_DATABASE_URL, DEV_JWT_SECRET, Env, LogFormat, PoolMode,
+    Source, optional_secret, secret as secret_file,
 };
 use crate::db::pool_size;
 
@@ -297,6 +297,14 @@ pub struct CommonSettings {
     ))]
     pub database_pool_size: Option<usize>,
 
+    /// What hands out the connections of DATABASE_URL: `session` (PostgreSQL itself, or a pooler in session mode) or `transaction` (a transaction pooler: PgBouncer's `pool_mode = transaction`, RDS Proxy); `transaction` needs DATABASE_DIRECT_URL
+    #[arg(long, env = "DATABASE_POOL_MODE", default_value = "session")]
+    pub database_pool_mode: PoolMode,
+
+    /// A URL that reaches PostgreSQL as a session of its own (directly, or through a session-mode pooler), for `LISTEN` and the migrations' lock [default: DATABASE_URL]
+    #[arg(long, env = "DATABASE_DIRECT_URL")]
+    pub database_direct_url: Option<String>,
+
     /// Listen address (host:port)
     #[arg(long, env = "BIND")]
     pub bind: Option<String>,
@@ -343,11 +351,20 @@ impl CommonSettings {
                 LogFormat::Json
             }
         });
+        let database_url = self
+            .database_url
+            .clone()
+            .unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned());
+        let direct_url = PoolMode::direct_url(
+            self.database_pool_mode,
+            &database_url,
+            self.database_direct_url,
+        )?;
         Ok(CommonConfig {
             database_url_is_default: self.database_url.is_none(),
-            database_url: self
-                .database_url
-                .unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned()),
+            database_url,
+            pool_mode: self.database_pool_mode,
+            direct_url,
             bind: self.bind.unwrap_or_else(|| default_bind.to_owned()),
             jwt_secret,
             log_format,

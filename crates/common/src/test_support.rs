@@ -12,10 +12,12 @@ pub mod env_example;
 pub mod idp;
 pub mod layers;
 pub mod pg_tls;
+mod pgbouncer;
 mod private_pg;
 mod replica;
 mod smtp_sink;
 
+pub use pgbouncer::PgBouncer;
 pub use private_pg::PrivatePg;
 pub use replica::Vip;
 pub use smtp_sink::{Received, SinkTls, SmtpSink};
@@ -87,7 +89,7 @@ impl TestDb {
                 .expect("template thread")
         };
         let name = format!("t_{schema}_{}", uuid::Uuid::new_v4().simple());
-        Self::create(server, name, Some(template), schema).await
+        Self::create(server, name, Some(template)).await
     }
 
     /// A database cloned from a seeded copy of the migrated template: the first test of the
@@ -126,7 +128,7 @@ impl TestDb {
                 .expect("template thread");
                 let now = unix_now();
                 let name = format!("seeded_{schema}_{now}_{}", uuid::Uuid::new_v4().simple());
-                let db = Self::create(server.clone(), name.clone(), Some(template), schema).await;
+                let db = Self::create(server.clone(), name.clone(), Some(template)).await;
                 seed(db.pool()).await;
                 db.pool.close();
                 // Kept for the process's tests: not dropped with `db`.
@@ -142,22 +144,17 @@ impl TestDb {
             .await
             .clone();
         let name = format!("t_{schema}_{}", uuid::Uuid::new_v4().simple());
-        Self::create(server, name, Some(seeded), schema).await
+        Self::create(server, name, Some(seeded)).await
     }
 
     /// An empty database, for tests that run the services' own migrations (as processes do).
     pub async fn blank() -> TestDb {
         let name = format!("t_blank_{}", uuid::Uuid::new_v4().simple());
-        Self::create(server_url(), name, None, "public").await
+        Self::create(server_url(), name, None).await
     }
 
-    /// Creates database `name` (a copy of `template`, if given) and a pool on `schema`.
-    async fn create(
-        server: String,
-        name: String,
-        template: Option<String>,
-        schema: &'static str,
-    ) -> TestDb {
+    /// Creates database `name` (a copy of `template`, if given) and a pool on it.
+    async fn create(server: String, name: String, template: Option<String>) -> TestDb {
         let sql = match template {
             Some(t) => format!("CREATE DATABASE \"{name}\" TEMPLATE \"{t}\" STRATEGY = FILE_COPY"),
             None => format!("CREATE DATABASE \"{name}\""),
@@ -170,7 +167,7 @@ impl TestDb {
         .await
         .expect("create thread");
         let url = with_database(&server, &name);
-        let settings = PoolSettings::new(schema, "test");
+        let settings = PoolSettings::new("test");
         let pool = db::pool(&url, &settings).expect("test pool");
         TestDb {
             name,

@@ -65,7 +65,7 @@ async fn a_read_only_server_is_not_ready_refuses_with_503_and_both_pool_and_list
         )
         .await
         .unwrap();
-    let pool = db::pool(&url, &PoolSettings::new("public", "failover_test")).unwrap();
+    let pool = db::pool(&url, &PoolSettings::new("failover_test")).unwrap();
     let (tx, mut rx) = broadcast::channel(64);
     let settings = ListenSettings {
         heartbeat: Duration::from_millis(200),

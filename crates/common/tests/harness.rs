@@ -26,7 +26,7 @@ struct Count {
 
 async fn notes(db: &TestDb) -> i64 {
     let mut conn = db.pool().get().await.unwrap();
-    diesel::sql_query("SELECT count(*) AS n FROM notes")
+    diesel::sql_query("SELECT count(*) AS n FROM harness.notes")
         .get_result::<Count>(&mut conn)
         .await
         .unwrap()
@@ -40,7 +40,7 @@ async fn each_test_gets_its_own_migrated_database_dropped_afterwards() {
     assert_ne!(a.name(), b.name());
     {
         let mut conn = a.pool().get().await.unwrap();
-        conn.batch_execute("INSERT INTO notes (body) VALUES ('only in a')")
+        conn.batch_execute("INSERT INTO harness.notes (body) VALUES ('only in a')")
             .await
             .unwrap();
     }
@@ -96,7 +96,7 @@ async fn readyz_is_503_problem_json_when_the_database_is_down() {
         .port();
     let pool = db::pool(
         &format!("postgres://postgres@127.0.0.1:{port}/postgres"),
-        &PoolSettings::new(SCHEMA, "test"),
+        &PoolSettings::new("test"),
     )
     .unwrap();
     let app = test::init_service(http::app(

@@ -44,7 +44,7 @@ struct Ssl {
 
 /// Whether the pool's connection to `url` is encrypted, by the server's own account.
 async fn pool_speaks_tls(url: &str) -> bool {
-    let pool = db::pool(url, &PoolSettings::new("public", "tls_test")).unwrap();
+    let pool = db::pool(url, &PoolSettings::new("tls_test")).unwrap();
     let mut conn = db::conn(&pool).await.expect("a pooled connection");
     let row: Ssl = diesel::sql_query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
         .get_result(&mut conn)
@@ -95,7 +95,7 @@ async fn require_encrypts_every_connection_the_services_open() {
             other => panic!("the listener did not connect: {other:?}"),
         }
     }
-    let pool = db::pool(&url, &PoolSettings::new("public", "tls_test")).unwrap();
+    let pool = db::pool(&url, &PoolSettings::new("tls_test")).unwrap();
     let mut conn = db::conn(&pool).await.unwrap();
     listen::notify(&mut conn, "tls_test", "over tls")
         .await

@@ -76,11 +76,7 @@ pub async fn serve(ctx: Context) -> anyhow::Result<()> {
         tracing::warn!(error = %e, "reference data not loaded at start");
     }
     // The one LISTEN connection of this replica: user cache, WebSocket hub, reference data.
-    let listener = listener::spawn(
-        ctx.config.database_url.clone(),
-        &state,
-        listener::settings(),
-    );
+    let listener = listener::spawn(ctx.config.direct_url.clone(), &state, listener::settings());
     let hub = state.hub.clone();
     let metrics = metrics(&pool);
     // Sockets never end by themselves: on SIGTERM/SIGINT each is sent a close frame, so the

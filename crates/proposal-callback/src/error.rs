@@ -7,11 +7,14 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use common::{FieldError, Problem};
 
+use chrono::{DateTime, Utc};
+
 use crate::domain::code::ErrorCode;
 use crate::domain::insurer::ParseError;
 use crate::domain::status::Status;
 use crate::registration::client::RegistrationFailure;
 use crate::registration::config::NotConfigured;
+use crate::store::outbox::Delivery;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -36,6 +39,26 @@ pub enum Error {
     ReceiptNotFound(i64),
     #[error("no integration {0} for this tenant")]
     IntegrationNotFound(i64),
+    #[error("no email {0} for this tenant")]
+    EmailNotFound(i64),
+    #[error(
+        "email {id} is {delivery}: only a failed email (refused for good by the relay) can be sent again; {why}"
+    )]
+    EmailNotFailed {
+        id: i64,
+        delivery: Delivery,
+        why: &'static str,
+    },
+    #[error(
+        "receipt {id} cannot be processed again: its raw body was erased at {} ({retention}); its outcome, references and metadata are kept",
+        .erased_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    )]
+    BodyErased {
+        id: i64,
+        erased_at: DateTime<Utc>,
+        /// The retention rule that erased it, in words.
+        retention: String,
+    },
     /// What is missing, as variable names (never values).
     #[error(transparent)]
     NotConfigured(#[from] NotConfigured),
@@ -124,9 +147,19 @@ impl Error {
                 ErrorCode::InvalidTransition.as_str(),
                 self.to_string(),
             ),
-            Error::ReceiptNotFound(_) | Error::IntegrationNotFound(_) => {
+            Error::ReceiptNotFound(_) | Error::IntegrationNotFound(_) | Error::EmailNotFound(_) => {
                 Problem::not_found(self.to_string())
             }
+            Error::EmailNotFailed { .. } => Problem::new(
+                StatusCode::CONFLICT,
+                ErrorCode::EmailNotFailed.as_str(),
+                self.to_string(),
+            ),
+            Error::BodyErased { .. } => Problem::new(
+                StatusCode::CONFLICT,
+                ErrorCode::BodyErased.as_str(),
+                self.to_string(),
+            ),
             Error::NotConfigured(_) => Problem::new(
                 StatusCode::BAD_GATEWAY,
                 ErrorCode::NotConfigured.as_str(),
@@ -193,7 +226,11 @@ impl Error {
             Error::Parse(_) => ErrorCode::InvalidPayload,
             Error::ProposalNotFound { .. } => ErrorCode::ProposalNotFound,
             Error::InvalidTransition { .. } => ErrorCode::InvalidTransition,
-            Error::ReceiptNotFound(_) | Error::IntegrationNotFound(_) => ErrorCode::NotFound,
+            Error::ReceiptNotFound(_) | Error::IntegrationNotFound(_) | Error::EmailNotFound(_) => {
+                ErrorCode::NotFound
+            }
+            Error::EmailNotFailed { .. } => ErrorCode::EmailNotFailed,
+            Error::BodyErased { .. } => ErrorCode::BodyErased,
             Error::NotConfigured(_) => ErrorCode::NotConfigured,
             Error::RegistrationInProgress { .. } => ErrorCode::RegistrationInProgress,
             Error::RegistrationSuperseded => ErrorCode::RegistrationSuperseded,

@@ -6,7 +6,7 @@ use common::service::{Context, ServiceCommand};
 use common::settings::FromSource;
 use proposal_callback::auth::jwt;
 use proposal_callback::settings::Settings;
-use proposal_callback::{SKELETON, seed, startup, store};
+use proposal_callback::{SKELETON, flow, seed, startup, store};
 
 /// proposal-callback's own subcommands, beside the skeleton's `serve`, `migrate` and
 /// `healthcheck`.
@@ -53,6 +53,19 @@ enum Command {
         #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(i64).range(1..=100_000))]
         batch: i64,
     },
+    /// Show, or set with --days, how many days a tenant keeps the raw bodies of its callbacks
+    /// (default 90). Past that, `serve` erases them (hourly) and keeps everything else.
+    Retention {
+        /// The tenant (dsTenantId).
+        #[arg(long)]
+        tenant: String,
+        /// Days a raw body is kept after it arrives: 1 to 3650.
+        #[arg(long, value_parser = clap::value_parser!(i32).range(1..=3650))]
+        days: Option<i32>,
+    },
+    /// Erase now the raw bodies past their tenant's retention (what `serve` does every hour):
+    /// the receipts stay, with their outcome, references and headers.
+    EraseBodies,
 }
 
 /// `token` signs with JWT_SECRET (unless `--dev`); every command uses the database.
@@ -130,6 +143,31 @@ async fn run(command: Command, ctx: Context) -> anyhow::Result<()> {
                     "seconds": started.elapsed().as_secs_f64(),
                 })
             );
+        }
+        Command::Retention { tenant, days } => {
+            ctx.migrate().await?;
+            let mut conn = ctx.connection().await?;
+            if let Some(days) = days
+                && !store::tenants::set_body_retention_days(&mut conn, &tenant, days).await?
+            {
+                anyhow::bail!("no tenant {tenant:?} (see `proposal-callback seed`)");
+            }
+            let Some(days) = store::tenants::body_retention_days(&mut conn, &tenant).await? else {
+                anyhow::bail!("no tenant {tenant:?} (see `proposal-callback seed`)");
+            };
+            println!(
+                "{}",
+                serde_json::json!({"tenant": tenant, "body_retention_days": days})
+            );
+        }
+        Command::EraseBodies => {
+            ctx.migrate().await?;
+            let mut conn = ctx.connection().await?;
+            let clock = Clock::system();
+            let erased = flow::retention::erase_expired_bodies(&mut conn, &clock).await?;
+            let mut report = serde_json::to_value(&erased)?;
+            report["at"] = serde_json::json!(clock.now());
+            println!("{report}");
         }
     }
     Ok(())

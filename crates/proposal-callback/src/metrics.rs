@@ -87,6 +87,8 @@ pub fn count_callback(tenant: &str, insurer: &str, outcome: Result<Outcome, Erro
 pub struct OutboxMetrics {
     pub queued: IntGauge,
     pub oldest_queued_age: Gauge,
+    /// Emails the relay refused for good, waiting for an operator's retry.
+    pub failed: IntGauge,
     pub attempts_failed: IntCounter,
     pub sent: IntCounter,
 }
@@ -108,9 +110,14 @@ impl OutboxMetrics {
                 "age of the oldest email not sent yet (0 when none is queued)",
             ))
             .expect("valid gauge"),
+            failed: IntGauge::with_opts(opts(
+                "outbox_failed",
+                "emails the relay refused for good (a 5xx answer to their recipient or content); not retried until an operator retries them",
+            ))
+            .expect("valid gauge"),
             attempts_failed: IntCounter::with_opts(opts(
                 "outbox_attempts_failed_total",
-                "SMTP attempts that failed (refused, unreachable or timed out); each is retried",
+                "SMTP attempts that failed (refused, unreachable or timed out)",
             ))
             .expect("valid counter"),
             sent: IntCounter::with_opts(opts(
@@ -124,6 +131,7 @@ impl OutboxMetrics {
     pub fn register(&self, registry: &Registry) {
         let _ = registry.register(Box::new(self.queued.clone()));
         let _ = registry.register(Box::new(self.oldest_queued_age.clone()));
+        let _ = registry.register(Box::new(self.failed.clone()));
         let _ = registry.register(Box::new(self.attempts_failed.clone()));
         let _ = registry.register(Box::new(self.sent.clone()));
     }

@@ -40,6 +40,7 @@ pub mod proposal {
             attempts -> Int4,
             processed_at -> Nullable<Timestamptz>,
             event_at -> Nullable<Timestamptz>,
+            body_erased_at -> Nullable<Timestamptz>,
         }
     }
 
@@ -58,6 +59,8 @@ pub mod proposal {
             created_at -> Timestamptz,
             sent_at -> Nullable<Timestamptz>,
             html_body -> Nullable<Text>,
+            failed_at -> Nullable<Timestamptz>,
+            message_id -> Nullable<Text>,
         }
     }
 
@@ -149,6 +152,7 @@ pub mod proposal {
             id -> Text,
             name -> Text,
             created_at -> Timestamptz,
+            body_retention_days -> Int4,
             operator_email -> Nullable<Text>,
         }
     }

@@ -64,6 +64,7 @@ pub async fn serve(ctx: Context, settings: Settings) -> anyhow::Result<()> {
     crate::flow::email_worker::start(&pool, &clock, &email, &outbox_metrics).await?;
     crate::flow::sweep::start(&pool, &clock, sweep);
     crate::flow::silence::start(&pool, &clock, silence);
+    crate::flow::retention::start(&pool, &clock);
     tracing::info!(
         callback_base_url = %registration.callback_base_url,
         configured = ?registration.configured(),

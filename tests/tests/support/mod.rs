@@ -280,10 +280,16 @@ impl Drop for Service {
 
 /// Runs `name args...` with `DATABASE_URL` and the secret; its stdout.
 pub fn run_bin(name: &str, database_url: &str, args: &[&str]) -> String {
+    run_bin_env(name, database_url, args, &[])
+}
+
+/// [`run_bin`] with more variables.
+pub fn run_bin_env(name: &str, database_url: &str, args: &[&str], env: &[(&str, &str)]) -> String {
     let out = Command::new(bin_dir().join(name))
         .args(args)
         .env("DATABASE_URL", database_url)
         .env("JWT_SECRET", SECRET)
+        .envs(env.iter().copied())
         .output()
         .unwrap_or_else(|e| panic!("{name}: {e}"));
     assert!(

@@ -266,6 +266,8 @@ fn help_lists_every_variable_with_its_default() {
         [
             "DATABASE_URL",
             "DATABASE_POOL_SIZE",
+            "DATABASE_POOL_MODE",
+            "DATABASE_DIRECT_URL",
             "BIND",
             "LOG_FORMAT",
             "RUST_LOG",

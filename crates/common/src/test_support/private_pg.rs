@@ -32,7 +32,7 @@ fn bin(name: &str) -> String {
         .unwrap_or_else(|| name.to_owned())
 }
 
-fn is_root() -> bool {
+pub(super) fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
         .output()

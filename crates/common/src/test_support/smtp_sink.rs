@@ -5,9 +5,17 @@
 //!
 //! It may also speak TLS ([`SmtpSink::start_tls`]), with a certificate the test made: from
 //! the first byte (implicit TLS, as on port 465) or after `STARTTLS` (as on port 587). Each
-//! message remembers whether it came over TLS and the `AUTH PLAIN` credentials it came with.
+//! message remembers whether it came over TLS, the `AUTH PLAIN` credentials it came with and
+//! the connection it came on.
+//!
+//! It counts what a relay's operator would see: connections ([`SmtpSink::connections`]),
+//! logins ([`SmtpSink::logins`]) and every `RCPT TO` ([`SmtpSink::rcpts`]). It can refuse as
+//! a real relay does: a login ([`SmtpSink::refuse_logins`], e.g. `535 5.7.8` for a wrong
+//! password), a sender ([`SmtpSink::refuse_senders`]), a recipient
+//! ([`SmtpSink::refuse_rcpt`], e.g. `550 5.1.1` for an unknown mailbox) or a message after
+//! its DATA ([`SmtpSink::refuse_data`]), always or a number of times.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -26,10 +34,14 @@ pub struct Received {
     /// The `AUTH PLAIN` initial response (base64 of `\0user\0password`), if the client
     /// authenticated.
     pub auth_plain: Option<String>,
+    /// The connection it came on: 1 for the sink's first, 2 for the next, ...
+    pub connection: usize,
+    /// What the sink answered to it: `250 queued`, or the refusal it was told to give.
+    pub reply: String,
 }
 
 impl Received {
-    /// The `Message-ID` header's value, e.g. `<outbox-7@proposal-callback>`.
+    /// The `Message-ID` header's value, e.g. `<0b6f2a8e-...@demo-a.example.com>`.
     pub fn message_id(&self) -> Option<String> {
         self.data.lines().find_map(|l| {
             let (name, value) = l.split_once(':')?;
@@ -48,13 +60,53 @@ pub enum SinkTls {
     StartTls,
 }
 
+/// A refusal the sink gives: its reply (`550 5.1.1 ...`) and how many times more (none:
+/// every time).
+#[derive(Debug, Clone)]
+struct Refusal {
+    reply: String,
+    times: Option<u32>,
+}
+
+impl Refusal {
+    /// The reply to give now, counting it; none once its times are used up.
+    fn take(&mut self) -> Option<String> {
+        match &mut self.times {
+            None => Some(self.reply.clone()),
+            Some(0) => None,
+            Some(n) => {
+                *n -= 1;
+                Some(self.reply.clone())
+            }
+        }
+    }
+}
+
+/// What the sink refuses, set by the test while it runs.
+#[derive(Debug, Default)]
+struct Refusals {
+    login: Option<Refusal>,
+    sender: Option<Refusal>,
+    /// By recipient address (lowercase).
+    rcpt: std::collections::HashMap<String, Refusal>,
+    /// After DATA, by recipient address (lowercase).
+    data: std::collections::HashMap<String, Refusal>,
+}
+
 #[derive(Clone)]
 pub struct SmtpSink {
     pub port: u16,
     pub down: Arc<AtomicBool>,
     pub hung: Arc<AtomicBool>,
     pub data_delay_ms: Arc<AtomicU64>,
+    /// Messages the sink accepted (`250` after their DATA).
     pub received: Arc<Mutex<Vec<Received>>>,
+    /// Messages the sink refused after their DATA ([`SmtpSink::refuse_data`]).
+    pub refused: Arc<Mutex<Vec<Received>>>,
+    connections: Arc<AtomicUsize>,
+    logins: Arc<AtomicUsize>,
+    rcpts: Arc<Mutex<Vec<String>>>,
+    refusals: Arc<Mutex<Refusals>>,
     tls: Option<(SinkTls, TlsAcceptor)>,
 }
 
@@ -103,6 +155,11 @@ impl SmtpSink {
             hung: Arc::new(AtomicBool::new(false)),
             data_delay_ms: Arc::new(AtomicU64::new(0)),
             received: Arc::new(Mutex::new(Vec::new())),
+            refused: Arc::new(Mutex::new(Vec::new())),
+            connections: Arc::new(AtomicUsize::new(0)),
+            logins: Arc::new(AtomicUsize::new(0)),
+            rcpts: Arc::new(Mutex::new(Vec::new())),
+            refusals: Arc::new(Mutex::new(Refusals::default())),
             tls,
         };
         let s = sink.clone();
@@ -135,7 +192,79 @@ impl SmtpSink {
         self.received.lock().unwrap().clone()
     }
 
+    /// Messages refused after their DATA, in the order they came.
+    pub fn refused_messages(&self) -> Vec<Received> {
+        self.refused.lock().unwrap().clone()
+    }
+
+    /// TCP connections accepted so far (those refused while `down` or held while `hung`
+    /// too).
+    pub fn connections(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
+    }
+
+    /// `AUTH` commands received so far, accepted or refused.
+    pub fn logins(&self) -> usize {
+        self.logins.load(Ordering::SeqCst)
+    }
+
+    /// Every `RCPT TO` address received so far, accepted or refused, in order.
+    pub fn rcpts(&self) -> Vec<String> {
+        self.rcpts.lock().unwrap().clone()
+    }
+
+    /// Answers every `AUTH` with `reply` (e.g. `535 5.7.8 Authentication credentials
+    /// invalid`), `times` times or, with none, until [`SmtpSink::accept_everything`].
+    pub fn refuse_logins(&self, reply: &str, times: Option<u32>) {
+        self.refusals.lock().unwrap().login = Some(Refusal {
+            reply: reply.to_owned(),
+            times,
+        });
+    }
+
+    /// Answers every `MAIL FROM` with `reply` (e.g. `553 5.7.1 Sender address rejected`),
+    /// `times` times or, with none, until [`SmtpSink::accept_everything`].
+    pub fn refuse_senders(&self, reply: &str, times: Option<u32>) {
+        self.refusals.lock().unwrap().sender = Some(Refusal {
+            reply: reply.to_owned(),
+            times,
+        });
+    }
+
+    /// Answers `RCPT TO:<address>` with `reply` (e.g. `550 5.1.1 <x>: Recipient address
+    /// rejected: User unknown`), `times` times or, with none, until
+    /// [`SmtpSink::accept_everything`].
+    pub fn refuse_rcpt(&self, address: &str, reply: &str, times: Option<u32>) {
+        self.refusals.lock().unwrap().rcpt.insert(
+            address.to_ascii_lowercase(),
+            Refusal {
+                reply: reply.to_owned(),
+                times,
+            },
+        );
+    }
+
+    /// Takes the message for `address` whole and then answers its end of DATA with `reply`
+    /// (e.g. `451 4.3.0 try again later`), `times` times or, with none, until
+    /// [`SmtpSink::accept_everything`]. Each refused message is kept in
+    /// [`SmtpSink::refused_messages`].
+    pub fn refuse_data(&self, address: &str, reply: &str, times: Option<u32>) {
+        self.refusals.lock().unwrap().data.insert(
+            address.to_ascii_lowercase(),
+            Refusal {
+                reply: reply.to_owned(),
+                times,
+            },
+        );
+    }
+
+    /// Forgets every refusal set: logins, recipients and messages are accepted again.
+    pub fn accept_everything(&self) {
+        *self.refusals.lock().unwrap() = Refusals::default();
+    }
+
     async fn session(&self, mut stream: TcpStream) -> std::io::Result<()> {
+        let connection = self.connections.fetch_add(1, Ordering::SeqCst) + 1;
         if self.hung.load(Ordering::SeqCst) {
             // Holds the connection open, reads whatever comes, answers nothing.
             let mut lines = BufReader::new(stream).lines();
@@ -147,28 +276,37 @@ impl SmtpSink {
             return Ok(());
         }
         match &self.tls {
-            None => self.converse(stream, false, false, true).await.map(drop),
+            None => self
+                .converse(stream, connection, false, false, true)
+                .await
+                .map(drop),
             Some((SinkTls::Implicit, acceptor)) => {
                 let stream = acceptor.accept(stream).await?;
-                self.converse(stream, true, false, true).await.map(drop)
+                self.converse(stream, connection, true, false, true)
+                    .await
+                    .map(drop)
             }
             Some((SinkTls::StartTls, acceptor)) => {
-                if let Ended::StartTls(plain) = self.converse(stream, false, true, true).await? {
+                if let Ended::StartTls(plain) =
+                    self.converse(stream, connection, false, true, true).await?
+                {
                     let stream = acceptor.accept(plain).await?;
                     // After STARTTLS the client starts over with EHLO, without a greeting.
-                    self.converse(stream, true, false, false).await?;
+                    self.converse(stream, connection, true, false, false)
+                        .await?;
                 }
                 Ok(())
             }
         }
     }
 
-    /// One conversation on `stream`: `tls` says whether it is encrypted, `offer_starttls`
-    /// whether EHLO offers STARTTLS (which then hands the stream back), `greet` whether to
-    /// send the greeting first.
+    /// One conversation on `stream` (the sink's `connection`th): `tls` says whether it is
+    /// encrypted, `offer_starttls` whether EHLO offers STARTTLS (which then hands the stream
+    /// back), `greet` whether to send the greeting first.
     async fn converse<S: AsyncRead + AsyncWrite + Unpin>(
         &self,
         stream: S,
+        connection: usize,
         tls: bool,
         offer_starttls: bool,
         greet: bool,
@@ -200,12 +338,59 @@ impl SmtpSink {
                 w.write_all(b"220 go ahead\r\n").await?;
                 w.flush().await?;
                 return Ok(Ended::StartTls(io.into_inner()));
-            } else if upper.starts_with("AUTH PLAIN ") {
-                auth_plain = Some(command[11..].trim().to_owned());
-                w.write_all(b"235 authenticated\r\n").await?;
+            } else if upper.starts_with("AUTH") {
+                self.logins.fetch_add(1, Ordering::SeqCst);
+                let refusal = self
+                    .refusals
+                    .lock()
+                    .unwrap()
+                    .login
+                    .as_mut()
+                    .and_then(Refusal::take);
+                match refusal {
+                    Some(reply) => w.write_all(format!("{reply}\r\n").as_bytes()).await?,
+                    None => {
+                        auth_plain = upper
+                            .starts_with("AUTH PLAIN ")
+                            .then(|| command[11..].trim().to_owned());
+                        w.write_all(b"235 authenticated\r\n").await?;
+                    }
+                }
+            } else if upper.starts_with("MAIL FROM:") || upper == "RSET" {
+                // A new transaction: the recipients of the last one are forgotten.
+                rcpt.clear();
+                let refusal = upper
+                    .starts_with("MAIL FROM:")
+                    .then(|| {
+                        self.refusals
+                            .lock()
+                            .unwrap()
+                            .sender
+                            .as_mut()
+                            .and_then(Refusal::take)
+                    })
+                    .flatten();
+                match refusal {
+                    Some(reply) => w.write_all(format!("{reply}\r\n").as_bytes()).await?,
+                    None => w.write_all(b"250 ok\r\n").await?,
+                }
             } else if upper.starts_with("RCPT TO:") {
-                rcpt.push(command[8..].trim().trim_matches(['<', '>']).to_owned());
-                w.write_all(b"250 ok\r\n").await?;
+                let address = command[8..].trim().trim_matches(['<', '>']).to_owned();
+                self.rcpts.lock().unwrap().push(address.clone());
+                let refusal = self
+                    .refusals
+                    .lock()
+                    .unwrap()
+                    .rcpt
+                    .get_mut(&address.to_ascii_lowercase())
+                    .and_then(Refusal::take);
+                match refusal {
+                    Some(reply) => w.write_all(format!("{reply}\r\n").as_bytes()).await?,
+                    None => {
+                        rcpt.push(address);
+                        w.write_all(b"250 ok\r\n").await?;
+                    }
+                }
             } else if upper == "DATA" {
                 w.write_all(b"354 go ahead\r\n").await?;
                 let mut data = String::new();
@@ -226,18 +411,37 @@ impl SmtpSink {
                 if delay > 0 {
                     tokio::time::sleep(Duration::from_millis(delay)).await;
                 }
-                self.received.lock().unwrap().push(Received {
+                let refusal = {
+                    let mut refusals = self.refusals.lock().unwrap();
+                    rcpt.iter().find_map(|a| {
+                        refusals
+                            .data
+                            .get_mut(&a.to_ascii_lowercase())
+                            .and_then(Refusal::take)
+                    })
+                };
+                let reply = refusal.unwrap_or_else(|| "250 queued".to_owned());
+                let message = Received {
                     rcpt: std::mem::take(&mut rcpt),
                     data,
                     tls,
                     auth_plain: auth_plain.clone(),
-                });
-                io.get_mut().write_all(b"250 queued\r\n").await?;
+                    connection,
+                    reply: reply.clone(),
+                };
+                if reply.starts_with('2') {
+                    self.received.lock().unwrap().push(message);
+                } else {
+                    self.refused.lock().unwrap().push(message);
+                }
+                io.get_mut()
+                    .write_all(format!("{reply}\r\n").as_bytes())
+                    .await?;
             } else if upper == "QUIT" {
                 w.write_all(b"221 bye\r\n").await?;
                 return Ok(Ended::Done);
             } else {
-                // MAIL FROM, RSET, NOOP and anything else.
+                // NOOP and anything else.
                 w.write_all(b"250 ok\r\n").await?;
             }
         }

@@ -18,16 +18,19 @@ pub const REFERENCE_CHANNEL: &str = "dispatch_reference";
 diesel::define_sql_function! {
     /// The folded comparison key of every search (`search::fold`, the same in SQL): lower case,
     /// no accents, compatibility forms decomposed (see migration 2026-11-24-000601).
+    #[sql_name = "dispatch.search_key"]
     fn search_key(x: diesel::sql_types::Text) -> diesel::sql_types::Text;
 }
 
 diesel::define_sql_function! {
     /// A phone's digits alone (see migration 2026-11-24-000601): what phone terms match.
+    #[sql_name = "dispatch.digits_of"]
     fn digits_of(x: diesel::sql_types::Text) -> diesel::sql_types::Text;
 }
 
 diesel::define_sql_function! {
     /// Locale-independent name order: the folded name's UTF-8 bytes (see migration 000004).
+    #[sql_name = "dispatch.search_order"]
     fn search_order(x: diesel::sql_types::Text) -> diesel::sql_types::Bytea;
 }
 

@@ -350,7 +350,7 @@ async fn a_reference_data_change_refreshes_every_replica() {
     let before = actions().await;
     let gone = before[0];
     diesel::sql_query(format!(
-        "UPDATE technical_decision_actions SET active = false WHERE id = {gone}"
+        "UPDATE dispatch.technical_decision_actions SET active = false WHERE id = {gone}"
     ))
     .execute(&mut api.conn().await)
     .await
@@ -743,10 +743,12 @@ async fn a_socket_is_closed_when_its_token_expires() {
 
 /// Changes `login`'s row with `set` (SQL), as an administrator's tool would.
 async fn change_user(api: &Api, login: &str, set: &str) {
-    diesel::sql_query(format!("UPDATE users SET {set} WHERE login = '{login}'"))
-        .execute(&mut api.conn().await)
-        .await
-        .unwrap();
+    diesel::sql_query(format!(
+        "UPDATE dispatch.users SET {set} WHERE login = '{login}'"
+    ))
+    .execute(&mut api.conn().await)
+    .await
+    .unwrap();
 }
 
 /// The user's deactivation ends their sockets (`4401`, "user deactivated") as soon as the
@@ -810,7 +812,7 @@ async fn a_socket_is_closed_when_its_users_profile_changes() {
     change_user(
         &api,
         "regulador",
-        "profile_id = (SELECT id FROM profiles WHERE title = 'OPERADOR_FROTA')",
+        "profile_id = (SELECT id FROM dispatch.profiles WHERE title = 'OPERADOR_FROTA')",
     )
     .await;
     assert_eq!(

@@ -18,7 +18,7 @@ struct Counts {
 async fn counts(api: &Api) -> Counts {
     diesel::sql_query(
         "SELECT string_agg(format('%s=%s', table_name,
-                 (xpath('/row/c/text()', query_to_xml(format('SELECT count(*) AS c FROM %I', table_name), false, true, '')))[1]::text),
+                 (xpath('/row/c/text()', query_to_xml(format('SELECT count(*) AS c FROM dispatch.%I', table_name), false, true, '')))[1]::text),
                  ' ' ORDER BY table_name) AS counts
            FROM information_schema.tables
           WHERE table_schema = 'dispatch' AND table_type = 'BASE TABLE'",
@@ -55,16 +55,16 @@ struct Mismatch {
 async fn every_incident_has_one_history_row_per_version() {
     let api = Api::new().await;
     let m: Mismatch = diesel::sql_query(
-        "SELECT count(*) AS n FROM incidents i
-          WHERE i.version <> (SELECT count(*) FROM incident_history h WHERE h.incident_id = i.id)
-             OR i.version <> (SELECT max(h.version) FROM incident_history h WHERE h.incident_id = i.id)",
+        "SELECT count(*) AS n FROM dispatch.incidents i
+          WHERE i.version <> (SELECT count(*) FROM dispatch.incident_history h WHERE h.incident_id = i.id)
+             OR i.version <> (SELECT max(h.version) FROM dispatch.incident_history h WHERE h.incident_id = i.id)",
     )
     .get_result(&mut api.conn().await)
     .await
     .unwrap();
     assert_eq!(m.n, 0);
     // History is append-only: the database refuses to rewrite it.
-    let err = diesel::sql_query("UPDATE incident_history SET action = 'x'")
+    let err = diesel::sql_query("UPDATE dispatch.incident_history SET action = 'x'")
         .execute(&mut api.conn().await)
         .await
         .unwrap_err();

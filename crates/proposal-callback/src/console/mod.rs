@@ -85,6 +85,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/callbacks/reprocessar", web::post().to(repairs::replay))
             .route("/callbacks/{id}", web::get().to(pages::receipt))
             .route("/callbacks/{id}/reprocessar", web::post().to(pages::replay))
+            .route("/emails/{id}/reenviar", web::post().to(pages::retry_email))
             .route("/propostas", web::get().to(pages::find_proposal))
             .route("/propostas/{id}", web::get().to(pages::proposal))
             .default_service(web::to(|| async {
@@ -190,6 +191,10 @@ impl From<Error> for ConsoleError {
             Error::IntegrationNotFound(id) => {
                 (StatusCode::NOT_FOUND, format!("Não há integração nº {id}."))
             }
+            Error::EmailNotFound(id) => (
+                StatusCode::NOT_FOUND,
+                format!("Não há e-mail nº {id} neste cliente."),
+            ),
             Error::Forbidden(_) => (
                 StatusCode::FORBIDDEN,
                 "Isto pertence a outro cliente: você não tem acesso.".to_owned(),

@@ -21,6 +21,7 @@ use crate::domain::insurer::INSURERS;
 use crate::domain::registration::ApiCallback;
 use crate::domain::status::ReceiptStatus;
 use crate::error::Error;
+use crate::flow::email_worker;
 use crate::flow::registration;
 use crate::flow::replay::replay_one;
 use crate::query::integrations::IntegrationView;
@@ -477,6 +478,12 @@ pub async fn replay(
         }
         // No such receipt of this tenant: nothing was replayed.
         Err(e @ Error::ReceiptNotFound(_)) => return Err(e.into()),
+        // Nothing left to process: the receipt keeps the outcome it had.
+        Err(Error::BodyErased { erased_at, .. }) => FlashMessage::erro(format!(
+            "Callback nº {id} não pode ser reprocessado: corpo removido em {}, passado o prazo \
+             de retenção do cliente. Nada mudou.",
+            text::when(erased_at).text
+        )),
         Err(e) if e.is_client_error() => FlashMessage::erro(format!(
             "Callback nº {id} reprocessado, e falhou de novo: {}.",
             text::error_code(e.code())
@@ -487,6 +494,55 @@ pub async fn replay(
         views::receipt_href(id)
     } else {
         format!("{}#callback-{id}", back.href(back.antes))
+    };
+    Ok(redirect(&location, message, admin.secure))
+}
+
+// --- emails ------------------------------------------------------------------------------
+
+/// Where "Reenviar" comes back to: the proposal whose page holds the button.
+#[derive(Debug, Deserialize)]
+pub struct RetryForm {
+    proposta: Option<String>,
+}
+
+/// "Reenviar": an email the relay refused for good goes back to the queue (the domain
+/// function of `POST /admin/emails/{id}/retry`), then back to the proposal's emails.
+pub async fn retry_email(
+    req: HttpRequest,
+    admin: ConsoleAdmin,
+    path: web::Path<String>,
+    form: web::Form<RetryForm>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ConsoleError> {
+    same_origin(&req)?;
+    let id = path_id(&path, "e-mail")?;
+    let mut conn = state.pool.get().await?;
+    let (proposal, message) =
+        match email_worker::retry(&mut conn, &state.clock, &admin.admin.tenant, id).await {
+            Ok(row) => (
+                Some(row.proposal),
+                FlashMessage::ok(format!(
+                    "E-mail nº {id} de volta à fila: será enviado de novo em instantes, para {}.",
+                    row.recipient
+                )),
+            ),
+            Err(Error::EmailNotFailed { delivery, .. }) => (
+                None,
+                FlashMessage::erro(format!(
+                    "E-mail nº {id} não foi reenviado: só um e-mail recusado pelo servidor de \
+                     e-mail pode ser reenviado, e este está “{}”.",
+                    text::delivery(delivery)
+                )),
+            ),
+            Err(e) => return Err(e.into()),
+        };
+    let back = proposal
+        .or_else(|| form.proposta.clone())
+        .filter(|p| !p.contains('\0') && !p.is_empty());
+    let location = match back {
+        Some(p) => format!("{}#email-{id}", views::proposal_href(&p)),
+        None => format!("{BASE}/propostas"),
     };
     Ok(redirect(&location, message, admin.secure))
 }

@@ -37,6 +37,9 @@ pub struct PreviewPage {
     pub rows: Vec<EffectLine>,
     /// Said instead of the table when no callback is concerned.
     pub empty: String,
+    /// Whether there is anything to confirm (an integration that is not paused, a filter that
+    /// shows no callback: only the way back).
+    pub can_confirm: bool,
     /// Where the confirmation posts, with its hidden fields.
     pub action: String,
     pub fields: Vec<(&'static str, String)>,
@@ -218,6 +221,7 @@ pub async fn resume_preview(
         caption: "Callbacks adiados, na ordem em que seriam aplicados".into(),
         rows: preview.effects.iter().map(EffectLine::from).collect(),
         empty: "Nenhum callback adiado.".into(),
+        can_confirm: preview.integration.paused_at.is_some(),
         action: format!("{BASE}/integracoes/{id}/retomar"),
         fields: Vec::new(),
         confirm: if applied == 0 {
@@ -372,6 +376,7 @@ pub async fn replay_preview(
         caption: "Callbacks, na ordem em que seriam reprocessados".into(),
         rows: preview.effects.iter().map(EffectLine::from).collect(),
         empty: "Nenhum callback com estes filtros.".into(),
+        can_confirm: n > 0,
         action: format!("{BASE}/callbacks/reprocessar"),
         fields,
         confirm: format!("Confirmar: reprocessar {}", callbacks(n)),

@@ -102,6 +102,8 @@ pub fn error_code(code: ErrorCode) -> &'static str {
         ErrorCode::InsurerTimeout => "a seguradora não respondeu a tempo",
         ErrorCode::InsurerUnreachable => "sem conexão com a seguradora",
         ErrorCode::InsurerError => "a conexão caiu antes da resposta",
+        ErrorCode::EmailNotFailed => "só um e-mail recusado de vez pode ser reenviado",
+        ErrorCode::BodyErased => "corpo removido (prazo de retenção)",
         ErrorCode::Unavailable => "serviço indisponível no momento",
         ErrorCode::Internal => "erro interno",
     }
@@ -155,7 +157,8 @@ pub fn event_kind(kind: &str) -> &str {
 pub fn delivery(d: Delivery) -> &'static str {
     match d {
         Delivery::Queued => "Na fila de envio",
-        Delivery::Failed => "Falhou; nova tentativa agendada",
+        Delivery::Retrying => "Falhou; nova tentativa agendada",
+        Delivery::Failed => "Recusado pelo servidor de e-mail",
         Delivery::Sent => "Enviado",
     }
 }

@@ -204,6 +204,8 @@ pub struct ReceiptLine {
     pub tone: &'static str,
     pub detail: String,
     pub can_replay: bool,
+    /// When its body was erased past the tenant's retention ("corpo removido em ...").
+    pub body_erased: Option<When>,
 }
 
 impl ReceiptLine {
@@ -223,7 +225,9 @@ impl ReceiptLine {
             outcome: text::receipt_outcome(r.status, r.error_code.as_deref()),
             tone: text::receipt_tone(r.status),
             detail: r.error_detail.clone().unwrap_or_default(),
-            can_replay: r.status == ReceiptStatus::Failed,
+            // A receipt whose body was erased has nothing left to process.
+            can_replay: r.status == ReceiptStatus::Failed && r.body_erased_at.is_none(),
+            body_erased: when_opt(r.body_erased_at),
         }
     }
 }
@@ -322,16 +326,23 @@ pub struct EventLine {
 }
 
 pub struct EmailLine {
+    pub id: i64,
     pub queued_at: When,
     pub subject: String,
     pub recipient: String,
     pub delivery: &'static str,
-    /// `ok` once sent, `erro` after a failed attempt, `aviso` while queued.
+    /// `ok` once sent, `erro` after a failed attempt (or refused for good), `aviso` while
+    /// queued.
     pub tone: &'static str,
     pub sent_at: Option<When>,
     pub next_attempt_at: Option<When>,
     pub attempts: i32,
     pub last_error: String,
+    /// When the relay refused it for good.
+    pub failed_at: Option<When>,
+    /// Refused for good: the operator may send it again ("Reenviar").
+    pub can_retry: bool,
+    pub message_id: String,
 }
 
 impl From<HistoryView> for HistoryLine {
@@ -363,19 +374,23 @@ impl From<EmailView> for EmailLine {
     fn from(e: EmailView) -> Self {
         use crate::store::outbox::Delivery;
         Self {
+            id: e.id,
             queued_at: when(e.queued_at),
             subject: e.subject,
             recipient: e.recipient,
             delivery: text::delivery(e.status),
             tone: match e.status {
                 Delivery::Sent => "ok",
-                Delivery::Failed => "erro",
+                Delivery::Failed | Delivery::Retrying => "erro",
                 Delivery::Queued => "aviso",
             },
             sent_at: when_opt(e.sent_at),
             next_attempt_at: when_opt(e.next_attempt_at),
             attempts: e.attempts,
             last_error: e.last_error.unwrap_or_default(),
+            failed_at: when_opt(e.failed_at),
+            can_retry: e.status == Delivery::Failed,
+            message_id: e.message_id.unwrap_or_default(),
         }
     }
 }

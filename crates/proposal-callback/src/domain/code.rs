@@ -41,6 +41,11 @@ common::text_enum! {
         InsurerUnreachable = "insurer_unreachable",
         /// The connection to the insurer broke before its answer.
         InsurerError = "insurer_error",
+        /// Only an email the relay refused for good (`failed`) can be sent again by hand.
+        EmailNotFailed = "email_not_failed",
+        /// The receipt's raw body was erased after its tenant's retention: nothing is left
+        /// to process again.
+        BodyErased = "body_erased",
         /// The database is unavailable (or an identity provider did not answer).
         Unavailable = "unavailable",
         Internal = "internal",

@@ -4,9 +4,29 @@
 //! One email at a time, each in three short steps that hold no transaction across the SMTP
 //! conversation: claim it ([`outbox::claim_next`]: a lease, committed at once; several
 //! replicas never take one row together), hand it to the relay, mark it sent (or schedule a
-//! retry with a doubling delay). A crash between the relay's answer and the mark sends that
-//! one email again once its lease is over: SMTP offers no exactly-once, so each message
-//! carries a Message-ID derived from its outbox row, which lets mail systems drop the repeat.
+//! retry with a doubling delay, or mark it refused for good). A crash between the relay's
+//! answer and the mark sends that one email again once its lease is over: SMTP offers no
+//! exactly-once, so each message carries a `Message-ID` given at its first attempt and kept
+//! for every later one (`<uuid@domain of EMAIL_FROM>`), which lets mail systems recognise the
+//! repeat.
+//!
+//! **One connection for a burst.** The emails due together go over one SMTP session: one
+//! connection, one TLS handshake, one login, then MAIL, RCPT, DATA per email (RSET after a
+//! refused one). `run` keeps the session while full rounds follow each other and says QUIT
+//! when the outbox has nothing more due. lettre's pooled transport would also reuse
+//! connections, but its errors do not say which command the relay refused (a 535 to AUTH and
+//! a 550 to RCPT are both "permanent"), and only that tells an email the relay refuses from a
+//! relay that refuses us; so the session is driven here through lettre's connection, one
+//! command at a time.
+//!
+//! **Who is refused.** A 5xx answer to an email's recipient or content (RCPT, DATA, the
+//! message) ends that email as `failed` with the relay's text, for an operator to retry; a
+//! 4xx answer to them retries it with the backoff. Anything else is the relay's trouble, not
+//! the email's: connecting, TLS, EHLO, AUTH (a wrong password), the sender refused (MAIL
+//! FROM), no answer, a broken connection. Then the email is retried with its backoff and the
+//! worker does not connect again before the relay's own backoff (the same doubling delay,
+//! counted over consecutive failures) is over: a wrong password costs one login per backoff
+//! step, never one per queued email, and a silent relay one `SMTP_TIMEOUT`.
 //!
 //! Every step of the SMTP conversation has a time limit (`SMTP_TIMEOUT`): a relay that
 //! accepts the connection and never answers fails the attempt like a refusal does.
@@ -15,16 +35,19 @@
 //! before anything else is said (a relay that does not offer it gets nothing), with the
 //! relay's certificate checked against the public roots and `SMTP_TLS_CA_FILE`.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use common::Clock;
 use common::db::Pool;
 use lettre::Message;
-use lettre::message::header::ContentType;
+use lettre::message::header::{ContentType, Header, HeaderName, HeaderValue};
 use lettre::message::{Mailbox, MultiPart};
 use lettre::transport::smtp::authentication::{Credentials, Mechanism};
 use lettre::transport::smtp::client::{AsyncSmtpConnection, Certificate, TlsParameters};
-use lettre::transport::smtp::extension::ClientId;
+use lettre::transport::smtp::commands::{Data, Mail, Rcpt, Rset};
+use lettre::transport::smtp::extension::{ClientId, Extension, MailBodyParameter, MailParameter};
 use secrecy::ExposeSecret;
 
 use crate::email::config::{EmailConfig, Security, SmtpTarget};
@@ -32,7 +55,7 @@ use crate::error::Error;
 use crate::metrics::OutboxMetrics;
 use crate::store::outbox::{self, OutboxRow};
 
-/// Sends the outbox. Cheap to clone.
+/// Sends the outbox. Cheap to clone; the clones share the relay's backoff.
 #[derive(Clone)]
 pub struct Mailer {
     target: SmtpTarget,
@@ -41,20 +64,141 @@ pub struct Mailer {
     tls: Option<TlsParameters>,
     hello: ClientId,
     config: EmailConfig,
+    /// The right-hand side of every `Message-ID`: `EMAIL_FROM`'s domain.
+    id_domain: String,
     metrics: OutboxMetrics,
     /// What "due", "sent at" and "retry at" are measured by.
     clock: Clock,
+    /// When the worker may connect to the relay again after it failed us.
+    relay: Arc<Mutex<RelayBackoff>>,
+    /// A connection per email and the message's end written apart, as the worker did
+    /// before (only for the benchmark in bench/mail/, which measures against it).
+    like_before: bool,
+}
+
+/// The relay's own backoff: consecutive failures to reach it (or to be let in), and the time
+/// before which the worker does not connect again.
+#[derive(Debug, Default)]
+struct RelayBackoff {
+    failures: i32,
+    until: Option<DateTime<Utc>>,
 }
 
 /// How many emails one round handles at most before it looks again.
 const BATCH: usize = 10;
 
-/// The timed steps of one conversation: connect (TCP, TLS for `smtps://`, greeting, EHLO),
-/// STARTTLS (and EHLO again), AUTH, the message (MAIL, RCPT, DATA), QUIT.
+/// The timed steps of one email's conversation, at most: connect (TCP, TLS for `smtps://`,
+/// greeting, EHLO), STARTTLS (and EHLO again), AUTH, the message (MAIL, RCPT, DATA), RSET.
 const STEPS: u32 = 5;
 
 /// How often [`watch_queue`] reads the outbox for `/metrics`.
 pub const QUEUE_METRICS_EVERY: Duration = Duration::from_secs(5);
+
+/// `Auto-Submitted: auto-generated` (RFC 3834): a machine wrote this message, so an
+/// out-of-office or other automatic reply must not be sent to it (no mail loop).
+#[derive(Debug, Clone, Copy)]
+pub struct AutoSubmitted;
+
+impl Header for AutoSubmitted {
+    fn name() -> HeaderName {
+        HeaderName::new_from_ascii_str("Auto-Submitted")
+    }
+
+    fn parse(_: &str) -> Result<Self, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(Self)
+    }
+
+    fn display(&self) -> HeaderValue {
+        HeaderValue::new(Self::name(), "auto-generated".to_owned())
+    }
+}
+
+/// `X-Auto-Response-Suppress: OOF, AutoReply`: what Microsoft Exchange and Outlook read
+/// instead of `Auto-Submitted` before they send an out-of-office or rule-based reply.
+#[derive(Debug, Clone, Copy)]
+pub struct AutoResponseSuppress;
+
+impl Header for AutoResponseSuppress {
+    fn name() -> HeaderName {
+        HeaderName::new_from_ascii_str("X-Auto-Response-Suppress")
+    }
+
+    fn parse(_: &str) -> Result<Self, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(Self)
+    }
+
+    fn display(&self) -> HeaderValue {
+        HeaderValue::new(Self::name(), "OOF, AutoReply".to_owned())
+    }
+}
+
+/// How an attempt that did not end sent ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Failure {
+    /// The relay, or the way to it, is in trouble (connect, TLS, EHLO, AUTH, the sender
+    /// refused, no answer, a broken connection): the email is retried with its backoff, the
+    /// session is dropped and the worker waits out the relay's backoff before connecting
+    /// again.
+    Relay(String),
+    /// A 4xx answer about this email (RCPT, DATA, its content): retried with its backoff;
+    /// the session goes on with the next email.
+    Transient(String),
+    /// A 5xx answer about this email, or a message that cannot be built: `failed` for good,
+    /// with the relay's text; the session goes on with the next email.
+    Permanent(String),
+}
+
+/// A message as DATA carries it, written in one piece: its lines dot-stuffed (RFC 5321
+/// 4.5.2: a line starting with `.` gets another) and the end of data (`<CRLF>.<CRLF>`).
+/// lettre's `message` writes the end of data apart from the message, and without
+/// `TCP_NODELAY` that small write waits for the relay to acknowledge the message, which a
+/// relay delays (about 40 ms on Linux) since it has nothing to say before the end: every
+/// message paid that wait (bench/mail/README.md).
+struct Content<'a>(&'a str);
+
+impl std::fmt::Display for Content<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for line in self.0.split_inclusive("\r\n") {
+            if line.starts_with('.') {
+                f.write_str(".")?;
+            }
+            f.write_str(line)?;
+        }
+        if !self.0.is_empty() && !self.0.ends_with("\r\n") {
+            f.write_str("\r\n")?;
+        }
+        f.write_str(".\r\n")
+    }
+}
+
+/// Runs `fut`, one step of the conversation, within `limit`; its error says which step.
+async fn step<T>(
+    what: &str,
+    limit: Duration,
+    fut: impl Future<Output = Result<T, lettre::transport::smtp::Error>>,
+) -> Result<T, String> {
+    match tokio::time::timeout(limit, fut).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(format!("SMTP {what}: {e}")),
+        Err(_) => Err(format!("SMTP {what}: no answer within {limit:?}")),
+    }
+}
+
+/// Whose trouble a refused command is: the email's (a 4xx or 5xx reply to its recipient or
+/// content) or the relay's (anything else, and 421, "closing the connection", anywhere).
+fn classify(what: &str, about_the_email: bool, e: lettre::transport::smtp::Error) -> Failure {
+    let text = format!("SMTP {what}: {e}");
+    let closing = e.status().is_some_and(|c| c.to_string() == "421");
+    match (
+        about_the_email && !closing,
+        e.is_permanent(),
+        e.is_transient(),
+    ) {
+        (true, true, _) => Failure::Permanent(text),
+        (true, _, true) => Failure::Transient(text),
+        _ => Failure::Relay(text),
+    }
+}
 
 impl Mailer {
     /// None without `SMTP_URL`.
@@ -83,9 +227,12 @@ impl Mailer {
             target,
             tls,
             hello: ClientId::default(),
+            id_domain: config.from.email.domain().to_ascii_lowercase(),
             config: config.clone(),
             metrics: OutboxMetrics::new(),
             clock: Clock::system(),
+            relay: Arc::default(),
+            like_before: false,
         }))
     }
 
@@ -101,17 +248,31 @@ impl Mailer {
         self
     }
 
+    /// Opens a connection (and logs in) for each email, writes the message's end apart from
+    /// the message (lettre's `message`) and closes the connection after, as the worker did
+    /// before sessions: the baseline of bench/mail/.
+    #[cfg(feature = "test-support")]
+    pub fn like_before_sessions(mut self) -> Self {
+        self.like_before = true;
+        self
+    }
+
     pub fn metrics(&self) -> &OutboxMetrics {
         &self.metrics
     }
 
-    fn backoff(&self, attempts: i32) -> Duration {
-        // `attempts` includes the one that just failed; the first retry waits `retry_base`.
-        let factor = 2u32.saturating_pow((attempts - 1).clamp(0, 20) as u32);
+    /// The delay after `failures` failures in a row: `EMAIL_RETRY_BASE` after the first,
+    /// doubling, at most `EMAIL_RETRY_MAX`.
+    fn backoff(&self, failures: i32) -> Duration {
+        let factor = 2u32.saturating_pow((failures - 1).clamp(0, 20) as u32);
         self.config
             .retry_base
             .saturating_mul(factor)
             .min(self.config.retry_max)
+    }
+
+    fn later(&self, delay: Duration) -> DateTime<Utc> {
+        self.clock.now() + chrono::Duration::from_std(delay).unwrap_or(chrono::Duration::MAX)
     }
 
     /// How long a claim keeps other workers off a row: longer than the slowest conversation
@@ -125,19 +286,27 @@ impl Mailer {
         &self.target
     }
 
+    /// A new `Message-ID`: a random UUID at `EMAIL_FROM`'s domain (RFC 5322 section 3.6.4).
+    pub fn new_message_id(&self) -> String {
+        format!("<{}@{}>", uuid::Uuid::new_v4(), self.id_domain)
+    }
+
     /// The message of an outbox row: text and HTML alternatives (text only for rows queued
     /// before emails had an HTML part). lettre encodes the subject (RFC 2047) and the bodies
-    /// (quoted-printable or base64) so that any UTF-8 text travels intact.
+    /// (quoted-printable or base64) so that any UTF-8 text travels intact. No `Reply-To`: a
+    /// reply goes to `From`, the tenant's address (docs/proposal-callback.md, "The message").
     fn message(&self, row: &OutboxRow) -> Result<Message, String> {
         let to: Mailbox = row
             .recipient
             .parse()
-            .map_err(|e| format!("bad recipient address: {e}"))?;
+            .map_err(|e| format!("bad recipient address {:?}: {e}", row.recipient))?;
         let builder = Message::builder()
             .from(self.config.from.clone())
             .to(to)
             .subject(&row.subject)
-            .message_id(Some(format!("<outbox-{}@proposal-callback>", row.id)));
+            .message_id(Some(row.message_id.clone()))
+            .header(AutoSubmitted)
+            .header(AutoResponseSuppress);
         match &row.html_body {
             Some(html) => builder.multipart(MultiPart::alternative_plain_html(
                 row.body.clone(),
@@ -150,21 +319,28 @@ impl Mailer {
         .map_err(|e| format!("cannot build the message: {e}"))
     }
 
-    /// One SMTP conversation, each step bounded by `SMTP_TIMEOUT`. Ok once the relay has
-    /// accepted the message (a slow or failed QUIT after that changes nothing).
-    async fn deliver(&self, message: &Message) -> Result<(), String> {
+    /// Whether the relay's backoff keeps the worker off it at the moment.
+    fn relay_waiting(&self) -> bool {
+        let relay = self.relay.lock().unwrap_or_else(|p| p.into_inner());
+        relay.until.is_some_and(|until| self.clock.now() < until)
+    }
+
+    /// The relay failed us once more: no connection before its backoff is over.
+    fn relay_failed(&self) -> Duration {
+        let mut relay = self.relay.lock().unwrap_or_else(|p| p.into_inner());
+        relay.failures = relay.failures.saturating_add(1);
+        let delay = self.backoff(relay.failures);
+        relay.until = Some(self.later(delay));
+        delay
+    }
+
+    fn relay_answered(&self) {
+        *self.relay.lock().unwrap_or_else(|p| p.into_inner()) = RelayBackoff::default();
+    }
+
+    /// A new session: connected, secured, logged in; each step bounded by `SMTP_TIMEOUT`.
+    async fn open(&self) -> Result<AsyncSmtpConnection, String> {
         let limit = self.config.smtp_timeout;
-        async fn step<T>(
-            what: &str,
-            limit: Duration,
-            fut: impl Future<Output = Result<T, lettre::transport::smtp::Error>>,
-        ) -> Result<T, String> {
-            match tokio::time::timeout(limit, fut).await {
-                Ok(Ok(v)) => Ok(v),
-                Ok(Err(e)) => Err(format!("SMTP {what}: {e}")),
-                Err(_) => Err(format!("SMTP {what}: no answer within {limit:?}")),
-            }
-        }
         let implicit_tls = match self.target.security {
             Security::Implicit => self.tls.clone(),
             Security::Plain | Security::StartTls => None,
@@ -193,31 +369,117 @@ impl Mailer {
         }
         if let Some((user, password)) = &self.target.credentials {
             let credentials = Credentials::new(user.clone(), password.clone());
-            step(
+            if let Err(e) = step(
                 "AUTH",
                 limit,
                 conn.auth(&[Mechanism::Plain, Mechanism::Login], &credentials),
             )
-            .await?;
+            .await
+            {
+                conn.abort().await;
+                return Err(e);
+            }
         }
-        step(
-            "message (MAIL, RCPT, DATA)",
-            limit,
-            conn.send(message.envelope(), &message.formatted()),
-        )
-        .await?;
-        if let Err(e) = step("QUIT", limit, conn.quit()).await {
-            tracing::debug!(error = %e, "SMTP QUIT after a delivered message");
-        }
-        Ok(())
+        Ok(conn)
     }
 
-    /// Sends one claimed email and records the outcome on its row; whether it was sent.
-    async fn send_claimed(&self, pool: &Pool, row: &OutboxRow) -> Result<bool, Error> {
-        let outcome = match self.message(row) {
-            Ok(message) => self.deliver(&message).await,
-            Err(e) => Err(e),
+    /// One email over an open session: MAIL, RCPT, DATA and the message, bounded together
+    /// by `SMTP_TIMEOUT`. Ok once the relay has accepted it.
+    async fn transmit(
+        &self,
+        conn: &mut AsyncSmtpConnection,
+        message: &Message,
+    ) -> Result<(), Failure> {
+        let limit = self.config.smtp_timeout;
+        let envelope = message.envelope();
+        let body = message.formatted();
+        let exchange = async {
+            let mut options = Vec::new();
+            let international = envelope
+                .to()
+                .iter()
+                .any(|a| !AsRef::<str>::as_ref(a).is_ascii())
+                || envelope
+                    .from()
+                    .is_some_and(|a| !AsRef::<str>::as_ref(a).is_ascii());
+            if international {
+                if !conn.server_info().supports_feature(Extension::SmtpUtfEight) {
+                    return Err(Failure::Permanent(
+                        "the recipient's address is not ASCII and the relay does not offer \
+                         SMTPUTF8"
+                            .into(),
+                    ));
+                }
+                options.push(MailParameter::SmtpUtfEight);
+            }
+            if !body.is_ascii() {
+                options.push(MailParameter::Body(MailBodyParameter::EightBitMime));
+            }
+            conn.command(Mail::new(envelope.from().cloned(), options))
+                .await
+                .map_err(|e| classify("MAIL FROM", false, e))?;
+            for to in envelope.to() {
+                conn.command(Rcpt::new(to.clone(), vec![]))
+                    .await
+                    .map_err(|e| classify("RCPT TO", true, e))?;
+            }
+            conn.command(Data)
+                .await
+                .map_err(|e| classify("DATA", true, e))?;
+            match std::str::from_utf8(&body) {
+                Ok(text) if !self.like_before => conn.command(Content(text)).await,
+                _ => conn.message(&body).await,
+            }
+            .map_err(|e| classify("message", true, e))?;
+            Ok(())
         };
+        match tokio::time::timeout(limit, exchange).await {
+            Ok(done) => done,
+            Err(_) => Err(Failure::Relay(format!(
+                "SMTP message (MAIL, RCPT, DATA): no answer within {limit:?}"
+            ))),
+        }
+    }
+
+    /// The open session, or a new one (connected, secured, logged in).
+    async fn session<'s>(
+        &self,
+        session: &'s mut Option<AsyncSmtpConnection>,
+    ) -> Result<&'s mut AsyncSmtpConnection, String> {
+        if session.is_none() {
+            *session = Some(self.open().await?);
+        }
+        Ok(session.as_mut().expect("a session is open"))
+    }
+
+    /// Sends one claimed email over `session` (opened first when there is none) and records
+    /// the outcome on its row: `Some(sent)`, or `None` when the relay failed us (the round
+    /// ends there).
+    async fn send_claimed(
+        &self,
+        pool: &Pool,
+        row: &OutboxRow,
+        session: &mut Option<AsyncSmtpConnection>,
+    ) -> Result<Option<bool>, Error> {
+        let outcome = match self.message(row) {
+            Err(e) => Err(Failure::Permanent(e)),
+            Ok(message) => match self.session(session).await {
+                Ok(conn) => self.transmit(conn, &message).await,
+                Err(why) => Err(Failure::Relay(why)),
+            },
+        };
+        match &outcome {
+            Err(Failure::Relay(_)) => self.metrics.attempts_failed.inc(),
+            Err(_) => {
+                // A refusal of this email (or one that cannot be built) says nothing against
+                // the relay.
+                self.relay_answered();
+                self.metrics.attempts_failed.inc();
+            }
+            // Only a relay that took a message ends its backoff: one that lets us log in and
+            // then refuses every sender (MAIL FROM) keeps backing off.
+            Ok(()) => self.relay_answered(),
+        }
         let mut conn = pool.get().await?;
         match outcome {
             Ok(()) => {
@@ -226,58 +488,154 @@ impl Mailer {
                     tracing::error!(email = row.id, error = %e, "email sent but not marked sent; it is sent again once its lease ends");
                     return Err(e.into());
                 }
-                tracing::info!(email = row.id, attempts = row.attempts, "email sent");
-                Ok(true)
+                tracing::info!(email = row.id, attempts = row.attempts, message_id = %row.message_id, "email sent");
+                if self.like_before {
+                    drop(conn);
+                    self.close(session).await;
+                }
+                Ok(Some(true))
             }
-            Err(why) => {
-                self.metrics.attempts_failed.inc();
+            Err(Failure::Relay(why)) => {
+                if let Some(mut broken) = session.take() {
+                    broken.abort().await;
+                }
                 let delay = self.backoff(row.attempts);
-                let next = self.clock.now()
-                    + chrono::Duration::from_std(delay).unwrap_or(chrono::Duration::seconds(600));
+                let relay_in = self.relay_failed();
+                tracing::warn!(email = row.id, attempts = row.attempts, retry_in_ms = delay.as_millis() as u64, relay_retry_in_ms = relay_in.as_millis() as u64, error = %why, "email not sent; will retry");
+                outbox::mark_retry(&mut conn, row.id, &why, self.later(delay)).await?;
+                Ok(None)
+            }
+            Err(Failure::Transient(why)) => {
+                let delay = self.backoff(row.attempts);
                 tracing::warn!(email = row.id, attempts = row.attempts, retry_in_ms = delay.as_millis() as u64, error = %why, "email not sent; will retry");
-                outbox::mark_retry(&mut conn, row.id, &why, next).await?;
-                Ok(false)
+                outbox::mark_retry(&mut conn, row.id, &why, self.later(delay)).await?;
+                drop(conn);
+                self.reset(session).await;
+                Ok(Some(false))
+            }
+            Err(Failure::Permanent(why)) => {
+                tracing::warn!(email = row.id, attempts = row.attempts, error = %why, "email refused for good; not retried (an operator may retry it)");
+                outbox::mark_failed(&mut conn, row.id, &why, self.clock.now()).await?;
+                drop(conn);
+                self.reset(session).await;
+                Ok(Some(false))
             }
         }
     }
 
-    /// One round: up to a batch of due emails, each claimed, sent and marked on its own,
-    /// none twice. How many were handled and how many of them sent.
-    async fn round(&self, pool: &Pool) -> Result<(usize, usize), Error> {
+    /// After a refused email: RSET ends its transaction so the session takes the next one;
+    /// a session that does not answer is dropped (the next email opens another).
+    async fn reset(&self, session: &mut Option<AsyncSmtpConnection>) {
+        if let Some(conn) = session.as_mut()
+            && let Err(e) = step("RSET", self.config.smtp_timeout, conn.command(Rset)).await
+        {
+            tracing::debug!(error = %e, "SMTP session dropped after RSET failed");
+            if let Some(mut broken) = session.take() {
+                broken.abort().await;
+            }
+        }
+    }
+
+    /// Ends the session with QUIT (a slow or failed QUIT changes nothing: every message was
+    /// answered already).
+    async fn close(&self, session: &mut Option<AsyncSmtpConnection>) {
+        if let Some(mut conn) = session.take()
+            && let Err(e) = step("QUIT", self.config.smtp_timeout, conn.quit()).await
+        {
+            tracing::debug!(error = %e, "SMTP QUIT at the end of a session");
+        }
+    }
+
+    /// One round over `session`: up to a batch of due emails, each claimed, sent and marked
+    /// on its own, none twice. Nothing while the relay's backoff runs; stops at the first
+    /// failure of the relay. How many were handled and how many of them sent.
+    async fn round(
+        &self,
+        pool: &Pool,
+        session: &mut Option<AsyncSmtpConnection>,
+    ) -> Result<(usize, usize), Error> {
         let (mut handled, mut sent) = (0, 0);
+        if self.relay_waiting() {
+            return Ok((handled, sent));
+        }
         let mut seen = Vec::with_capacity(BATCH);
         while handled < BATCH {
             let row = {
                 let mut conn = pool.get().await?;
-                outbox::claim_next(&mut conn, self.clock.now(), self.lease(), &seen).await?
+                let id = self.new_message_id();
+                outbox::claim_next(&mut conn, self.clock.now(), self.lease(), &seen, &id).await?
             };
             let Some(row) = row else { break };
             seen.push(row.id);
             handled += 1;
-            if self.send_claimed(pool, &row).await? {
-                sent += 1;
+            match self.send_claimed(pool, &row, session).await? {
+                Some(true) => sent += 1,
+                Some(false) => {}
+                None => break,
             }
         }
         Ok((handled, sent))
     }
 
-    /// Sends what is due (up to a batch); returns how many were sent.
+    /// Sends what is due (up to a batch) over one session; returns how many were sent.
     pub async fn run_once(&self, pool: &Pool) -> Result<usize, Error> {
-        self.round(pool).await.map(|(_, sent)| sent)
+        let mut session = None;
+        let result = self.round(pool, &mut session).await;
+        self.close(&mut session).await;
+        result.map(|(_, sent)| sent)
     }
 
-    /// Runs until the process ends. Database outages are logged and waited out.
+    /// Runs until the process ends: one session for as long as full rounds follow each
+    /// other, closed when the outbox has nothing more due. Database outages are logged and
+    /// waited out.
     pub async fn run(self, pool: Pool) {
+        let mut session = None;
         loop {
-            match self.round(&pool).await {
-                // A full batch: there may be more due right away.
+            match self.round(&pool, &mut session).await {
+                // A full batch: there may be more due right away, over the same session.
                 Ok((handled, _)) if handled >= BATCH => continue,
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "email worker: database not reachable"),
             }
+            self.close(&mut session).await;
             tokio::time::sleep(self.config.poll_interval).await;
         }
     }
+}
+
+/// An operator's retry of `tenant`'s email `id` (`POST /admin/emails/{id}/retry`, the
+/// console's "Reenviar"): an email the relay refused for good goes back to the queue, due at
+/// `clock`'s now, and the worker sends it on its next round (with the same `Message-ID`).
+/// 404 for none, or another tenant's; 409 for an email that is not `failed` (sent, or still
+/// in the worker's hands: it must not be sent twice at once).
+pub async fn retry(
+    conn: &mut diesel_async::AsyncPgConnection,
+    clock: &Clock,
+    tenant: &str,
+    id: i64,
+) -> Result<outbox::EmailRow, Error> {
+    let requeued = outbox::requeue_failed(conn, tenant, id, clock.now()).await?;
+    let row = outbox::find(conn, tenant, id)
+        .await?
+        .ok_or(Error::EmailNotFound(id))?;
+    if requeued {
+        tracing::info!(
+            email = id,
+            tenant,
+            "email put back in the queue by an operator"
+        );
+        return Ok(row);
+    }
+    let delivery = row.delivery();
+    let why = match delivery {
+        outbox::Delivery::Sent => "the relay accepted it already",
+        outbox::Delivery::Queued => "it waits for its first attempt",
+        outbox::Delivery::Retrying => {
+            "the worker tries it again by itself at its next_attempt_at, with the backoff"
+        }
+        outbox::Delivery::Failed => "another retry took it at the same moment",
+    };
+    Err(Error::EmailNotFailed { id, delivery, why })
 }
 
 /// Reads the outbox's queue into `metrics` once (ages as of `clock`'s now).
@@ -289,6 +647,7 @@ pub async fn refresh_queue_metrics(
     let mut conn = pool.get().await?;
     let stats = outbox::queue_stats(&mut conn, clock.now()).await?;
     metrics.queued.set(stats.queued);
+    metrics.failed.set(stats.failed);
     metrics.oldest_queued_age.set(stats.oldest_age_secs);
     Ok(())
 }
@@ -313,6 +672,14 @@ pub async fn start(
     tokio::spawn(watch_queue(pool.clone(), clock.clone(), metrics.clone()));
     match Mailer::new(config)? {
         Some(mailer) => {
+            if !mailer.id_domain.contains('.') {
+                tracing::warn!(
+                    from = %config.from,
+                    "EMAIL_FROM's domain is not a fully qualified domain name: receiving \
+                     systems score such a sender (and the Message-IDs made from it) as spam \
+                     or refuse it; set EMAIL_FROM to the tenant's real address"
+                );
+            }
             tracing::info!(from = %config.from, relay = %mailer.target(), smtp_timeout = ?config.smtp_timeout, "email worker started");
             let mailer = mailer
                 .with_metrics(metrics.clone())
@@ -334,4 +701,19 @@ pub async fn start(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Content;
+
+    #[test]
+    fn a_message_is_dot_stuffed_and_ends_with_the_end_of_data() {
+        assert_eq!(
+            Content("Subject: x\r\n\r\n.a leading dot\r\nplain\r\n..two\r\n").to_string(),
+            "Subject: x\r\n\r\n..a leading dot\r\nplain\r\n...two\r\n.\r\n"
+        );
+        assert_eq!(Content(".\r\nno end").to_string(), "..\r\nno end\r\n.\r\n");
+        assert_eq!(Content("").to_string(), ".\r\n");
+    }
 }

@@ -12,6 +12,7 @@
 //!   then live or revoked);
 //! - [`email_worker`]: the outbox worker that sends queued messages over SMTP;
 //! - [`sweep`]: the sweeper, which processes again the receipts a crash left `received`;
+//! - [`retention`]: the raw bodies erased once past their tenant's retention;
 //! - [`preview`]: what a repair does to each receipt, and its dry run (a transaction rolled
 //!   back);
 //! - [`silence`]: the silence watch, which flags integrations whose insurer stopped calling
@@ -24,5 +25,6 @@ pub mod preview;
 pub mod receive;
 pub mod registration;
 pub mod replay;
+pub mod retention;
 pub mod silence;
 pub mod sweep;

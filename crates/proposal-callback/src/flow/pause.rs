@@ -26,6 +26,7 @@ use crate::flow::preview::{self, Effect, Preview};
 use crate::metrics;
 use crate::store::integrations::{self, IntegrationRow};
 use crate::store::receipts::{self, Receipt};
+use crate::store::tenants;
 
 /// The most deferred receipts one resume applies; with more, the integration stays paused
 /// and the answer says how many are left (resume again).
@@ -41,6 +42,22 @@ pub async fn process(
     clock: &Clock,
     receipt: &Receipt,
 ) -> Result<Processed, Error> {
+    if let Some(erased_at) = receipt.body_erased_at {
+        // Nothing left to parse: refused before anything is written, so the receipt keeps
+        // the outcome it had (docs/proposal-callback.md, "Retention of raw bodies").
+        let days = tenants::body_retention_days(conn, &receipt.tenant_id).await?;
+        return Err(Error::BodyErased {
+            id: receipt.id,
+            erased_at,
+            retention: match days {
+                Some(days) => format!(
+                    "tenant {} keeps the raw bodies of its callbacks {days} days",
+                    receipt.tenant_id
+                ),
+                None => "after its tenant's retention".to_owned(),
+            },
+        });
+    }
     let at = clock.now();
     let result = conn
         .transaction::<_, Error, _>(async |conn| {

@@ -105,8 +105,11 @@ pub struct ReceiptView {
     pub processed_at: Option<DateTime<Utc>>,
     /// The headers kept (never `Authorization`).
     pub headers: serde_json::Value,
-    /// The body exactly as received (invalid UTF-8 replaced).
+    /// The body exactly as received (invalid UTF-8 replaced); empty once erased.
     pub body: String,
+    /// When the body was erased, past its tenant's retention (LGPD); null while it is kept.
+    /// Everything else about the receipt stays; it can no longer be replayed.
+    pub body_erased_at: Option<DateTime<Utc>>,
 }
 
 impl From<ReceiptRow> for ReceiptView {
@@ -129,6 +132,7 @@ impl From<ReceiptRow> for ReceiptView {
             processed_at: r.processed_at,
             headers: r.headers,
             body: String::from_utf8_lossy(&r.body).into_owned(),
+            body_erased_at: r.body_erased_at,
         }
     }
 }

@@ -114,17 +114,24 @@ pub struct EmailView {
     pub history_id: i64,
     pub recipient: String,
     pub subject: String,
-    /// `queued`, `failed` (the last attempt failed; tried again at `next_attempt_at`) or
-    /// `sent`.
+    /// `queued`, `retrying` (the last attempt failed for a reason that may pass; tried
+    /// again at `next_attempt_at`), `failed` (the relay refused it for good: not tried again
+    /// unless an operator retries it, `POST /admin/emails/{id}/retry`) or `sent`.
     pub status: Delivery,
     /// Attempts so far (each try to hand it to the relay).
     pub attempts: i32,
-    /// Why the last attempt failed (null once sent).
+    /// Why the last attempt failed, with the relay's answer (null once sent).
     pub last_error: Option<String>,
-    /// When the worker tries it next; null once sent.
+    /// When the worker tries it next; null once sent or failed.
     pub next_attempt_at: Option<DateTime<Utc>>,
     pub queued_at: DateTime<Utc>,
     pub sent_at: Option<DateTime<Utc>>,
+    /// When the relay refused it for good; null unless `failed`.
+    pub failed_at: Option<DateTime<Utc>>,
+    /// Its `Message-ID` header (`<uuid@domain>`), the same on every attempt; null before the
+    /// first. What a mail system's logs or a forwarded copy show of it.
+    #[schema(example = "<0b6f2a8e-3c1d-4f5e-9a7b-2c8d1e4f6a90@demo-a.example.com>")]
+    pub message_id: Option<String>,
 }
 
 impl From<EmailRow> for EmailView {
@@ -139,9 +146,12 @@ impl From<EmailRow> for EmailView {
             status,
             attempts: e.attempts,
             last_error: e.last_error,
-            next_attempt_at: (status != Delivery::Sent).then_some(e.next_attempt_at),
+            next_attempt_at: matches!(status, Delivery::Queued | Delivery::Retrying)
+                .then_some(e.next_attempt_at),
             queued_at: e.created_at,
             sent_at: e.sent_at,
+            failed_at: e.failed_at,
+            message_id: e.message_id,
         }
     }
 }

@@ -106,7 +106,7 @@ pub async fn list_receipts(
         (status = 202, body = CallbackResult, description = "`deferred`: its integration is paused"),
         (status = 400, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`invalid_parameter`: the receipt id is not a positive integer"),
         (status = 404, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`not_found` (receipt) or `proposal_not_found`"),
-        (status = 409, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+        (status = 409, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`invalid_transition`, or `body_erased`: the receipt's raw body was erased past its tenant's retention, so nothing is left to process (the receipt keeps its outcome)"),
         (status = 422, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
         (status = 503, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
     )

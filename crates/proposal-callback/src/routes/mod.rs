@@ -34,6 +34,7 @@ fn routes(r: &mut Routes<'_>) {
         .add(admin::__path_resume_integration, admin::resume_integration)
         .add(story::__path_proposal_story, story::proposal_story)
         .add(story::__path_list_emails, story::list_emails)
+        .add(story::__path_retry_email, story::retry_email)
         .add(tenant::__path_get_tenant, tenant::get_tenant)
         .add(tenant::__path_patch_tenant, tenant::patch_tenant);
 }

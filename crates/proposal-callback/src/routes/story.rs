@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::error::Error;
+use crate::flow::email_worker;
 use crate::query::story::{EmailView, ProposalStory};
 use crate::routes::extract::TenantAdmin;
 use crate::routes::limit;
@@ -110,4 +111,32 @@ pub async fn list_emails(
         items: rows.into_iter().map(EmailView::from).collect(),
         next_before_id,
     }))
+}
+
+/// Send again an email the relay refused for good (`status` `failed`, with the relay's answer
+/// in `last_error`): it goes back to the queue, due now, and keeps its attempts and
+/// `Message-ID`; the worker sends it on its next round. Answers the email as it now stands
+/// (`retrying`, due now).
+#[utoipa::path(
+    post,
+    path = "/admin/emails/{id}/retry",
+    tag = "admin",
+    security(("bearer" = [])),
+    params(("id" = i64, Path, description = "the email's id (`GET /admin/emails`)")),
+    responses(
+        (status = 200, body = EmailView),
+        (status = 400, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`invalid_parameter`: the id is not an integer"),
+        (status = 404, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`not_found`: the tenant has no such email (another tenant's is not found either)"),
+        (status = 409, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`email_not_failed`: the email is sent, or still the worker's (`queued`, `retrying`)"),
+        (status = 503, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+    )
+)]
+pub async fn retry_email(
+    admin: TenantAdmin,
+    Path(id): Path<i64>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Error> {
+    let mut conn = state.pool.get().await?;
+    let row = email_worker::retry(&mut conn, &state.clock, &admin.tenant, id).await?;
+    Ok(HttpResponse::Ok().json(EmailView::from(row)))
 }

@@ -29,7 +29,7 @@ pub async fn blocked_for(
 ) -> QueryResult<Option<f64>> {
     diesel::sql_query(
         "SELECT extract(epoch FROM window_start + make_interval(secs => $3) - now())::float8 \
-         AS seconds FROM auth_failures \
+         AS seconds FROM proposal.auth_failures \
          WHERE client = $1 AND failures >= $2 AND window_start + make_interval(secs => $3) > now()",
     )
     .bind::<Text, _>(client)
@@ -48,7 +48,7 @@ pub async fn record_failure(
     window_secs: f64,
 ) -> QueryResult<i32> {
     diesel::sql_query(
-        "INSERT INTO auth_failures AS f (client, window_start, failures) VALUES ($1, now(), 1) \
+        "INSERT INTO proposal.auth_failures AS f (client, window_start, failures) VALUES ($1, now(), 1) \
          ON CONFLICT (client) DO UPDATE SET \
            window_start = CASE WHEN f.window_start + make_interval(secs => $2) <= now() \
                                THEN now() ELSE f.window_start END, \
@@ -66,7 +66,7 @@ pub async fn record_failure(
 /// Deletes the rows whose window has ended (they block nobody); how many.
 pub async fn prune(conn: &mut AsyncPgConnection, window_secs: f64) -> QueryResult<usize> {
     diesel::sql_query(
-        "DELETE FROM auth_failures WHERE window_start <= now() - make_interval(secs => $1)",
+        "DELETE FROM proposal.auth_failures WHERE window_start <= now() - make_interval(secs => $1)",
     )
     .bind::<Double, _>(window_secs)
     .execute(conn)

@@ -10,10 +10,14 @@ use crate::schema::proposal::{email_outbox as o, proposals};
 use common::text_enum;
 
 text_enum! {
-    /// Whether an outbox email still waits for the worker.
+    /// Where an outbox email stands for the worker.
     pub enum OutboxStatus {
+        /// The worker sends it (again) once `next_attempt_at` is due.
         Queued = "queued",
         Sent = "sent",
+        /// The relay refused it for good (a 5xx answer to its recipient or its content): the
+        /// worker leaves it alone until an operator retries it.
+        Failed = "failed",
     }
 }
 
@@ -22,8 +26,12 @@ text_enum! {
     pub enum Delivery {
         /// Waiting for its first attempt (or for the worker: no `SMTP_URL`).
         Queued = "queued",
-        /// Its last attempt failed (`last_error`); tried again at `next_attempt_at`. The
-        /// worker never gives up.
+        /// Its last attempt failed for a reason that may pass (the relay down or silent, a
+        /// 4xx answer, a wrong password): `last_error` says why; tried again at
+        /// `next_attempt_at`, with a doubling delay.
+        Retrying = "retrying",
+        /// The relay refused it for good (a 5xx answer to its recipient or content, kept in
+        /// `last_error`): not tried again unless an operator retries it.
         Failed = "failed",
         /// The relay accepted it.
         Sent = "sent",
@@ -52,13 +60,18 @@ pub struct EmailRow {
     pub last_error: Option<String>,
     pub created_at: DateTime<Utc>,
     pub sent_at: Option<DateTime<Utc>>,
+    /// When the relay refused it for good; set while it is `failed`.
+    pub failed_at: Option<DateTime<Utc>>,
+    /// Its `Message-ID` header, given at its first attempt.
+    pub message_id: Option<String>,
 }
 
 impl EmailRow {
     pub fn delivery(&self) -> Delivery {
         match (self.status, &self.last_error) {
             (OutboxStatus::Sent, _) => Delivery::Sent,
-            (OutboxStatus::Queued, Some(_)) => Delivery::Failed,
+            (OutboxStatus::Failed, _) => Delivery::Failed,
+            (OutboxStatus::Queued, Some(_)) => Delivery::Retrying,
             (OutboxStatus::Queued, None) => Delivery::Queued,
         }
     }
@@ -87,7 +100,8 @@ pub async fn list(
     match delivery {
         None => {}
         Some(Delivery::Sent) => q = q.filter(o::status.eq(OutboxStatus::Sent)),
-        Some(Delivery::Failed) => {
+        Some(Delivery::Failed) => q = q.filter(o::status.eq(OutboxStatus::Failed)),
+        Some(Delivery::Retrying) => {
             q = q
                 .filter(o::status.eq(OutboxStatus::Queued))
                 .filter(o::last_error.is_not_null())
@@ -104,6 +118,51 @@ pub async fn list(
     q.load(conn).await
 }
 
+/// One of the tenant's emails; none for another tenant's.
+pub async fn find(
+    conn: &mut AsyncPgConnection,
+    tenant: &str,
+    id: i64,
+) -> QueryResult<Option<EmailRow>> {
+    o::table
+        .inner_join(proposals::table)
+        .filter(proposals::tenant_id.eq(tenant))
+        .filter(o::id.eq(id))
+        .select(EmailRow::as_select())
+        .first(conn)
+        .await
+        .optional()
+}
+
+/// Puts the tenant's email `id` back in the queue, due at `now`, if the relay refused it for
+/// good (`failed`); its attempts and `last_error` stay, so its story reads on. One statement:
+/// of two retries at once, one finds it `failed`. True when it was.
+pub async fn requeue_failed(
+    conn: &mut AsyncPgConnection,
+    tenant: &str,
+    id: i64,
+    now: DateTime<Utc>,
+) -> QueryResult<bool> {
+    // The operators' emails (no proposal) are no tenant admin's to retry.
+    let own = proposals::table
+        .filter(proposals::tenant_id.eq(tenant))
+        .select(proposals::id.nullable());
+    let n = diesel::update(
+        o::table
+            .filter(o::id.eq(id))
+            .filter(o::status.eq(OutboxStatus::Failed))
+            .filter(o::proposal_id.eq_any(own)),
+    )
+    .set((
+        o::status.eq(OutboxStatus::Queued),
+        o::failed_at.eq(None::<DateTime<Utc>>),
+        o::next_attempt_at.eq(now),
+    ))
+    .execute(conn)
+    .await?;
+    Ok(n == 1)
+}
+
 #[derive(Debug, Clone, Queryable, Selectable)]
 #[diesel(table_name = o)]
 pub struct OutboxRow {
@@ -115,6 +174,8 @@ pub struct OutboxRow {
     /// The HTML part; none for emails queued before there was one.
     pub html_body: Option<String>,
     pub attempts: i32,
+    /// Its `Message-ID`, the same on every attempt.
+    pub message_id: String,
 }
 
 /// Queues `email`, due at once: queued at `at`, first attempt at `at`.
@@ -179,32 +240,37 @@ struct Claimed {
     html_body: Option<String>,
     #[diesel(sql_type = diesel::sql_types::Integer)]
     attempts: i32,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    message_id: String,
 }
 
 /// Claims the next email due at `now` for `lease` and counts the attempt, in one statement
 /// that commits on its own. The claim moves the row's `next_attempt_at` past the lease: no
 /// worker (of any replica) takes it meanwhile, and if this one dies before marking it, the
 /// row is due again once the lease is over. `SKIP LOCKED` lets concurrent claims pass each
-/// other. Rows in `skip` (those this round already tried) are left alone.
+/// other. Rows in `skip` (those this round already tried) are left alone. The row keeps the
+/// `Message-ID` its first claim gave it; a row claimed for the first time takes `message_id`.
 pub async fn claim_next(
     conn: &mut AsyncPgConnection,
     now: DateTime<Utc>,
     lease: std::time::Duration,
     skip: &[i64],
+    message_id: &str,
 ) -> QueryResult<Option<OutboxRow>> {
     diesel::sql_query(
-        "UPDATE email_outbox SET next_attempt_at = $3 + make_interval(secs => $1), \
-                attempts = attempts + 1 \
-         WHERE id = (SELECT id FROM email_outbox \
+        "UPDATE proposal.email_outbox SET next_attempt_at = $3 + make_interval(secs => $1), \
+                attempts = attempts + 1, message_id = coalesce(message_id, $4) \
+         WHERE id = (SELECT id FROM proposal.email_outbox \
                      WHERE status = 'queued' AND next_attempt_at <= $3 \
                        AND id <> ALL($2) \
                      ORDER BY next_attempt_at, id LIMIT 1 \
                      FOR UPDATE SKIP LOCKED) \
-         RETURNING id, recipient, subject, body, html_body, attempts",
+         RETURNING id, recipient, subject, body, html_body, attempts, message_id",
     )
     .bind::<diesel::sql_types::Double, _>(lease.as_secs_f64())
     .bind::<diesel::sql_types::Array<diesel::sql_types::BigInt>, _>(skip)
     .bind::<diesel::sql_types::Timestamptz, _>(now)
+    .bind::<diesel::sql_types::Text, _>(message_id)
     .get_result::<Claimed>(conn)
     .await
     .optional()
@@ -216,6 +282,7 @@ pub async fn claim_next(
             body: c.body,
             html_body: c.html_body,
             attempts: c.attempts,
+            message_id: c.message_id,
         })
     })
 }
@@ -254,6 +321,25 @@ pub async fn mark_retry(
     Ok(())
 }
 
+/// Refused for good at `at` (a 5xx answer to its recipient or content): `error` says how;
+/// the worker no longer takes it (the attempt was counted by [`claim_next`]).
+pub async fn mark_failed(
+    conn: &mut AsyncPgConnection,
+    id: i64,
+    error: &str,
+    at: DateTime<Utc>,
+) -> QueryResult<()> {
+    diesel::update(o::table.find(id))
+        .set((
+            o::status.eq(OutboxStatus::Failed),
+            o::failed_at.eq(Some(at)),
+            o::last_error.eq(Some(error)),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, QueryableByName)]
 pub struct QueueStats {
     /// Emails not sent yet.
@@ -262,17 +348,21 @@ pub struct QueueStats {
     /// Age in seconds of the oldest of them; 0 when there is none.
     #[diesel(sql_type = diesel::sql_types::Double)]
     pub oldest_age_secs: f64,
+    /// Emails the relay refused for good, waiting for an operator.
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub failed: i64,
 }
 
-/// What `/metrics` shows of the outbox at `now`; served by the partial index of queued rows.
+/// What `/metrics` shows of the outbox at `now`; the queued rows through their partial index.
 pub async fn queue_stats(
     conn: &mut AsyncPgConnection,
     now: DateTime<Utc>,
 ) -> QueryResult<QueueStats> {
     diesel::sql_query(
         "SELECT count(*) AS queued, \
-                coalesce(extract(epoch FROM $1 - min(created_at)), 0)::float8 AS oldest_age_secs \
-         FROM email_outbox WHERE status = 'queued'",
+                coalesce(extract(epoch FROM $1 - min(created_at)), 0)::float8 AS oldest_age_secs, \
+                (SELECT count(*) FROM proposal.email_outbox WHERE status = 'failed') AS failed \
+         FROM proposal.email_outbox WHERE status = 'queued'",
     )
     .bind::<diesel::sql_types::Timestamptz, _>(now)
     .get_result(conn)

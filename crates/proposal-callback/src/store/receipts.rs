@@ -21,6 +21,9 @@ pub struct Receipt {
     pub body_sha256: Vec<u8>,
     /// The proposal it concerned, once processed (or, deferred, the one its body names).
     pub proposal_id: Option<String>,
+    /// When its body was erased after its tenant's retention (`body` is empty then): nothing
+    /// is left to process again.
+    pub body_erased_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Insertable)]
@@ -54,6 +57,8 @@ pub struct ReceiptRow {
     pub processed_at: Option<DateTime<Utc>>,
     /// The insurer's event time, once parsed.
     pub event_at: Option<DateTime<Utc>>,
+    /// When its body was erased after its tenant's retention (`body` is empty then).
+    pub body_erased_at: Option<DateTime<Utc>>,
 }
 
 /// Stored in its own statement (autocommit), so it is durable before parsing starts.
@@ -350,6 +355,35 @@ pub async fn prune(
         }
         progress(total);
     }
+}
+
+/// Erases, at `at`, the raw body of up to `batch` of `tenant`'s receipts received before
+/// `cutoff` that have their outcome, oldest first; how many (docs/proposal-callback.md,
+/// "Retention of raw bodies"). The body becomes empty and `body_erased_at` says when; every
+/// other column stays. Receipts still `received` or `deferred` are kept whole: their body has
+/// not been applied yet. One statement, its own transaction; the status is checked again on
+/// the row it updates, so a receipt a replay defers meanwhile keeps its body.
+pub async fn erase_bodies(
+    conn: &mut AsyncPgConnection,
+    tenant: &str,
+    cutoff: DateTime<Utc>,
+    at: DateTime<Utc>,
+    batch: i64,
+) -> QueryResult<usize> {
+    diesel::sql_query(
+        "UPDATE proposal.callback_receipts SET body = ''::bytea, body_erased_at = $3
+         WHERE status NOT IN ('received', 'deferred') AND body_erased_at IS NULL
+           AND id IN (SELECT id FROM proposal.callback_receipts
+                      WHERE tenant_id = $1 AND received_at < $2 AND body_erased_at IS NULL
+                        AND status NOT IN ('received', 'deferred')
+                      ORDER BY received_at, id LIMIT $4)",
+    )
+    .bind::<diesel::sql_types::Text, _>(tenant)
+    .bind::<diesel::sql_types::Timestamptz, _>(cutoff)
+    .bind::<diesel::sql_types::Timestamptz, _>(at)
+    .bind::<diesel::sql_types::BigInt, _>(batch)
+    .execute(conn)
+    .await
 }
 
 /// When the newest receipt of one of `tenants` that came with the `User-Agent` `user_agent`

@@ -222,7 +222,7 @@ mod limiter {
 
     /// The failure counts, by client.
     async fn counts(t: &TestApp) -> Vec<(String, i32)> {
-        diesel::sql_query("SELECT client, failures FROM auth_failures ORDER BY client")
+        diesel::sql_query("SELECT client, failures FROM proposal.auth_failures ORDER BY client")
             .load::<Row>(&mut t.conn().await)
             .await
             .unwrap()

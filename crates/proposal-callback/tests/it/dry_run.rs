@@ -466,3 +466,45 @@ async fn a_bad_dry_run_value_is_a_400_naming_it_and_another_tenants_resume_previ
         .await;
     assert_eq!(status, 401);
 }
+
+/// The console's previews with nothing to do: only the way back, no confirmation.
+#[actix_web::test]
+async fn a_console_preview_with_nothing_to_do_offers_no_confirmation() {
+    let t = TestApp::start().await;
+    let porto = t.integration_id("demo-a", "porto");
+    let page = |path: String| {
+        let req = t
+            .client
+            .get(format!("{}{path}", t.base))
+            .header("cookie", format!("console_session={}", t.admin("demo-a")));
+        async move {
+            let res = req.send().await.unwrap();
+            (res.status().as_u16(), res.text().await.unwrap())
+        }
+    };
+    let (status, html) = page(format!("/admin/integracao/integracoes/{porto}/retomar")).await;
+    assert_eq!(status, 200);
+    assert!(
+        html.contains("Esta integração não está pausada: retomar não muda nada."),
+        "{html}"
+    );
+    assert!(!html.contains("<form method=\"post\" action=\"/admin/integracao/integracoes"));
+    assert!(html.contains(">Voltar</a>"));
+    let (status, html) =
+        page("/admin/integracao/callbacks/reprocessar?resultado=stale".into()).await;
+    assert_eq!(status, 200);
+    assert!(
+        html.contains("Nenhum callback com estes filtros."),
+        "{html}"
+    );
+    assert!(!html.contains("Confirmar: reprocessar"));
+    // Another tenant's integration: its preview is refused.
+    let other = t.integration_id("demo-b", "porto");
+    let (status, html) = page(format!("/admin/integracao/integracoes/{other}/retomar")).await;
+    assert_eq!(status, 403, "{html}");
+    // A bad filter names it.
+    let (status, html) =
+        page("/admin/integracao/callbacks/reprocessar?seguradora=allianz".into()).await;
+    assert_eq!(status, 400);
+    assert!(html.contains("Filtro inválido"), "{html}");
+}

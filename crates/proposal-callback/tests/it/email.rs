@@ -66,32 +66,37 @@ async fn the_outbox_reaches_smtp_once_and_is_retried_while_the_relay_is_down() {
         200
     );
 
-    // The relay is down: nothing is lost, both stay queued with the error noted.
+    // The relay is down: nothing is lost. The first email's attempt notes the error; the
+    // worker then waits out the relay's backoff instead of knocking once per email.
     sink.down.store(true, Ordering::SeqCst);
     assert_eq!(mailer.run_once(&pool).await.unwrap(), 0);
     assert_eq!(
         outbox(&t).await,
-        vec![("queued".into(), 1, true), ("queued".into(), 1, true)]
+        vec![("queued".into(), 1, true), ("queued".into(), 0, false)]
     );
+    assert_eq!(sink.connections(), 1);
     assert!(sink.messages().is_empty());
 
-    // Back up: after the backoff both are sent, once.
+    // Back up: after the backoff both are sent, once, over one connection.
     sink.down.store(false, Ordering::SeqCst);
     tokio::time::sleep(Duration::from_millis(150)).await;
     assert_eq!(mailer.run_once(&pool).await.unwrap(), 2);
     assert_eq!(
         outbox(&t).await,
-        vec![("sent".into(), 2, false), ("sent".into(), 2, false)]
+        vec![("sent".into(), 2, false), ("sent".into(), 1, false)]
     );
+    assert_eq!(sink.connections(), 2);
     assert_eq!(
         mailer.run_once(&pool).await.unwrap(),
         0,
         "nothing is sent twice"
     );
 
+    // The one never tried goes first: the other waited for its backoff.
     let messages: Vec<_> = sink.messages().iter().map(read_mail).collect();
     assert_eq!(messages.len(), 2);
-    let pending = &messages[0];
+    assert_eq!(messages[0].subject, subject("POR-2026-000123", "approved"));
+    let pending = &messages[1];
     assert_eq!(
         pending.to,
         vec!["locatario.99121@demo-a.example.com".to_owned()]
@@ -102,7 +107,7 @@ async fn the_outbox_reaches_smtp_once_and_is_retried_while_the_relay_is_down() {
         pending
             .message_id
             .as_deref()
-            .is_some_and(|id| id.starts_with("outbox-")),
+            .is_some_and(|id| id.ends_with("@demo.example") && id.len() == 36 + 1 + 12),
         "{pending:?}"
     );
     assert!(
@@ -113,7 +118,6 @@ async fn the_outbox_reaches_smtp_once_and_is_retried_while_the_relay_is_down() {
         pending.text
     );
     assert!(pending.ascii_only && !pending.tls);
-    assert_eq!(messages[1].subject, subject("POR-2026-000123", "approved"));
 }
 
 /// Two workers (two replicas) on one outbox send each email once.
@@ -178,6 +182,16 @@ async fn outbox_errors(t: &TestApp) -> Vec<(String, i32, Option<String>)> {
         .unwrap()
 }
 
+/// Each email's Message-ID, oldest first (given at its first attempt).
+async fn message_ids(t: &TestApp) -> Vec<String> {
+    o::table
+        .order(o::id)
+        .select(o::message_id.assume_not_null())
+        .load(&mut t.conn().await)
+        .await
+        .unwrap()
+}
+
 /// Queues one email per example payload of `insurers` (three each).
 async fn queue_emails(t: &TestApp, insurers: &[&str]) -> usize {
     let mut n = 0;
@@ -199,9 +213,10 @@ fn scrape(registry: &prometheus::Registry) -> String {
         .unwrap()
 }
 
-/// A relay that accepts the connection and never answers: each attempt fails within
-/// SMTP_TIMEOUT with its error on the row and in `/metrics`; once the relay answers, every
-/// email arrives once.
+/// A relay that accepts the connection and never answers: the attempt fails within
+/// SMTP_TIMEOUT with its error on the row and in `/metrics`, and the worker leaves the relay
+/// alone for its backoff (one silent relay costs one SMTP_TIMEOUT per backoff step, not one
+/// per email); once the relay answers, every email arrives once.
 #[actix_web::test]
 async fn a_relay_that_never_answers_fails_each_attempt_in_time_and_mail_flows_once_it_answers() {
     let t = TestApp::start().await;
@@ -211,13 +226,18 @@ async fn a_relay_that_never_answers_fails_each_attempt_in_time_and_mail_flows_on
     let registry = prometheus::Registry::new();
     let metrics = OutboxMetrics::new();
     metrics.register(&registry);
+    // A manual clock, a minute ahead: every email is due, and the relay's backoff ends only
+    // when the test moves it.
+    let clock = common::Clock::manual(chrono::Utc::now() + chrono::Duration::minutes(1));
     let mailer = Mailer::new(&config_with(Some(sink.url()), &[("SMTP_TIMEOUT", "1s")]))
         .unwrap()
         .unwrap()
-        .with_metrics(metrics.clone());
+        .with_metrics(metrics.clone())
+        .with_clock(clock.clone());
     let pool = t.db.pool();
 
-    // A bound on a hang, not a performance claim: each of the three fails after 1 s.
+    // A bound on a hang, not a performance claim: the first attempt fails after 1 s, and
+    // the others wait for the relay's backoff.
     let sent = tokio::time::timeout(Duration::from_secs(60), mailer.run_once(&pool))
         .await
         .expect("the worker hung on a silent relay")
@@ -225,14 +245,23 @@ async fn a_relay_that_never_answers_fails_each_attempt_in_time_and_mail_flows_on
     assert_eq!(sent, 0);
     let rows = outbox_errors(&t).await;
     assert_eq!(rows.len(), n);
-    for (status, attempts, error) in &rows {
-        assert_eq!((status.as_str(), *attempts), ("queued", 1), "{rows:?}");
-        assert_eq!(
-            error.as_deref(),
-            Some("SMTP connect (greeting, EHLO): no answer within 1s"),
-            "{rows:?}"
-        );
+    let silent = Some("SMTP connect (greeting, EHLO): no answer within 1s".to_owned());
+    assert_eq!(rows[0], ("queued".to_owned(), 1, silent), "{rows:?}");
+    for row in &rows[1..] {
+        assert_eq!(row, &("queued".to_owned(), 0, None), "{rows:?}");
     }
+    assert_eq!(
+        tokio::time::timeout(Duration::from_secs(60), mailer.run_once(&pool))
+            .await
+            .expect("the worker hung on a silent relay")
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        sink.connections(),
+        1,
+        "no new connection within the relay's backoff"
+    );
     assert!(sink.messages().is_empty());
     worker::refresh_queue_metrics(&pool, &common::Clock::system(), &metrics)
         .await
@@ -243,9 +272,7 @@ async fn a_relay_that_never_answers_fails_each_attempt_in_time_and_mail_flows_on
         "{text}"
     );
     assert!(
-        text.contains(&format!(
-            "proposal_callback_outbox_attempts_failed_total {n}\n"
-        )),
+        text.contains("proposal_callback_outbox_attempts_failed_total 1\n"),
         "{text}"
     );
     assert!(
@@ -260,27 +287,22 @@ async fn a_relay_that_never_answers_fails_each_attempt_in_time_and_mail_flows_on
 
     // The relay answers again: after the backoff every email is sent, once.
     sink.hung.store(false, Ordering::SeqCst);
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    clock.advance(chrono::Duration::seconds(1));
     assert_eq!(mailer.run_once(&pool).await.unwrap(), n);
     assert_eq!(mailer.run_once(&pool).await.unwrap(), 0);
-    assert!(
-        outbox_errors(&t)
-            .await
-            .iter()
-            .all(|(s, a, e)| s == "sent" && *a == 2 && e.is_none())
-    );
-    let ids: Vec<i64> = o::table
-        .order(o::id)
-        .select(o::id)
-        .load(&mut t.conn().await)
+    let attempts: Vec<i32> = outbox_errors(&t)
         .await
-        .unwrap();
+        .iter()
+        .map(|(s, a, e)| {
+            assert!(s == "sent" && e.is_none());
+            *a
+        })
+        .collect();
+    assert_eq!(attempts[0], 2);
+    assert!(attempts[1..].iter().all(|a| *a == 1), "{attempts:?}");
     assert_eq!(sink.messages().len(), n);
-    for id in ids {
-        assert_eq!(
-            sink.copies_of(&format!("<outbox-{id}@proposal-callback>")),
-            1
-        );
+    for id in message_ids(&t).await {
+        assert_eq!(sink.copies_of(&id), 1);
     }
     worker::refresh_queue_metrics(&pool, &common::Clock::system(), &metrics)
         .await
@@ -348,17 +370,12 @@ async fn a_worker_dying_mid_round_leaves_only_the_email_in_flight_to_send_again(
         .unwrap()
         .unwrap();
     while again.run_once(&pool).await.unwrap() > 0 {}
-    let ids: Vec<i64> = o::table
-        .order(o::id)
-        .select(o::id)
-        .load(&mut t.conn().await)
-        .await
-        .unwrap();
+    let ids = message_ids(&t).await;
     assert_eq!(ids.len(), n);
     let mut extra = 0;
     for id in &ids {
-        let copies = sink.copies_of(&format!("<outbox-{id}@proposal-callback>"));
-        assert!((1..=2).contains(&copies), "outbox-{id}: {copies} copies");
+        let copies = sink.copies_of(id);
+        assert!((1..=2).contains(&copies), "{id}: {copies} copies");
         extra += copies - 1;
     }
     assert!(extra <= 1, "{extra} extra copies for one interrupted round");

@@ -152,6 +152,8 @@ async fn a_proposals_story_is_what_the_database_holds() {
             o::next_attempt_at,
             o::created_at,
             o::sent_at,
+            o::failed_at,
+            o::message_id,
         ))
         .load::<(
             i64,
@@ -164,21 +166,25 @@ async fn a_proposals_story_is_what_the_database_holds() {
             DateTime<Utc>,
             DateTime<Utc>,
             Option<DateTime<Utc>>,
+            Option<DateTime<Utc>>,
+            Option<String>,
         )>(&mut conn)
         .await
         .unwrap()
         .into_iter()
         .map(
-            |(id, hist, to, subj, status, attempts, error, next, queued, sent)| {
+            |(id, hist, to, subj, status, attempts, error, next, queued, sent, failed, mid)| {
                 let delivery = match (status.as_str(), &error) {
                     ("sent", _) => "sent",
-                    (_, Some(_)) => "failed",
+                    ("failed", _) => "failed",
+                    (_, Some(_)) => "retrying",
                     _ => "queued",
                 };
                 json!({"id": id, "proposal_id": "99121", "history_id": hist, "recipient": to,
                    "subject": subj, "status": delivery, "attempts": attempts, "last_error": error,
-                   "next_attempt_at": (delivery != "sent").then(|| time(next)),
-                   "queued_at": time(queued), "sent_at": sent.map(time)})
+                   "next_attempt_at": matches!(delivery, "queued" | "retrying").then(|| time(next)),
+                   "queued_at": time(queued), "sent_at": sent.map(time),
+                   "failed_at": failed.map(time), "message_id": mid})
             },
         )
         .collect();
@@ -216,7 +222,7 @@ async fn a_proposals_story_is_what_the_database_holds() {
                    "outcome": status, "http_status": http, "error_code": null,
                    "error_detail": null, "proposal_id": "99121", "event_at": event.map(time),
                    "attempts": attempts, "processed_at": done.map(time), "headers": headers,
-                   "body": String::from_utf8(body).unwrap()})
+                   "body": String::from_utf8(body).unwrap(), "body_erased_at": null})
             },
         )
         .collect();
@@ -292,7 +298,7 @@ async fn a_proposals_story_is_what_the_database_holds() {
         ),
         (
             &json!(subject("99121", "approved")),
-            &json!("failed"),
+            &json!("retrying"),
             &json!(1)
         )
     );
@@ -316,10 +322,16 @@ async fn a_proposals_story_is_what_the_database_holds() {
     assert_eq!(s, 401);
 
     // The tenant's emails by delivery state.
-    let (s, failed) = t.get("/admin/emails?status=failed", Some(&admin)).await;
+    let (s, retrying) = t.get("/admin/emails?status=retrying", Some(&admin)).await;
     assert_eq!(s, 200);
-    assert_eq!(failed["items"], json!([emails[1]]));
-    assert_eq!(failed["next_before_id"], Value::Null);
+    assert_eq!(retrying["items"], json!([emails[1]]));
+    assert_eq!(retrying["next_before_id"], Value::Null);
+    let (_, failed) = t.get("/admin/emails?status=failed", Some(&admin)).await;
+    assert_eq!(
+        failed["items"],
+        json!([]),
+        "a relay that is down fails no email for good"
+    );
     let (_, sent) = t.get("/admin/emails?status=sent", Some(&admin)).await;
     assert_eq!(sent["items"], json!([emails[0]]));
     let (_, queued) = t.get("/admin/emails?status=queued", Some(&admin)).await;

@@ -238,7 +238,7 @@ async fn set_step(
         Status::Released => "released_at",
     };
     diesel::sql_query(format!(
-        "UPDATE dispatches SET status = $1, {column} = GREATEST($3, assigned_at, en_route_at, \
+        "UPDATE dispatch.dispatches SET status = $1, {column} = GREATEST($3, assigned_at, en_route_at, \
          on_scene_at, transporting_at, at_destination_at, released_at) WHERE id = $2"
     ))
     .bind::<diesel::sql_types::Text, _>(to.as_str())

@@ -73,7 +73,7 @@ pub async fn create(
         )
         .await?;
         let id: i64 = diesel::select(diesel::dsl::sql::<diesel::sql_types::BigInt>(
-            "nextval(pg_get_serial_sequence('incidents', 'id'))",
+            "nextval(pg_get_serial_sequence('dispatch.incidents', 'id'))",
         ))
         .get_result(c)
         .await?;

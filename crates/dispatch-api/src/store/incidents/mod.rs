@@ -164,7 +164,7 @@ pub struct FleetRow {
 /// destination, in one statement (a correlated subquery picks the latest decision).
 pub async fn fleet_row(mut conn: &AsyncPgConnection, id: i64) -> Result<Option<FleetRow>, Error> {
     let latest_vehicle = diesel::dsl::sql::<diesel::sql_types::Nullable<diesel::sql_types::Integer>>(
-        "(SELECT td.mobile_unit_type_id FROM technical_decisions td \
+        "(SELECT td.mobile_unit_type_id FROM dispatch.technical_decisions td \
           WHERE td.incident_id = incidents.id ORDER BY td.decided_at DESC, td.id DESC LIMIT 1)",
     );
     type Row = (
@@ -409,7 +409,7 @@ pub async fn prank_calls_of_incident(
 ) -> Result<PrankCalls, Error> {
     let same_phone = || {
         diesel::dsl::sql::<diesel::sql_types::Bool>(
-            "prank_calls.phone_key = (SELECT c.caller_phone_key FROM incidents c WHERE c.id = ",
+            "prank_calls.phone_key = (SELECT c.caller_phone_key FROM dispatch.incidents c WHERE c.id = ",
         )
         .bind::<diesel::sql_types::BigInt, _>(incident_id)
         .sql(")")
