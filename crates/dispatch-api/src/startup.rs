@@ -54,7 +54,9 @@ pub async fn serve(ctx: Context) -> anyhow::Result<()> {
     let mut state = state(
         pool.clone(),
         service_keys(&ctx.config.jwt_secret, tokens.max_lifetime),
-    );
+    )
+    .with_time_zone(&settings.centre_time_zone);
+    check_time_zone(&pool, &state).await?;
     if let Some(config) = tokens.idp {
         let idp = IdpVerifier::new(config)?;
         tracing::info!(?idp, "accepting the identity provider's tokens");
@@ -81,6 +83,12 @@ pub async fn serve(ctx: Context) -> anyhow::Result<()> {
         &state,
         listener::settings(),
     );
+    // The hospital offload alerts fall due when nobody writes: every replica watches.
+    let watcher = crate::realtime::watch::spawn(
+        pool.clone(),
+        state.clock.clone(),
+        crate::realtime::watch::CHECK_INTERVAL,
+    );
     let hub = state.hub.clone();
     let metrics = metrics(&pool);
     // Sockets never end by themselves: on SIGTERM/SIGINT each is sent a close frame, so the
@@ -92,5 +100,27 @@ pub async fn serve(ctx: Context) -> anyhow::Result<()> {
         )
         .await;
     listener.abort();
+    watcher.abort();
     served
+}
+
+/// `CENTRE_TIME_ZONE` is one PostgreSQL knows (migrations ran, so the database answers); a
+/// database that does not answer now is left to the first report.
+async fn check_time_zone(pool: &Pool, state: &AppState) -> anyhow::Result<()> {
+    let Ok(conn) = pool.get().await else {
+        return Ok(());
+    };
+    match crate::store::times::day_start(&conn, state.clock.now(), &state.time_zone).await {
+        Ok(_) => Ok(()),
+        Err(crate::error::Error::Db(diesel::result::Error::DatabaseError(_, info)))
+            if info.message().contains("time zone") =>
+        {
+            anyhow::bail!(
+                "CENTRE_TIME_ZONE: PostgreSQL does not know the time zone `{}` ({})",
+                state.time_zone,
+                info.message()
+            )
+        }
+        Err(_) => Ok(()),
+    }
 }

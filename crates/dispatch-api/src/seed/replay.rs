@@ -60,7 +60,7 @@ pub(super) async fn run(
             anyhow::anyhow!("demo incident {i}, {:?} at {}: {e}", action.step, action.at)
         };
         if let Step::Create(form) = &action.step {
-            let w = store::create(conn, &by, (**form).clone())
+            let w = store::create(conn, &by, (**form).clone(), None)
                 .await
                 .map_err(failed)?;
             live[i] = Some(Live {
