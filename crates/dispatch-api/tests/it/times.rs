@@ -611,7 +611,7 @@ async fn the_reports_sql_and_the_domain_judge_every_demo_phase_alike() {
         }
     }
     // The demo holds every kind of phase a centre sees.
-    for status in ["complete", "running", "pending", "not_reached"] {
+    for status in ["complete", "running", "pending", "not_reached", "missing"] {
         assert!(statuses.get(status).is_some_and(|n| *n > 0), "{statuses:?}");
     }
 }
@@ -789,4 +789,55 @@ async fn a_call_received_in_the_future_or_over_a_day_ago_is_refused_naming_the_f
     let read = shift.api().get("tarm", &format!("/incident/{id}")).await;
     assert_eq!(read.ok()["call_received_at"], json!("2031-03-10T12:00:00Z"));
     assert_eq!(read.ok()["created_at"], json!("2031-03-10T12:00:00Z"));
+}
+
+/// The demo data (anchored at the moment it was seeded) shows a centre at work: units held at
+/// a hospital's door past the alert now, holds over 20 minutes and responses over target in
+/// its history, and a hand-over now and then not recorded.
+#[actix_web::test]
+async fn the_demo_shows_holds_over_the_alert_and_responses_over_target() {
+    let api = Api::new().await;
+    let board = api.get("frota", "/health-unit/offload").await;
+    let over: Vec<&Value> = board.ok()["hospitals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|h| h["at_door"].as_array().unwrap())
+        .filter(|u| u["over_target"] == true)
+        .collect();
+    assert!(
+        !over.is_empty(),
+        "no unit held past the alert: {}",
+        board.body
+    );
+    // The last 21 days, a week at a time (a report covers at most 31 days).
+    let now = api.state().clock.now();
+    let mut holds_over = 0;
+    let (mut responses, mut within, mut missing_holds) = (0, 0, 0);
+    for week in 0..3 {
+        let to = now - Duration::days(7 * week);
+        let from = to - Duration::days(7);
+        let uri = format!(
+            "/reports/response-times?from={}&to={}",
+            from.format("%Y-%m-%dT%H:%M:%SZ"),
+            (to + Duration::seconds(1)).format("%Y-%m-%dT%H:%M:%SZ")
+        );
+        let r = api.get("admin", &uri).await;
+        let all = &r.ok()["groups"][0]["phases"];
+        let hold = phase(all, "hospital_hold");
+        if hold["max_seconds"].as_f64().is_some_and(|m| m > 1200.0) {
+            holds_over += 1;
+        }
+        missing_holds += hold["missing"].as_i64().unwrap();
+        let response = phase(all, "response");
+        responses += response["with_target"].as_i64().unwrap();
+        within += response["within_target"].as_i64().unwrap();
+    }
+    assert!(holds_over > 0, "no hold over 20 minutes");
+    assert!(
+        responses > 0 && within < responses,
+        "{within} of {responses}"
+    );
+    assert!(within > 0, "no response within target");
+    assert!(missing_holds > 0, "no hand-over left unrecorded");
 }
