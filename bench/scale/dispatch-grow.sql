@@ -49,9 +49,10 @@ CREATE FUNCTION scale_build.pad6(bigint) RETURNS text
 -- 1. The demo data, as the templates.
 DO $$
 BEGIN
-    IF (SELECT count(*) FROM incidents) <> 3000
+    -- The demo seed writes 3,000 incidents' worth of history plus its open ones (3,016).
+    IF (SELECT count(*) FROM incidents) NOT BETWEEN 3000 AND 3100
        OR EXISTS (SELECT 1 FROM incidents WHERE related_incident_id IS NOT NULL) THEN
-        RAISE EXCEPTION 'expected a freshly seeded database (3,000 demo incidents)';
+        RAISE EXCEPTION 'expected a freshly seeded database (about 3,000 demo incidents)';
     END IF;
 END $$;
 CREATE TABLE scale_build.demo_incidents AS SELECT * FROM incidents;

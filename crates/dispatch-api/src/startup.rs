@@ -30,6 +30,8 @@ impl common::http::Service for AppState {
 
     fn routes(cfg: &mut web::ServiceConfig) {
         crate::routes::configure(cfg);
+        // The manager's page (`/reports`), after the API's `/reports/response-times`.
+        crate::manager::configure(cfg);
         #[cfg(feature = "bench")]
         cfg.configure(crate::bench::configure);
     }

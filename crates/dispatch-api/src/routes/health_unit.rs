@@ -22,6 +22,11 @@ pub fn routes(r: &mut Routes<'_>) {
 #[utoipa::path(get, path = "/health-unit/offload", tag = "response times",
     responses((status = 200, body = OffloadBoard)))]
 pub async fn offload(state: web::Data<AppState>, _user: CurrentUser) -> Reply {
+    ok(&board(&state).await?)
+}
+
+/// The board, as `GET /health-unit/offload` answers it (and the manager's page shows it).
+pub async fn board(state: &AppState) -> Result<OffloadBoard, crate::error::Error> {
     let now = state.clock.now();
     let conn = state.pool.get().await?;
     let today_from = times::day_start(&conn, now, &state.time_zone).await?;
@@ -84,7 +89,7 @@ pub async fn offload(state: web::Data<AppState>, _user: CurrentUser) -> Reply {
         h.at_door
             .sort_by(|a, b| b.held_seconds.total_cmp(&a.held_seconds));
     }
-    ok(&OffloadBoard {
+    Ok(OffloadBoard {
         at: now,
         today_from,
         time_zone: state.time_zone.clone(),

@@ -103,7 +103,7 @@ const HELD_AT_DOOR: usize = 2;
 /// How long before the incident was created its call was answered: the call taker opens the
 /// form while the caller speaks.
 fn answered(rng: &mut Rng) -> i64 {
-    5 + rng.below(40) as i64
+    5 + rng.below(25) as i64
 }
 
 impl Timeline {
@@ -350,10 +350,10 @@ impl<'a> Cast<'a> {
         let pace = s.pace();
         s.push(
             s.taker,
-            pace(60 + rng.below(120)),
+            pace(20 + rng.below(100)),
             Step::Update(Box::new(form)),
         );
-        s.push(s.taker, pace(20 + rng.below(60)), Step::Submit);
+        s.push(s.taker, pace(10 + rng.below(40)), Step::Submit);
     }
 
     /// A regulating physician decides (sometimes after a colleague sends it on); answers who.
@@ -410,8 +410,8 @@ impl<'a> Cast<'a> {
     fn send_unit(&mut self, rng: &mut Rng, s: &mut Script, vehicle: &str) -> bool {
         let fleet = *rng.pick(&self.fleet);
         let pace = s.pace();
-        let assigned = s.at + Duration::seconds(pace(60 + rng.below(180)) as i64);
-        let mut steps = vec![(Status::EnRoute, pace(40 + rng.below(100)))];
+        let assigned = s.at + Duration::seconds(pace(10 + rng.below(110)) as i64);
+        let mut steps = vec![(Status::EnRoute, pace(20 + rng.below(100)))];
         steps.push((Status::OnScene, pace(300 + rng.below(900))));
         let transports = rng.chance(60);
         if transports {

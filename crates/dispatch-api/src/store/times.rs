@@ -573,3 +573,81 @@ impl DispatchRow {
         }
     }
 }
+
+/// One bar of the response-time distribution: the responses of `[minute, minute + 1)`
+/// minutes, within their target, over it, or without one.
+#[derive(Debug, Clone, QueryableByName, PartialEq)]
+pub struct ResponseBar {
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    pub minute: i32,
+    #[diesel(sql_type = BigInt)]
+    pub within: i64,
+    #[diesel(sql_type = BigInt)]
+    pub over: i64,
+    #[diesel(sql_type = BigInt)]
+    pub no_target: i64,
+}
+
+/// The measured `response` phases of the calls received in `[from, to)`, per whole minute
+/// (the last bar holds everything from `cap` minutes on), each judged against its own
+/// priority's target: the manager's page's distribution chart.
+pub async fn response_distribution(
+    mut conn: &AsyncPgConnection,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    cap: i32,
+) -> Result<Vec<ResponseBar>, diesel::result::Error> {
+    diesel::sql_query(format!(
+        "WITH {JUDGED}
+         SELECT least(floor(seconds / 60), $3)::int AS minute,
+                count(*) FILTER (WHERE seconds <= target) AS within,
+                count(*) FILTER (WHERE seconds > target) AS over,
+                count(*) FILTER (WHERE target IS NULL) AS no_target
+           FROM judged
+          WHERE phase = 'response' AND status = 'complete'
+          GROUP BY 1 ORDER BY 1"
+    ))
+    .bind::<Timestamptz, _>(from)
+    .bind::<Timestamptz, _>(to)
+    .bind::<diesel::sql_types::Integer, _>(cap)
+    .load(&mut conn)
+    .await
+}
+
+/// Midnight of `day` in `time_zone`, as an instant.
+pub async fn midnight(
+    mut conn: &AsyncPgConnection,
+    day: chrono::NaiveDate,
+    time_zone: &str,
+) -> Result<DateTime<Utc>, diesel::result::Error> {
+    #[derive(QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = Timestamptz)]
+        at: DateTime<Utc>,
+    }
+    let row: Row = diesel::sql_query("SELECT ($1::timestamp AT TIME ZONE $2) AS at")
+        .bind::<diesel::sql_types::Timestamp, _>(day.and_hms_opt(0, 0, 0).unwrap_or_default())
+        .bind::<Text, _>(time_zone)
+        .get_result(&mut conn)
+        .await?;
+    Ok(row.at)
+}
+
+/// The date `at` falls on in `time_zone`.
+pub async fn local_date(
+    mut conn: &AsyncPgConnection,
+    at: DateTime<Utc>,
+    time_zone: &str,
+) -> Result<chrono::NaiveDate, diesel::result::Error> {
+    #[derive(QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = diesel::sql_types::Date)]
+        day: chrono::NaiveDate,
+    }
+    let row: Row = diesel::sql_query("SELECT ($1 AT TIME ZONE $2)::date AS day")
+        .bind::<Timestamptz, _>(at)
+        .bind::<Text, _>(time_zone)
+        .get_result(&mut conn)
+        .await?;
+    Ok(row.day)
+}
