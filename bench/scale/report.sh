@@ -73,7 +73,7 @@ once() { # port from to group_by -> seconds
   [ "$code" = 200 ] || { echo "HTTP $code on port $1: $(head -c 300 "$WORK/body")" >&2; exit 1; }
   echo "$secs"
 }
-stats() { sort -g | awk '{v[NR] = $1} END {printf "%.0f %.0f", v[int((NR + 1) / 2)] * 1000, v[NR] * 1000}'; }
+stats() { sort -g | awk '{v[NR] = $1} END {printf "%.0f %.0f\n", v[int((NR + 1) / 2)] * 1000, v[NR] * 1000}'; }
 
 printf '\n%-26s %10s %12s %12s %12s %12s %7s\n' "report" "calls" "demo p50 ms" "demo max ms" "2M p50 ms" "2M max ms" "ratio"
 for span in "day:1 day" "month:30 days"; do

@@ -65,7 +65,7 @@ pub async fn build(
     params: ReportParams,
 ) -> Result<ResponseTimesReport, crate::error::Error> {
     let now = state.clock.now();
-    let conn = state.pool.get().await?;
+    let mut conn = state.pool.get().await?;
     let to = params.to.unwrap_or(now);
     let from = match params.from {
         Some(from) => from,
@@ -81,7 +81,7 @@ pub async fn build(
         .into());
     }
     let (incidents, groups) =
-        times::report(&conn, from, to, params.group_by, &state.time_zone).await?;
+        times::report(&mut conn, from, to, params.group_by, &state.time_zone).await?;
     let targets = times::target_views(&conn).await?;
     Ok(ResponseTimesReport {
         from,

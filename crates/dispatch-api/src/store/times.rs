@@ -254,9 +254,22 @@ d AS (
            mt.name AS vehicle_type, mu.base,
            COALESCE(d.destination_id, inc.destination_health_unit_id) AS health_unit_id
       FROM inc
-      JOIN dispatches d ON d.incident_id = inc.id
+     -- Each incident's few units along `dispatches_incident` (a month is some 100,000
+     -- incidents among millions of dispatches: probing beats scanning them all).
+     -- (`OFFSET 0` keeps the planner from turning the probes back into a scan of them all.)
+     CROSS JOIN LATERAL (SELECT * FROM dispatches x WHERE x.incident_id = inc.id OFFSET 0) d
       JOIN mobile_units mu ON mu.id = d.mobile_unit_id
       JOIN mobile_unit_types mt ON mt.id = mu.type_id
+),
+-- The target of every phase for every priority ('' for none): the priority's own, else `any`.
+tg AS (
+    SELECT p.phase, pr.priority, coalesce(t.seconds, ta.seconds) AS target
+      FROM unnest(ARRAY['call_taking', 'regulation', 'activation', 'turnout', 'travel',
+                        'response', 'on_scene', 'transport', 'hospital_hold',
+                        'return_to_service', 'total']) AS p(phase)
+     CROSS JOIN unnest(ARRAY['', 'low', 'medium', 'high', 'critical']) AS pr(priority)
+      LEFT JOIN response_targets t ON t.phase = p.phase AND t.priority = pr.priority
+      LEFT JOIN response_targets ta ON ta.phase = p.phase AND ta.priority = 'any'
 ),
 marks AS (
     SELECT incident_id,
@@ -326,10 +339,9 @@ judged AS (
            END AS status,
            CASE WHEN s.ended >= s.started
                 THEN extract(epoch FROM s.ended - s.started)::float8 END AS seconds,
-           coalesce(t.seconds, ta.seconds) AS target
+           tg.target
       FROM spans s
-      LEFT JOIN response_targets t ON t.phase = s.phase AND t.priority = s.priority
-      LEFT JOIN response_targets ta ON ta.phase = s.phase AND ta.priority = 'any'
+      JOIN tg ON tg.phase = s.phase AND tg.priority = coalesce(s.priority, '')
 )
 "#;
 
@@ -419,13 +431,22 @@ fn group_sql(by: Option<GroupBy>) -> (&'static str, &'static str) {
 /// `complete` phases; `missing` and `out_of_order` ones counted apart. Every group lists
 /// every phase, in order (zero when none was measured).
 pub async fn report(
-    mut conn: &AsyncPgConnection,
+    conn: &mut AsyncPgConnection,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
     by: Option<GroupBy>,
     time_zone: &str,
 ) -> Result<(i64, Vec<ReportGroup>), diesel::result::Error> {
     let (key, label) = group_sql(by);
+    // The unit of each phase only when the groups are units' (type, base, destination).
+    let units = if matches!(
+        by,
+        Some(GroupBy::VehicleType | GroupBy::Base | GroupBy::HealthUnit)
+    ) {
+        "LEFT JOIN d u ON u.id = j.dispatch_id LEFT JOIN health_units h ON h.id = u.health_unit_id"
+    } else {
+        ""
+    };
     let sql = format!(
         "WITH {JUDGED}
          SELECT {key} AS key, min({label}) AS label, j.phase,
@@ -443,21 +464,28 @@ pub async fn report(
                 count(*) FILTER (WHERE j.status = 'out_of_order') AS out_of_order,
                 (SELECT count(*) FROM inc) AS incidents
            FROM judged j
-           LEFT JOIN d u ON u.id = j.dispatch_id
-           LEFT JOIN health_units h ON h.id = u.health_unit_id
+           {units}
           WHERE $3::text IS NOT NULL
+            AND j.status IN ('complete', 'missing', 'out_of_order')
           GROUP BY 1, j.phase
           ORDER BY 1 NULLS LAST"
     );
-    let rows: Vec<StatsRow> = diesel::sql_query(sql)
-        .bind::<Timestamptz, _>(from)
-        .bind::<Timestamptz, _>(to)
-        .bind::<Text, _>(time_zone)
-        .load(&mut conn)
+    // One statement of a few hundred thousand rows: PostgreSQL's JIT would spend longer
+    // compiling it (about a second) than running it, so it is off for this transaction.
+    let rows: Vec<StatsRow> = conn
+        .transaction::<_, diesel::result::Error, _>(async |c| {
+            diesel::sql_query("SET LOCAL jit = off").execute(c).await?;
+            diesel::sql_query(sql)
+                .bind::<Timestamptz, _>(from)
+                .bind::<Timestamptz, _>(to)
+                .bind::<Text, _>(time_zone)
+                .load(c)
+                .await
+        })
         .await?;
     let incidents = match <[StatsRow]>::first(&rows) {
         Some(r) => r.incidents,
-        None => count_calls(conn, from, to).await?,
+        None => count_calls(&*conn, from, to).await?,
     };
     let mut groups: Vec<ReportGroup> = Vec::new();
     for r in rows {
