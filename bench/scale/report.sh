@@ -95,7 +95,7 @@ for span in "day:1 day" "month:30 days"; do
     read -r sp50 smax < <(stats < "$WORK/scale")
     calls="$(count "$DEMO_DB" "$from_d" "$to_d")/$(count "$SCALE_DB" "$from_s" "$to_s")"
     printf '%-26s %10s %12s %12s %12s %12s %7s\n' "$name, group_by=$group" "$calls" "$dp50" "$dmax" \
-      "$sp50" "$smax" "$(awk -v a="$sp50" -v b="$dp50" 'BEGIN {printf "%.2f", b > 0 ? a / b : 0}')"
+      "$sp50" "$smax" "$(awk -v a="$sp50" -v b="$dp50" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}')"
   done
 done
 echo

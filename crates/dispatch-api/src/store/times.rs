@@ -406,6 +406,9 @@ struct StatsRow {
     incidents: i64,
 }
 
+/// How long one report's statement may run (bench/scale/README.md: a month at 2 M).
+pub const REPORT_TIMEOUT: &str = "20s";
+
 /// The group's key and label, as SQL over `judged j` and the unit `u` (from `d`).
 fn group_sql(by: Option<GroupBy>) -> (&'static str, &'static str) {
     match by {
@@ -470,11 +473,16 @@ pub async fn report(
           GROUP BY 1, j.phase
           ORDER BY 1 NULLS LAST"
     );
-    // One statement of a few hundred thousand rows: PostgreSQL's JIT would spend longer
-    // compiling it (about a second) than running it, so it is off for this transaction.
+    // One statement of up to a million rows (a month at 2 M incidents): PostgreSQL's JIT
+    // would spend longer compiling it (about a second) than running it, so it is off for
+    // this transaction; and a manager waits a few seconds for a month rather than be told
+    // 503, so it may run past the pool's statement timeout, to REPORT_TIMEOUT.
     let rows: Vec<StatsRow> = conn
         .transaction::<_, diesel::result::Error, _>(async |c| {
             diesel::sql_query("SET LOCAL jit = off").execute(c).await?;
+            diesel::sql_query(format!("SET LOCAL statement_timeout = '{REPORT_TIMEOUT}'"))
+                .execute(c)
+                .await?;
             diesel::sql_query(sql)
                 .bind::<Timestamptz, _>(from)
                 .bind::<Timestamptz, _>(to)
