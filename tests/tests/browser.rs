@@ -668,3 +668,71 @@ async fn the_integrations_console_and_the_docs_work_in_a_real_browser() {
         );
     }
 }
+
+/// The centre manager's page (dispatch-api's `/reports`) in a real browser
+/// (`tests/browser/reports.mjs`): signed in with an ADMIN token, its numbers compared with
+/// the JSON report of the same ranges, its charts, the offload board, the CSV link, sign-out.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_managers_page_shows_the_reports_numbers_in_a_real_browser() {
+    let chromium = chromium();
+    node_ready();
+
+    let db = TestDb::blank().await;
+    let url = db.url();
+    let dispatch = Service::start("dispatch-api", url, &[]);
+    support::seed_dispatch(url);
+    let admin = support::dispatch_token(url, "admin");
+    let fleet = support::dispatch_token(url, "frota");
+    // The ranges the page shows, in the centre's time zone (the service's default), as
+    // PostgreSQL computes them: today so far, the last 7 days, and yesterday.
+    let instant = |sql: &str| {
+        let sql = format!(
+            "SELECT to_char(({sql}) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') AS t"
+        );
+        async move { one_text(url, &sql).await }
+    };
+    let today = "(now() AT TIME ZONE 'America/Sao_Paulo')::date";
+    let midnight =
+        |days: i32| format!("(({today} + {days})::timestamp AT TIME ZONE 'America/Sao_Paulo')");
+    let now = instant("now()").await;
+    let today_from = instant(&midnight(0)).await;
+    let (week_from, week_to) = (instant(&midnight(-6)).await, instant(&midnight(1)).await);
+    let (day_from, day_to) = (instant(&midnight(-1)).await, instant(&midnight(0)).await);
+    let day = one_text(url, &format!("SELECT ({today} - 1)::text AS t")).await;
+
+    let mut node = Command::new("node");
+    node.arg(browser_dir().join("reports.mjs"))
+        .current_dir(browser_dir())
+        .env("CHROMIUM", &chromium)
+        .env("DISPATCH_URL", dispatch.base())
+        .env("ADMIN_TOKEN", &admin)
+        .env("FLEET_TOKEN", &fleet)
+        .env("NOW", &now)
+        .env("TODAY_FROM", &today_from)
+        .env("WEEK_FROM", &week_from)
+        .env("WEEK_TO", &week_to)
+        .env("DAY", &day)
+        .env("DAY_FROM", &day_from)
+        .env("DAY_TO", &day_to);
+    if let Some(dir) = std::env::var_os("SCREENSHOTS_DIR") {
+        node.env("SCREENSHOTS_DIR", dir);
+    }
+    let out = node.output().expect("run node tests/browser/reports.mjs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the browser script failed ({}):\n{stdout}\n{}\n--- dispatch-api's log ---\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr),
+        dispatch.logs()
+    );
+    assert!(
+        stdout.contains(" passed, 0 failed"),
+        "the browser script ran no checks:\n{stdout}"
+    );
+    // No token reached the log.
+    assert!(
+        !dispatch.logs().contains(&admin),
+        "the admin token was logged"
+    );
+}

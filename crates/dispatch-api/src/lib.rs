@@ -8,6 +8,7 @@ pub mod cors;
 pub mod domain;
 pub mod error;
 pub mod listener;
+pub mod manager;
 pub mod openapi;
 pub mod realtime;
 pub mod routes;

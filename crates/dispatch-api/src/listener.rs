@@ -18,8 +18,10 @@ use crate::realtime::authority::Ending;
 use crate::realtime::hub::Hub;
 use crate::realtime::notice::{IncidentNotice, QueueNotice};
 use crate::state::AppState;
+use crate::store::offload::OFFLOAD_CHANNEL;
 use crate::store::{self, INCIDENT_CHANNEL, QUEUE_CHANNEL, REFERENCE_CHANNEL};
 use crate::user_cache;
+use crate::views::OffloadNotice;
 
 /// `application_name` of the listening connection (find it in `pg_stat_activity`).
 pub const APPLICATION_NAME: &str = "dispatch-api-listener";
@@ -56,14 +58,15 @@ pub fn spawn(database_url: String, state: &AppState, settings: ListenSettings) -
         INCIDENT_CHANNEL,
         QUEUE_CHANNEL,
         REFERENCE_CHANNEL,
+        OFFLOAD_CHANNEL,
     ]
     .map(str::to_owned)
     .to_vec();
     common::listen::spawn(database_url, channels, settings, tx)
 }
 
-/// Incident changes and work-queue moves, on one task so that a socket following both
-/// hears them in the order they were committed.
+/// Incident changes, work-queue moves and hospital offload alerts, on one task so that a
+/// socket following several hears them in the order they were committed.
 async fn follow_incidents(mut rx: broadcast::Receiver<ListenEvent>, hub: Hub, pool: Pool) {
     loop {
         match rx.recv().await {
@@ -81,6 +84,16 @@ async fn follow_incidents(mut rx: broadcast::Receiver<ListenEvent>, hub: Hub, po
                         hub.publish_queue(&notice);
                     }
                     None => tracing::warn!(%payload, "unreadable queue notification"),
+                }
+            }
+            Ok(ListenEvent::Notification { channel, payload }) if channel == OFFLOAD_CHANNEL => {
+                match serde_json::from_str::<OffloadNotice>(&payload) {
+                    Ok(notice) => {
+                        hub.publish_offload(&notice);
+                    }
+                    Err(e) => {
+                        tracing::warn!(%payload, error = %e, "unreadable offload notification")
+                    }
                 }
             }
             Ok(ListenEvent::Reconnected) | Err(broadcast::error::RecvError::Lagged(_)) => {

@@ -15,6 +15,7 @@ pub mod dispatch {
             transporting_at -> Nullable<Timestamptz>,
             at_destination_at -> Nullable<Timestamptz>,
             released_at -> Nullable<Timestamptz>,
+            handed_over_at -> Nullable<Timestamptz>,
         }
     }
 
@@ -104,6 +105,8 @@ pub mod dispatch {
             caller_phone_key -> Text,
             destination_health_unit_id -> Nullable<Int8>,
             search_text -> Nullable<Text>,
+            call_received_at -> Timestamptz,
+            submitted_at -> Nullable<Timestamptz>,
         }
     }
 
@@ -137,6 +140,18 @@ pub mod dispatch {
     }
 
     diesel::table! {
+        dispatch.offload_alerts (dispatch_id) {
+            dispatch_id -> Int8,
+            health_unit_id -> Nullable<Int8>,
+            at_destination_at -> Timestamptz,
+            target_seconds -> Int4,
+            alerted_at -> Timestamptz,
+            cleared_at -> Nullable<Timestamptz>,
+            cleared_by -> Nullable<Text>,
+        }
+    }
+
+    diesel::table! {
         dispatch.prank_calls (id) {
             id -> Int8,
             phone -> Text,
@@ -161,6 +176,17 @@ pub mod dispatch {
             id -> Int4,
             title -> Text,
             text -> Text,
+        }
+    }
+
+    diesel::table! {
+        dispatch.response_targets (phase, priority) {
+            phase -> Text,
+            priority -> Text,
+            seconds -> Int4,
+            source -> Text,
+            updated_at -> Timestamptz,
+            updated_by -> Nullable<Int8>,
         }
     }
 
@@ -228,8 +254,11 @@ pub mod dispatch {
     diesel::joinable!(incident_intercurrences -> users (recorded_by));
     diesel::joinable!(incidents -> health_units (destination_health_unit_id));
     diesel::joinable!(mobile_units -> mobile_unit_types (type_id));
+    diesel::joinable!(offload_alerts -> dispatches (dispatch_id));
+    diesel::joinable!(offload_alerts -> health_units (health_unit_id));
     diesel::joinable!(prank_calls -> incidents (incident_id));
     diesel::joinable!(prank_calls -> users (recorded_by));
+    diesel::joinable!(response_targets -> users (updated_by));
     diesel::joinable!(technical_decisions -> incidents (incident_id));
     diesel::joinable!(technical_decisions -> mobile_unit_types (mobile_unit_type_id));
     diesel::joinable!(technical_decisions -> technical_decision_actions (action_id));
@@ -250,9 +279,11 @@ pub mod dispatch {
         intercurrences,
         mobile_unit_types,
         mobile_units,
+        offload_alerts,
         prank_calls,
         professional_types,
         profiles,
+        response_targets,
         teams,
         technical_decision_actions,
         technical_decisions,

@@ -12,6 +12,7 @@ use common::settings::{CommonSettings, IdpSettings, lifetime, show};
 
 use crate::auth::{DEFAULT_MAX_LIFETIME, TokenSettings};
 use crate::cors::{self, CorsSettings};
+use crate::state::DEFAULT_TIME_ZONE;
 
 #[cfg(test)]
 mod tests;
@@ -31,6 +32,27 @@ pub struct Settings {
     /// Origins of browser clients allowed to call the API (scheme://host[:port], comma-separated); unset: none, and no CORS header is sent
     #[arg(long, env = cors::VAR, value_parser = CorsSettings::parse)]
     pub cors_allowed_origins: Option<CorsSettings>,
+
+    /// The centre's time zone (a PostgreSQL / IANA name): where its days and hours begin in the response-time reports and the offload board
+    #[arg(long, env = "CENTRE_TIME_ZONE", default_value = DEFAULT_TIME_ZONE, value_parser = time_zone)]
+    pub centre_time_zone: String,
+}
+
+/// An IANA zone name's shape (`America/Sao_Paulo`, `UTC`); PostgreSQL says at start whether
+/// it knows it.
+fn time_zone(raw: &str) -> Result<String, String> {
+    let ok = !raw.is_empty()
+        && raw.len() <= 64
+        && raw
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '_' | '-' | '+'));
+    if ok {
+        Ok(raw.to_owned())
+    } else {
+        Err(format!(
+            "`{raw}` is not a time zone name such as America/Sao_Paulo"
+        ))
+    }
 }
 
 /// `JWT_MAX_LIFETIME`, on its own for the `token` command, which reads nothing else.

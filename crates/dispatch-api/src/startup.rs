@@ -30,6 +30,8 @@ impl common::http::Service for AppState {
 
     fn routes(cfg: &mut web::ServiceConfig) {
         crate::routes::configure(cfg);
+        // The manager's page (`/reports`), after the API's `/reports/response-times`.
+        crate::manager::configure(cfg);
         #[cfg(feature = "bench")]
         cfg.configure(crate::bench::configure);
     }
@@ -54,7 +56,9 @@ pub async fn serve(ctx: Context) -> anyhow::Result<()> {
     let mut state = state(
         pool.clone(),
         service_keys(&ctx.config.jwt_secret, tokens.max_lifetime),
-    );
+    )
+    .with_time_zone(&settings.centre_time_zone);
+    check_time_zone(&pool, &state).await?;
     if let Some(config) = tokens.idp {
         let idp = IdpVerifier::new(config)?;
         tracing::info!(?idp, "accepting the identity provider's tokens");
@@ -77,6 +81,12 @@ pub async fn serve(ctx: Context) -> anyhow::Result<()> {
     }
     // The one LISTEN connection of this replica: user cache, WebSocket hub, reference data.
     let listener = listener::spawn(ctx.config.direct_url.clone(), &state, listener::settings());
+    // The hospital offload alerts fall due when nobody writes: every replica watches.
+    let watcher = crate::realtime::watch::spawn(
+        pool.clone(),
+        state.clock.clone(),
+        crate::realtime::watch::CHECK_INTERVAL,
+    );
     let hub = state.hub.clone();
     let metrics = metrics(&pool);
     // Sockets never end by themselves: on SIGTERM/SIGINT each is sent a close frame, so the
@@ -88,5 +98,27 @@ pub async fn serve(ctx: Context) -> anyhow::Result<()> {
         )
         .await;
     listener.abort();
+    watcher.abort();
     served
+}
+
+/// `CENTRE_TIME_ZONE` is one PostgreSQL knows (migrations ran, so the database answers); a
+/// database that does not answer now is left to the first report.
+async fn check_time_zone(pool: &Pool, state: &AppState) -> anyhow::Result<()> {
+    let Ok(conn) = pool.get().await else {
+        return Ok(());
+    };
+    match crate::store::times::day_start(&conn, state.clock.now(), &state.time_zone).await {
+        Ok(_) => Ok(()),
+        Err(crate::error::Error::Db(diesel::result::Error::DatabaseError(_, info)))
+            if info.message().contains("time zone") =>
+        {
+            anyhow::bail!(
+                "CENTRE_TIME_ZONE: PostgreSQL does not know the time zone `{}` ({})",
+                state.time_zone,
+                info.message()
+            )
+        }
+        Err(_) => Ok(()),
+    }
 }

@@ -11,6 +11,9 @@ use crate::realtime::hub::Hub;
 use crate::token_cache::VerifiedTokens;
 use crate::user_cache::UserCache;
 
+/// The centre's time zone when `CENTRE_TIME_ZONE` is unset (SAMU centres of the south-east).
+pub const DEFAULT_TIME_ZONE: &str = "America/Sao_Paulo";
+
 /// Everything the handlers and extractors share. Cheap to clone.
 #[derive(Clone)]
 pub struct AppState {
@@ -29,6 +32,9 @@ pub struct AppState {
     pub hub: Hub,
     /// The one source of "now": what a write records and a search counts from.
     pub clock: Clock,
+    /// The centre's time zone (`CENTRE_TIME_ZONE`): where its days begin, for the reports
+    /// and the offload board.
+    pub time_zone: String,
 }
 
 impl AppState {
@@ -44,7 +50,14 @@ impl AppState {
             verified_tokens: VerifiedTokens::default(),
             hub: Hub::default(),
             clock: Clock::system(),
+            time_zone: DEFAULT_TIME_ZONE.to_owned(),
         }
+    }
+
+    /// Counts days and hours in `zone` (a PostgreSQL time zone name).
+    pub fn with_time_zone(mut self, zone: &str) -> Self {
+        self.time_zone = zone.to_owned();
+        self
     }
 
     /// Runs on `clock` instead of the system's (tests, benchmarks).

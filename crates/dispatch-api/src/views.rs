@@ -8,6 +8,7 @@ use utoipa::ToSchema;
 use crate::domain::dispatch::Status;
 use crate::domain::history::HistoryAction;
 use crate::domain::incident::{Priority, Sex, State};
+use crate::domain::times::{GroupBy, Interval, Phase, TargetPriority};
 use crate::domain::user::Profile;
 
 /// An entry of a small reference list: `{id, name}`.
@@ -114,7 +115,8 @@ pub struct IncidentRef {
 pub struct CurrentDispatch {
     /// The dispatch's id (for `POST /dispatch/{id}/status`).
     pub id: i64,
-    /// `assigned`, `en_route`, `on_scene`, `transporting` or `at_destination`.
+    /// `assigned`, `en_route`, `on_scene`, `transporting`, `at_destination` or
+    /// `handed_over`.
     pub status: Status,
     pub assigned_at: DateTime<Utc>,
     pub incident: IncidentRef,
@@ -273,6 +275,8 @@ pub struct IncidentDetail {
     pub state: State,
     /// Raised by every write; also sent as the `ETag` header.
     pub version: i32,
+    /// The phone was answered (`POST /incident`'s `call_received_at`, else `created_at`).
+    pub call_received_at: DateTime<Utc>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub created_by: UserOption,
@@ -297,6 +301,9 @@ pub struct DispatchTimes {
     pub transporting_at: Option<DateTime<Utc>>,
     #[schema(required = true)]
     pub at_destination_at: Option<DateTime<Utc>>,
+    /// The patient handed to the hospital's team: the end of the stretcher hold.
+    #[schema(required = true)]
+    pub handed_over_at: Option<DateTime<Utc>>,
     #[schema(required = true)]
     pub released_at: Option<DateTime<Utc>>,
 }
@@ -333,7 +340,8 @@ pub struct DispatchedUnit {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct DispatchView {
     pub id: i64,
-    /// `assigned`, `en_route`, `on_scene`, `transporting`, `at_destination` or `released`.
+    /// `assigned`, `en_route`, `on_scene`, `transporting`, `at_destination`, `handed_over`
+    /// or `released`.
     pub status: Status,
     pub mobile_unit: DispatchedUnit,
     pub times: DispatchTimes,
@@ -425,6 +433,8 @@ pub struct FleetOccurrence {
     pub technical_decision: Option<TechnicalDecisionView>,
     pub dispatches: Vec<DispatchView>,
     pub intercurrences: Vec<RecordedIntercurrence>,
+    /// Every phase of the incident and of each unit (as `GET /incident/{id}/timeline`).
+    pub response_times: IncidentTimeline,
 }
 
 /// `GET /dispatch/bff/dispatch-data/{id}`: the incident and its units.
@@ -448,6 +458,8 @@ pub struct OccurrenceView {
     pub incident: IncidentDetail,
     pub technical_decisions: Vec<TechnicalDecisionView>,
     pub dispatches: Vec<DispatchView>,
+    /// Every phase of the incident and of each unit (as `GET /incident/{id}/timeline`).
+    pub response_times: IncidentTimeline,
 }
 
 /// One entry of `GET /unallocated`.
@@ -536,6 +548,223 @@ mod tests {
                 bytes.capacity(),
                 "one allocation of the exact size"
             );
+        }
+    }
+}
+
+/// `GET /incident/{id}/timeline`: every phase of the incident and of each of its units
+/// (docs/dispatch-routes.md, "Response times"), judged against the targets of its priority.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct IncidentTimeline {
+    pub incident_id: i64,
+    pub number: String,
+    pub state: State,
+    #[schema(required = true)]
+    pub priority: Option<Priority>,
+    pub call_received_at: DateTime<Utc>,
+    #[schema(required = true)]
+    pub submitted_at: Option<DateTime<Utc>>,
+    #[schema(required = true)]
+    pub regulated_at: Option<DateTime<Utc>>,
+    /// `call_taking`, `regulation`, `activation`, `response`, `total`.
+    pub phases: Vec<Interval>,
+    /// Each unit, oldest dispatch first.
+    pub dispatches: Vec<DispatchTimeline>,
+}
+
+/// One unit's phases on the incident.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct DispatchTimeline {
+    pub id: i64,
+    pub status: Status,
+    pub mobile_unit: DispatchedUnit,
+    pub times: DispatchTimes,
+    /// `turnout`, `travel`, `on_scene`, `transport`, `hospital_hold`, `return_to_service`.
+    pub phases: Vec<Interval>,
+}
+
+/// One target of `GET /response-targets`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TargetView {
+    pub phase: Phase,
+    /// An incident priority, or `any`: every priority without a target of its own.
+    pub priority: TargetPriority,
+    pub seconds: i32,
+    /// Where the value comes from (the default's published practice, or what the
+    /// administrator said when setting it).
+    pub source: String,
+    pub updated_at: DateTime<Utc>,
+    /// Who set it; null for the defaults.
+    #[schema(required = true)]
+    pub updated_by: Option<UserOption>,
+}
+
+/// `GET /reports/response-times`: per group and phase, the phases measured in the range.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ResponseTimesReport {
+    /// Calls received at or after this moment ...
+    pub from: DateTime<Utc>,
+    /// ... and before this one.
+    pub to: DateTime<Utc>,
+    #[schema(required = true)]
+    pub group_by: Option<GroupBy>,
+    /// The centre's time zone: the hours and days of `group_by=hour|day`.
+    pub time_zone: String,
+    /// Calls received in the range (each counted once, whatever its phases).
+    pub incidents: i64,
+    pub groups: Vec<ReportGroup>,
+    /// The targets the shares were judged against (as they are now).
+    pub targets: Vec<TargetView>,
+}
+
+/// One group of a report: every phase, in order.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ReportGroup {
+    /// The group's value (`critical`, `USA`, a base, a health unit's id, `07`, `2026-11-25`);
+    /// null: none (no priority, no unit, no destination) or no grouping.
+    #[schema(required = true)]
+    pub key: Option<String>,
+    /// What the screen shows for it (a health unit's name); the key otherwise.
+    #[schema(required = true)]
+    pub label: Option<String>,
+    pub phases: Vec<PhaseStats>,
+}
+
+/// One phase of one group. Only `complete` phases are measured; `missing` and
+/// `out_of_order` ones are counted apart and in no percentile.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+pub struct PhaseStats {
+    pub phase: Phase,
+    /// Phases measured (both times recorded, in order).
+    pub count: i64,
+    /// Median, in seconds (PostgreSQL's `percentile_cont(0.5)`: interpolated).
+    #[schema(required = true)]
+    pub p50_seconds: Option<f64>,
+    /// 90th percentile, in seconds (`percentile_cont(0.9)`).
+    #[schema(required = true)]
+    pub p90_seconds: Option<f64>,
+    #[schema(required = true)]
+    pub max_seconds: Option<f64>,
+    /// Measured phases that have a target (by their incident's priority).
+    pub with_target: i64,
+    /// Of those, within it (at most the target).
+    pub within_target: i64,
+    /// `within_target / with_target`; null when none has a target.
+    #[schema(required = true)]
+    pub within_target_share: Option<f64>,
+    /// A time it needs was not recorded.
+    pub missing: i64,
+    /// Its end was recorded before its start.
+    pub out_of_order: i64,
+}
+
+/// A unit at a hospital's door now.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct UnitAtDoor {
+    pub dispatch_id: i64,
+    pub incident: IncidentRef,
+    pub mobile_unit: MobileUnitOption,
+    pub at_destination_at: DateTime<Utc>,
+    /// From its arrival until now.
+    pub held_seconds: f64,
+    pub held_minutes: i64,
+    /// The `hospital_hold` target of its incident's priority.
+    #[schema(required = true)]
+    pub target_seconds: Option<i32>,
+    pub over_target: bool,
+}
+
+/// Today's completed holds at one hospital (arrived since midnight, centre time, and handed
+/// over).
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+pub struct HoldStats {
+    pub holds: i64,
+    #[schema(required = true)]
+    pub p50_seconds: Option<f64>,
+    #[schema(required = true)]
+    pub p90_seconds: Option<f64>,
+    #[schema(required = true)]
+    pub max_seconds: Option<f64>,
+}
+
+/// One hospital of `GET /health-unit/offload`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct HospitalOffload {
+    /// Null: units at a door whose incident names no destination.
+    #[schema(required = true)]
+    pub health_unit: Option<HealthUnitOption>,
+    /// Longest held first.
+    pub at_door: Vec<UnitAtDoor>,
+    pub today: HoldStats,
+}
+
+/// `GET /health-unit/offload`: the stretcher holds, hospital by hospital.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct OffloadBoard {
+    pub at: DateTime<Utc>,
+    /// Midnight of today in the centre's time zone: where "today" begins.
+    pub today_from: DateTime<Utc>,
+    pub time_zone: String,
+    /// Hospitals with a unit at the door (longest hold first), then those with holds today.
+    pub hospitals: Vec<HospitalOffload>,
+}
+
+/// `offload.alert` (WebSocket queue `offload`): a unit held at a hospital's door past the
+/// `hospital_hold` target.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, ToSchema, PartialEq)]
+pub struct OffloadAlert {
+    pub dispatch_id: i64,
+    pub incident_id: i64,
+    pub incident_number: String,
+    pub mobile_unit: OffloadUnit,
+    #[schema(required = true)]
+    pub health_unit: Option<OffloadUnit>,
+    pub at_destination_at: DateTime<Utc>,
+    pub target_seconds: i32,
+    pub alerted_at: DateTime<Utc>,
+}
+
+/// `offload.cleared`: the unit alerted for is off the door.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, ToSchema, PartialEq)]
+pub struct OffloadCleared {
+    pub dispatch_id: i64,
+    pub incident_id: i64,
+    pub incident_number: String,
+    pub mobile_unit: OffloadUnit,
+    #[schema(required = true)]
+    pub health_unit: Option<OffloadUnit>,
+    /// `handed_over` (the hospital took the patient) or `released` (without a recorded
+    /// hand-over).
+    pub by: Status,
+    pub at_destination_at: DateTime<Utc>,
+    pub cleared_at: DateTime<Utc>,
+    /// At the door from arrival to `cleared_at`.
+    pub held_seconds: f64,
+}
+
+/// A unit or a hospital as an offload message names it.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, ToSchema, PartialEq)]
+pub struct OffloadUnit {
+    pub id: i64,
+    pub name: String,
+}
+
+/// What the `dispatch_offload` channel carries (the JSON a watcher's alert or a unit's
+/// hand-over sends), read by every replica's listener.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+#[serde(tag = "type")]
+pub enum OffloadNotice {
+    #[serde(rename = "offload.alert")]
+    Alert(OffloadAlert),
+    #[serde(rename = "offload.cleared")]
+    Cleared(OffloadCleared),
+}
+
+impl OffloadNotice {
+    pub fn dispatch_id(&self) -> i64 {
+        match self {
+            OffloadNotice::Alert(a) => a.dispatch_id,
+            OffloadNotice::Cleared(c) => c.dispatch_id,
         }
     }
 }

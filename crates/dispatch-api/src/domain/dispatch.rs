@@ -1,6 +1,8 @@
 //! A unit's progress on an incident: `assigned`, `en_route`, `on_scene`, `transporting`,
-//! `at_destination`, `released`, in that order. `transporting` and `at_destination` may be
-//! skipped (no transport); nothing goes back; `released` is final and frees the unit.
+//! `at_destination`, `handed_over`, `released`, in that order. `transporting` and
+//! `at_destination` may be skipped (no transport), and so may `handed_over` (the patient
+//! handed to the hospital's team, the end of the stretcher hold: docs/dispatch-routes.md,
+//! "Response times"); nothing goes back; `released` is final and frees the unit.
 
 use common::text_enum;
 
@@ -14,6 +16,7 @@ text_enum! {
         OnScene = "on_scene",
         Transporting = "transporting",
         AtDestination = "at_destination",
+        HandedOver = "handed_over",
         Released = "released",
     }
 }
@@ -25,6 +28,9 @@ pub const TRANSITIONS: &[(Status, Status)] = &[
     (Status::OnScene, Status::Transporting),
     (Status::OnScene, Status::Released),
     (Status::Transporting, Status::AtDestination),
+    (Status::AtDestination, Status::HandedOver),
+    (Status::HandedOver, Status::Released),
+    // The hand-over not recorded: the stretcher hold is then untimed (flagged, not guessed).
     (Status::AtDestination, Status::Released),
     // Called off before arrival: the unit goes back to the base.
     (Status::Assigned, Status::Released),

@@ -13,6 +13,7 @@ pub mod phone;
 pub mod queue;
 pub mod reference;
 pub mod refusal;
+pub mod times;
 pub mod user;
 
 pub use refusal::Refusal;

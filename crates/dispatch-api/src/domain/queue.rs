@@ -12,8 +12,61 @@
 //! | `regulated` | dispatch a unit, or close | OPERADOR_FROTA, MEDICO_REGULADOR |
 //! | `dispatched` | unit statuses, close | OPERADOR_FROTA, MEDICO_REGULADOR |
 
+use common::text_enum;
+use serde::{Deserialize, Serialize};
+
 use super::incident::State;
 use super::user::Profile::{self, *};
+
+text_enum! {
+    /// The hospital offload queue's name (docs/dispatch-realtime.md, "Hospital offload"): its
+    /// followers hear `offload.alert` and `offload.cleared`, not incidents' moves.
+    pub enum OffloadQueue {
+        Offload = "offload",
+    }
+}
+
+/// What a socket may follow by name: a work queue (an open state) or the hospital offload
+/// queue. On the wire, the state's word or `offload`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
+#[serde(untagged)]
+pub enum Queue {
+    Work(State),
+    Offload(OffloadQueue),
+}
+
+impl Queue {
+    pub const OFFLOAD: Queue = Queue::Offload(OffloadQueue::Offload);
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Queue::Work(s) => s.as_str(),
+            Queue::Offload(o) => o.as_str(),
+        }
+    }
+}
+
+impl std::fmt::Display for Queue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Who may follow the offload queue: whoever reads incidents (the board,
+/// `GET /health-unit/offload`, serves every profile).
+pub const OFFLOAD_FOLLOWERS: &[Profile] = &[Admin, Tarm, MedicoRegulador, OperadorFrota];
 
 /// The states that are queues, in the order of an incident's life.
 pub const QUEUES: [State; 4] = [
@@ -41,6 +94,16 @@ pub fn may_follow(profile: Profile, queue: State) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_queue_is_named_by_its_state_or_offload() {
+        let q: Queue = serde_json::from_str(r#""offload""#).unwrap();
+        assert_eq!(q, Queue::OFFLOAD);
+        let q: Queue = serde_json::from_str(r#""regulated""#).unwrap();
+        assert_eq!(q, Queue::Work(State::Regulated));
+        assert_eq!(serde_json::to_string(&q).unwrap(), r#""regulated""#);
+        assert!(serde_json::from_str::<Queue>(r#""nowhere""#).is_err());
+    }
 
     #[test]
     fn each_open_state_is_a_queue_with_its_profiles_and_final_states_are_none() {

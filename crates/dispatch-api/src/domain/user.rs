@@ -137,4 +137,10 @@ pub mod may {
     pub const FLEET_OR_REGULATOR: &[Profile] = &[OperadorFrota, MedicoRegulador];
     pub const REGULATOR_OR_TARM: &[Profile] = &[MedicoRegulador, Tarm];
     pub const TARM_OR_REGULATOR: &[Profile] = &[Tarm, MedicoRegulador];
+    /// An incident's response times (docs/dispatch-routes.md, "Response times").
+    pub const TIMES: &[Profile] = &[Admin, MedicoRegulador, OperadorFrota];
+    /// The response-time reports and the manager's page.
+    pub const REPORTS: &[Profile] = &[Admin, MedicoRegulador];
+    /// Changing the centre's targets.
+    pub const ADMIN: &[Profile] = &[Admin];
 }

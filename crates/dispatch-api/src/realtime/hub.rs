@@ -26,8 +26,9 @@ use super::authority::Ending;
 use super::notice::{IncidentNotice, QueueNotice};
 use super::protocol::ServerMessage;
 use super::settings::WsSettings;
-use crate::domain::incident::State;
+use crate::domain::queue::Queue;
 use crate::domain::user::{CurrentUser, Profile};
+use crate::views::{OffloadAlert, OffloadNotice};
 
 #[cfg(test)]
 mod tests;
@@ -84,7 +85,17 @@ struct Missed {
 #[derive(Default)]
 struct Behind {
     incidents: BTreeMap<i64, Missed>,
-    queues: BTreeSet<State>,
+    queues: BTreeSet<Queue>,
+}
+
+/// A socket following the offload queue: the alerts it was told of and not told cleared
+/// (so each is told once, and a clearing only after its alert), and, while its following
+/// is being read, the notices heard meanwhile.
+#[derive(Default)]
+struct OffloadFollow {
+    told: HashSet<i64>,
+    /// `Some` between `begin_follow_offload` and `finish_follow_offload`.
+    pending: Option<Vec<OffloadNotice>>,
 }
 
 impl Behind {
@@ -100,7 +111,8 @@ struct Socket {
     /// The profile the socket was opened with.
     profile: Profile,
     incidents: HashMap<i64, Subscription>,
-    queues: HashSet<State>,
+    queues: HashSet<Queue>,
+    offload: Option<OffloadFollow>,
     behind: Behind,
 }
 
@@ -146,7 +158,7 @@ impl Socket {
     /// A message for the followers of `queue`, unless the socket is already owed a resync of
     /// it (that resync covers this message too); owed when the socket has no room. Whether
     /// it was queued.
-    fn hear_queue(&mut self, queue: State, text: &Arc<str>) -> bool {
+    fn hear_queue(&mut self, queue: Queue, text: &Arc<str>) -> bool {
         if self.behind.queues.contains(&queue) {
             return false;
         }
@@ -165,7 +177,7 @@ struct Inner {
     /// The sockets following each incident.
     by_incident: HashMap<i64, HashSet<u64>>,
     /// The sockets following each queue.
-    by_queue: HashMap<State, HashSet<u64>>,
+    by_queue: HashMap<Queue, HashSet<u64>>,
 }
 
 /// Removes `socket` from `key`'s followers, and `key` once nobody follows it.
@@ -181,7 +193,7 @@ fn unindex<K: std::hash::Hash + Eq>(index: &mut HashMap<K, HashSet<u64>>, key: &
 impl Inner {
     /// Offers `text` to every follower of `queue` (see [`Socket::hear_queue`]); how many
     /// took it.
-    fn offer_queue(&mut self, queue: State, text: &Arc<str>) -> usize {
+    fn offer_queue(&mut self, queue: Queue, text: &Arc<str>) -> usize {
         let Some(followers) = self.by_queue.get(&queue) else {
             return 0;
         };
@@ -272,6 +284,7 @@ impl Hub {
                 profile: user.profile,
                 incidents: HashMap::new(),
                 queues: HashSet::new(),
+                offload: None,
                 behind: Behind::default(),
             },
         );
@@ -334,7 +347,7 @@ impl Hub {
 
     /// Follows a work queue: every move into or out of it is sent from now on. The caller
     /// checks that the profile may (`domain::queue`).
-    pub fn follow_queue(&self, client: &Client, queue: State) -> ServerMessage {
+    pub fn follow_queue(&self, client: &Client, queue: Queue) -> ServerMessage {
         let mut guard = self.lock();
         let inner = &mut *guard;
         if let Some(socket) = inner.sockets.get_mut(&client.id) {
@@ -347,13 +360,111 @@ impl Hub {
     }
 
     /// Stops following a work queue; nothing more is sent for it.
-    pub fn unfollow_queue(&self, client: &Client, queue: State) {
+    pub fn unfollow_queue(&self, client: &Client, queue: Queue) {
         let mut inner = self.lock();
         if let Some(socket) = inner.sockets.get_mut(&client.id) {
             socket.queues.remove(&queue);
             socket.behind.queues.remove(&queue);
+            if queue == Queue::OFFLOAD {
+                socket.offload = None;
+            }
         }
         unindex(&mut inner.by_queue, &queue, client.id);
+    }
+
+    /// First half of following the offload queue: from now on its notices are kept for the
+    /// socket until [`Hub::finish_follow_offload`] gives it the alerts open then.
+    pub fn begin_follow_offload(&self, client: &Client) {
+        let mut guard = self.lock();
+        let inner = &mut *guard;
+        if let Some(socket) = inner.sockets.get_mut(&client.id) {
+            socket.queues.insert(Queue::OFFLOAD);
+            socket.behind.queues.remove(&Queue::OFFLOAD);
+            socket.offload = Some(OffloadFollow {
+                told: HashSet::new(),
+                pending: Some(Vec::new()),
+            });
+            inner
+                .by_queue
+                .entry(Queue::OFFLOAD)
+                .or_default()
+                .insert(client.id);
+        }
+    }
+
+    /// Second half, once the alerts open are read: the answer (`subscribed`, then an
+    /// `offload.alert` per unit past its target, the notices heard meanwhile applied on top
+    /// of what was read, so none is lost or told twice).
+    pub fn finish_follow_offload(
+        &self,
+        client: &Client,
+        open: Vec<OffloadAlert>,
+    ) -> Vec<ServerMessage> {
+        let mut inner = self.lock();
+        let mut answer = vec![ServerMessage::QueueSubscribed {
+            queue: Queue::OFFLOAD,
+        }];
+        let Some(follow) = inner
+            .sockets
+            .get_mut(&client.id)
+            .and_then(|s| s.offload.as_mut())
+        else {
+            return answer;
+        };
+        let mut alerts: Vec<OffloadAlert> = open;
+        for notice in follow.pending.take().unwrap_or_default() {
+            match notice {
+                OffloadNotice::Alert(a) => {
+                    if !alerts.iter().any(|x| x.dispatch_id == a.dispatch_id) {
+                        alerts.push(a);
+                    }
+                }
+                OffloadNotice::Cleared(c) => alerts.retain(|x| x.dispatch_id != c.dispatch_id),
+            }
+        }
+        follow.told = alerts.iter().map(|a| a.dispatch_id).collect();
+        answer.extend(
+            alerts
+                .into_iter()
+                .map(|a| ServerMessage::OffloadAlert(Box::new(a))),
+        );
+        answer
+    }
+
+    /// An alert raised or cleared (any replica's): to every follower of the offload queue,
+    /// an alert once, a clearing only to those told its alert. Never waits; returns how many
+    /// were queued.
+    pub fn publish_offload(&self, notice: &OffloadNotice) -> usize {
+        let mut guard = self.lock();
+        let Inner {
+            sockets, by_queue, ..
+        } = &mut *guard;
+        let Some(followers) = by_queue.get(&Queue::OFFLOAD) else {
+            return 0;
+        };
+        let text = ServerMessage::offload(notice).text();
+        let id = notice.dispatch_id();
+        let mut sent = 0;
+        for socket_id in followers {
+            let Some(socket) = sockets.get_mut(socket_id) else {
+                continue;
+            };
+            let Some(follow) = socket.offload.as_mut() else {
+                continue;
+            };
+            if let Some(pending) = follow.pending.as_mut() {
+                pending.push(notice.clone());
+                continue;
+            }
+            let tell = match notice {
+                OffloadNotice::Alert(_) => follow.told.insert(id),
+                OffloadNotice::Cleared(_) => follow.told.remove(&id),
+            };
+            if tell && socket.hear_queue(Queue::OFFLOAD, &text) {
+                sent += 1;
+            }
+        }
+        sent
     }
 
     /// Forgets a socket and everything it followed (closed, dead or ended).
@@ -405,12 +516,13 @@ impl Hub {
     pub fn publish_queue(&self, notice: &QueueNotice) -> usize {
         let mut inner = self.lock();
         let mut sent = 0;
-        for queue in notice.from.into_iter().chain([notice.to]) {
+        for state in notice.from.into_iter().chain([notice.to]) {
+            let queue = Queue::Work(state);
             if !inner.by_queue.contains_key(&queue) {
                 continue;
             }
             let text = ServerMessage::QueueChanged {
-                queue,
+                queue: state,
                 incident_id: notice.incident_id,
                 version: notice.version,
                 state: notice.to,
@@ -425,7 +537,7 @@ impl Hub {
     /// follower is told to read its queue again.
     pub fn resync_queues(&self) -> usize {
         let mut inner = self.lock();
-        let queues: Vec<State> = inner.by_queue.keys().copied().collect();
+        let queues: Vec<Queue> = inner.by_queue.keys().copied().collect();
         queues
             .into_iter()
             .map(|queue| inner.offer_queue(queue, &ServerMessage::QueueResync { queue }.text()))

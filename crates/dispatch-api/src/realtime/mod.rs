@@ -5,13 +5,15 @@
 //! holds it.
 //!
 //! `protocol` (the frames), `settings` (socket timing) and `authority` (when a socket's
-//! authority ends, and its close code) sit below `hub` (the fan-out).
+//! authority ends, and its close code) sit below `hub` (the fan-out). `watch` is the task
+//! every replica runs to raise the hospital offload alerts nobody's write would.
 
 pub mod authority;
 pub mod hub;
 pub mod notice;
 pub mod protocol;
 pub mod settings;
+pub mod watch;
 
 pub use hub::Hub;
 pub use settings::WsSettings;

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::domain::incident::State;
+use crate::domain::queue::Queue;
+use crate::views::{OffloadAlert, OffloadCleared, OffloadNotice};
 
 /// Client -> server messages: JSON text frames naming either an incident or a work queue
 /// (an open state).
@@ -15,29 +17,30 @@ use crate::domain::incident::State;
 #[serde(tag = "type", deny_unknown_fields)]
 #[schema(as = WsClientMessage)]
 pub enum ClientMessage {
-    /// Follow an incident (`incident_id`) or a work queue (`queue`); one of the two.
+    /// Follow an incident (`incident_id`) or a queue (`queue`: a work queue, an open
+    /// state, or `offload`); one of the two.
     #[serde(rename = "subscribe")]
     Subscribe {
         incident_id: Option<i64>,
-        queue: Option<State>,
+        queue: Option<Queue>,
     },
     /// Stop following it; nothing more is sent for it.
     #[serde(rename = "unsubscribe")]
     Unsubscribe {
         incident_id: Option<i64>,
-        queue: Option<State>,
+        queue: Option<Queue>,
     },
 }
 
 /// What a request names.
 pub enum Target {
     Incident(i64),
-    Queue(State),
+    Queue(Queue),
 }
 
 impl Target {
     /// Exactly one of `incident_id` and `queue`; otherwise the error to answer.
-    pub fn of(incident_id: Option<i64>, queue: Option<State>) -> Result<Target, ServerMessage> {
+    pub fn of(incident_id: Option<i64>, queue: Option<Queue>) -> Result<Target, ServerMessage> {
         match (incident_id, queue) {
             (Some(id), None) => Ok(Target::Incident(id)),
             (None, Some(q)) => Ok(Target::Queue(q)),
@@ -59,9 +62,10 @@ pub enum ServerMessage {
     /// took effect.
     #[serde(rename = "subscribed")]
     Subscribed { incident_id: i64, version: i32 },
-    /// The answer to subscribing to a work queue: from now on its moves are sent.
+    /// The answer to subscribing to a queue: from now on its moves (or, for `offload`, its
+    /// alerts) are sent.
     #[serde(rename = "subscribed")]
-    QueueSubscribed { queue: State },
+    QueueSubscribed { queue: Queue },
     /// A followed incident reached `version`; `changed` names the groups that moved.
     #[serde(rename = "incident.updated")]
     IncidentUpdated {
@@ -81,7 +85,14 @@ pub enum ServerMessage {
     /// Moves of this queue may have been missed: read the queue again
     /// (`GET /incident/mask?state=<queue>`); later moves apply on top of that read.
     #[serde(rename = "queue.resync")]
-    QueueResync { queue: State },
+    QueueResync { queue: Queue },
+    /// A unit has been at a hospital's door longer than the `hospital_hold` target (queue
+    /// `offload`; on following it, one for every unit past it then).
+    #[serde(rename = "offload.alert")]
+    OffloadAlert(Box<OffloadAlert>),
+    /// A unit alerted for left the door: handed over, or released.
+    #[serde(rename = "offload.cleared")]
+    OffloadCleared(Box<OffloadCleared>),
     /// A request was refused; the socket stays open.
     #[serde(rename = "error")]
     Error { code: String, detail: String },
@@ -92,6 +103,13 @@ impl ServerMessage {
         serde_json::to_string(self)
             .unwrap_or_else(|_| "{}".to_owned())
             .into()
+    }
+
+    pub fn offload(notice: &OffloadNotice) -> Self {
+        match notice {
+            OffloadNotice::Alert(a) => ServerMessage::OffloadAlert(Box::new(a.clone())),
+            OffloadNotice::Cleared(c) => ServerMessage::OffloadCleared(Box::new(c.clone())),
+        }
     }
 
     pub fn error(code: &str, detail: impl Into<String>) -> Self {
@@ -116,7 +134,7 @@ mod tests {
             parse(r#"{"type":"subscribe","queue":"awaiting_regulation"}"#).unwrap(),
             ClientMessage::Subscribe {
                 incident_id: None,
-                queue: Some(State::AwaitingRegulation)
+                queue: Some(Queue::Work(State::AwaitingRegulation))
             }
         ));
     }
@@ -140,7 +158,7 @@ mod tests {
 
     #[test]
     fn a_request_names_exactly_one_target() {
-        assert!(Target::of(Some(1), Some(State::Regulated)).is_err());
+        assert!(Target::of(Some(1), Some(Queue::Work(State::Regulated))).is_err());
         assert!(Target::of(None, None).is_err());
     }
 }

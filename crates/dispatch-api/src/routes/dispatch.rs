@@ -67,7 +67,8 @@ impl From<DispatchWritten> for DispatchProgress {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StatusBody {
-    /// `en_route`, `on_scene`, `transporting`, `at_destination` or `released`.
+    /// `en_route`, `on_scene`, `transporting`, `at_destination`, `handed_over` (the patient
+    /// handed to the hospital's team) or `released`.
     #[schema(value_type = Status)]
     pub status: String,
 }
@@ -82,9 +83,9 @@ impl Judge for StatusBody {
             .ok_or_else(|| {
                 Refusal::InvalidFields(vec![FieldFault {
                     field: "status".to_owned(),
-                    message:
-                        "must be one of en_route, on_scene, transporting, at_destination, released"
-                            .to_owned(),
+                    message: "must be one of en_route, on_scene, transporting, \
+                              at_destination, handed_over, released"
+                        .to_owned(),
                 }])
             })
     }

@@ -50,6 +50,11 @@ profiles! {
     FleetOrRegulator = may::FLEET_OR_REGULATOR;
     RegulatorOrTarm = may::REGULATOR_OR_TARM;
     TarmOrRegulator = may::TARM_OR_REGULATOR;
+    /// An incident's response times: the administrator, regulators, fleet operators.
+    TimesReader = may::TIMES;
+    /// The centre's reports: the administrator (its manager) and regulators.
+    Manager = may::REPORTS;
+    Admin = may::ADMIN;
 }
 
 /// The authenticated caller, refused (403) unless its profile is one of `P`.

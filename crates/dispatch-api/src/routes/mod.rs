@@ -14,6 +14,8 @@ pub mod intercurrence;
 pub mod mobile_unit;
 pub mod mobile_unit_type;
 pub mod professional_type;
+pub mod reports;
+pub mod response_targets;
 pub mod shared;
 pub mod technical_decision;
 pub mod technical_decision_action;
@@ -74,6 +76,8 @@ pub fn routes(r: &mut Routes<'_>) {
     intercurrence::routes(r);
     professional_type::routes(r);
     unallocated::routes(r);
+    response_targets::routes(r);
+    reports::routes(r);
     // `/ws` upgrades to the socket that `realtime` runs.
     r.add(ws::__path_ws, ws::ws);
 }

@@ -29,13 +29,14 @@ use serde::Deserialize;
 use tokio::sync::mpsc;
 
 use crate::domain::incident::State;
-use crate::domain::queue::{self, QUEUES};
+use crate::domain::queue::{self, QUEUES, Queue};
 use crate::domain::user::{CurrentUser, Profile, may, titles};
 use crate::realtime::authority::Ending;
 use crate::realtime::hub::{Client, Hub};
 use crate::realtime::protocol::{ClientMessage, ServerMessage, Target};
 use crate::state::AppState;
 use crate::store;
+use crate::views::OffloadNotice;
 
 #[derive(Deserialize)]
 struct WsQuery {
@@ -211,12 +212,16 @@ async fn run(
                 frame = stream.recv() => match frame {
                     Some(Ok(AggregatedMessage::Text(text))) => {
                         last_heard = Instant::now();
-                        if let Some(reply) = handle(&text, &client, &user, &hub, &pool).await {
+                        let replies = handle(&text, &client, &user, &hub, &pool).await;
+                        if !replies.is_empty() {
                             // What the hub queued before the request was handled goes first.
-                            let sent = match out.drain(&mut queue, &client, &hub).await {
-                                Ok(()) => out.send(&reply.text()).await,
-                                Err(stop) => Err(stop),
-                            };
+                            let mut sent = out.drain(&mut queue, &client, &hub).await;
+                            for reply in &replies {
+                                if sent.is_err() {
+                                    break;
+                                }
+                                sent = out.send(&reply.text()).await;
+                            }
                             if let Err(stop) = sent {
                                 break 'socket stopped(stop, user.id);
                             }
@@ -285,43 +290,89 @@ async fn confirm(pool: &Pool, user: &CurrentUser) -> Option<Ending> {
     )
 }
 
-/// Handles one request; the answer to write, if it has one (an `unsubscribe` has none).
+/// Handles one request; the answers to write, in order (an `unsubscribe` has none; following
+/// the offload queue is answered `subscribed` and then the alerts open).
 async fn handle(
     text: &str,
     client: &Client,
     user: &CurrentUser,
     hub: &Hub,
     pool: &Pool,
-) -> Option<ServerMessage> {
+) -> Vec<ServerMessage> {
     let message: ClientMessage = match serde_json::from_str(text) {
         Ok(m) => m,
         Err(e) => {
-            return Some(ServerMessage::error(
+            return vec![ServerMessage::error(
                 "invalid_message",
                 format!(
                     "expected {{\"type\":\"subscribe\"|\"unsubscribe\",\"incident_id\":N}} \
-                     or {{\"type\":\"subscribe\"|\"unsubscribe\",\"queue\":\"<state>\"}}: {e}"
+                     or {{\"type\":\"subscribe\"|\"unsubscribe\",\"queue\":\"<state>\"|\"offload\"}}: {e}"
                 ),
-            ));
+            )];
         }
     };
     match message {
         ClientMessage::Subscribe { incident_id, queue } => match Target::of(incident_id, queue) {
-            Ok(Target::Incident(id)) => Some(subscribe(id, client, user, hub, pool).await),
-            Ok(Target::Queue(q)) => Some(follow(q, client, user, hub)),
-            Err(refused) => Some(refused),
+            Ok(Target::Incident(id)) => vec![subscribe(id, client, user, hub, pool).await],
+            Ok(Target::Queue(Queue::Work(q))) => vec![follow(q, client, user, hub)],
+            Ok(Target::Queue(Queue::Offload(_))) => follow_offload(client, user, hub, pool).await,
+            Err(refused) => vec![refused],
         },
         ClientMessage::Unsubscribe { incident_id, queue } => match Target::of(incident_id, queue) {
             Ok(Target::Incident(id)) => {
                 hub.unsubscribe(client, id);
-                None
+                vec![]
             }
             Ok(Target::Queue(q)) => {
                 hub.unfollow_queue(client, q);
-                None
+                vec![]
             }
-            Err(refused) => Some(refused),
+            Err(refused) => vec![refused],
         },
+    }
+}
+
+/// Follows the hospital offload queue (docs/dispatch-realtime.md, "Hospital offload"):
+/// registered before the open alerts are read, so an alert or a clearing committed in
+/// between is neither lost nor told twice.
+async fn follow_offload(
+    client: &Client,
+    user: &CurrentUser,
+    hub: &Hub,
+    pool: &Pool,
+) -> Vec<ServerMessage> {
+    if !queue::OFFLOAD_FOLLOWERS.contains(&user.profile) {
+        return vec![ServerMessage::error(
+            "forbidden",
+            format!(
+                "the {} profile may not follow the `offload` queue (followed by {})",
+                user.profile.title(),
+                titles(queue::OFFLOAD_FOLLOWERS)
+            ),
+        )];
+    }
+    hub.begin_follow_offload(client);
+    let read: crate::error::Result<Vec<OffloadNotice>> = async {
+        let mut conn = pool.get().await?;
+        store::offload::open_alerts(&mut conn).await
+    }
+    .await;
+    match read {
+        Ok(open) => {
+            let alerts = open
+                .into_iter()
+                .filter_map(|n| match n {
+                    OffloadNotice::Alert(a) => Some(a),
+                    OffloadNotice::Cleared(_) => None,
+                })
+                .collect();
+            hub.finish_follow_offload(client, alerts)
+        }
+        Err(e) => {
+            hub.unfollow_queue(client, Queue::OFFLOAD);
+            let p = e.problem();
+            vec![ServerMessage::error(&p.code, p.detail)]
+        }
     }
 }
 
@@ -385,7 +436,7 @@ fn follow(queue: State, client: &Client, user: &CurrentUser, hub: &Hub) -> Serve
             ),
         );
     }
-    hub.follow_queue(client, queue)
+    hub.follow_queue(client, Queue::Work(queue))
 }
 
 async fn current_version(pool: &Pool, id: i64) -> crate::error::Result<Option<i32>> {

@@ -59,8 +59,9 @@ pub(super) async fn run(
         let failed = |e: crate::error::Error| {
             anyhow::anyhow!("demo incident {i}, {:?} at {}: {e}", action.step, action.at)
         };
-        if let Step::Create(form) = &action.step {
-            let w = store::create(conn, &by, (**form).clone())
+        if let Step::Create(form, answered) = &action.step {
+            let received = action.at - Duration::seconds(*answered);
+            let w = store::create(conn, &by, (**form).clone(), Some(received))
                 .await
                 .map_err(failed)?;
             live[i] = Some(Live {
@@ -75,7 +76,7 @@ pub(super) async fn run(
         };
         let (id, v) = (l.id, l.version);
         let version = match &action.step {
-            Step::Create(_) => anyhow::bail!("demo incident {i} is created twice"),
+            Step::Create(..) => anyhow::bail!("demo incident {i} is created twice"),
             Step::Update(form) => {
                 let next = (**form).clone();
                 store::patch(conn, &by, id, v, move |f| *f = next)
@@ -196,10 +197,12 @@ pub(super) async fn wrap_up(
             .load(conn)
             .await?;
         for (dispatch, status) in units {
-            let steps: &[Status] = if status == Status::Transporting {
-                &[Status::AtDestination, Status::Released]
-            } else {
-                &[Status::Released]
+            let steps: &[Status] = match status {
+                Status::Transporting => {
+                    &[Status::AtDestination, Status::HandedOver, Status::Released]
+                }
+                Status::AtDestination => &[Status::HandedOver, Status::Released],
+                _ => &[Status::Released],
             };
             for step in steps {
                 at += Duration::minutes(10);

@@ -31,8 +31,9 @@ pub struct Action {
 /// The writes of the API the demo makes, with the plan's indexes instead of database ids.
 #[derive(Debug, Clone)]
 pub enum Step {
-    /// `POST /incident` with the Basic data form.
-    Create(Box<IncidentForm>),
+    /// `POST /incident` with the Basic data form, the call answered this many seconds
+    /// before (`call_received_at`).
+    Create(Box<IncidentForm>, i64),
     /// `PATCH /incident/{id}`: the whole form after the call taker's edit.
     Update(Box<IncidentForm>),
     Submit,
@@ -95,6 +96,15 @@ fn open_count(scale: Scale) -> usize {
 
 /// The demo's open incidents live in the window's last hours; the final ones before.
 const OPEN_SPAN: Duration = Duration::hours(4);
+
+/// Open incidents whose unit waits at a hospital's door past the alert at the window's end.
+const HELD_AT_DOOR: usize = 2;
+
+/// How long before the incident was created its call was answered: the call taker opens the
+/// form while the caller speaks.
+fn answered(rng: &mut Rng) -> i64 {
+    5 + rng.below(25) as i64
+}
 
 impl Timeline {
     /// The script for `window`, at the scale's rate (its incidents per [`HISTORY`]), for a
@@ -167,6 +177,9 @@ struct Cast<'a> {
     /// Whether the script has one of these writes yet: the first chance of each takes it,
     /// so every kind of write is in every demo.
     sent_to: bool,
+    /// Open incidents whose unit is made to wait at a hospital's door past the 20-minute
+    /// alert (the offload board's), so far.
+    held_at_door: usize,
     transferred: bool,
     intercurrence: bool,
 }
@@ -205,6 +218,7 @@ impl<'a> Cast<'a> {
                 .map(|i| format!("(12) 99{:03}-{:04}", 100 + i, 4321 + i))
                 .collect(),
             sent_to: false,
+            held_at_door: 0,
             transferred: false,
             intercurrence: false,
         }
@@ -217,7 +231,11 @@ impl<'a> Cast<'a> {
         // Pranksters call again: their numbers recur, now and then on real calls too.
         let prank_phone = prank || rng.chance(5);
         let form = self.basic_form(rng, prank_phone);
-        s.push(s.taker, 0, Step::Create(Box::new(form.clone())));
+        s.push(
+            s.taker,
+            0,
+            Step::Create(Box::new(form.clone()), answered(rng)),
+        );
         if prank {
             s.push(s.taker, 60 + rng.below(120), Step::Prank);
             return s.done(State::Prank);
@@ -247,16 +265,23 @@ impl<'a> Cast<'a> {
 
     /// An incident open at `end`, in `state`, created in the last hours before it.
     fn open(&mut self, rng: &mut Rng, state: State, end: DateTime<Utc>) -> IncidentScript {
+        // The first dispatched ones keep a unit at a hospital's door past the alert.
+        let hold = state == State::Dispatched && self.held_at_door < HELD_AT_DOOR;
         let age_minutes = match state {
             State::Registering => 2 + rng.below(20),
             State::AwaitingRegulation => 10 + rng.below(50),
             State::Regulated => 20 + rng.below(70),
+            _ if hold => 150 + rng.below(30),
             _ => 45 + rng.below(120),
         };
         let created = end - Duration::seconds(age_minutes as i64 * 60 + rng.below(60) as i64);
         let mut s = Script::new(self.tarm(rng), created);
         let form = self.basic_form(rng, false);
-        s.push(s.taker, 0, Step::Create(Box::new(form.clone())));
+        s.push(
+            s.taker,
+            0,
+            Step::Create(Box::new(form.clone()), answered(rng)),
+        );
         if state == State::Registering {
             return s.done(state);
         }
@@ -267,7 +292,10 @@ impl<'a> Cast<'a> {
         self.regulate(rng, &mut s, state == State::Dispatched);
         if state == State::Dispatched {
             let vehicle = s.vehicle.unwrap_or("USB");
-            if self.send_unit_open(rng, &mut s, vehicle, end) {
+            if hold {
+                self.held_at_door += 1;
+            }
+            if self.send_unit_open(rng, &mut s, vehicle, end, hold) {
                 return s.done(State::Dispatched);
             }
         }
@@ -316,8 +344,16 @@ impl<'a> Cast<'a> {
         });
         form.patient_age = Some(rng.below(95) as i32 + 1);
         form.patient_sex = Some(*rng.pick(&[Sex::F, Sex::M, Sex::F, Sex::M, Sex::X]));
-        s.push(s.taker, 60 + rng.below(120), Step::Update(Box::new(form)));
-        s.push(s.taker, 20 + rng.below(60), Step::Submit);
+        // A critical call is taken and handled faster than the others (and still, now and
+        // then, past its targets: the report shows both).
+        s.urgent = form.priority == Some(Priority::Critical);
+        let pace = s.pace();
+        s.push(
+            s.taker,
+            pace(20 + rng.below(100)),
+            Step::Update(Box::new(form)),
+        );
+        s.push(s.taker, pace(10 + rng.below(40)), Step::Submit);
     }
 
     /// A regulating physician decides (sometimes after a colleague sends it on); answers who.
@@ -342,9 +378,10 @@ impl<'a> Cast<'a> {
             rng.pick(&any)
         };
         s.vehicle = action.3;
+        let pace = s.pace();
         s.push(
             regulator,
-            60 + rng.below(420),
+            pace(60 + rng.below(420)),
             Step::Decide {
                 action: action.0,
                 vehicle: action.3,
@@ -372,9 +409,10 @@ impl<'a> Cast<'a> {
     /// nothing written) when no unit of the type is free for it.
     fn send_unit(&mut self, rng: &mut Rng, s: &mut Script, vehicle: &str) -> bool {
         let fleet = *rng.pick(&self.fleet);
-        let assigned = s.at + Duration::seconds(60 + rng.below(180) as i64);
-        let mut steps = vec![(Status::EnRoute, 60 + rng.below(120))];
-        steps.push((Status::OnScene, 300 + rng.below(900)));
+        let pace = s.pace();
+        let assigned = s.at + Duration::seconds(pace(10 + rng.below(110)) as i64);
+        let mut steps = vec![(Status::EnRoute, pace(20 + rng.below(100)))];
+        steps.push((Status::OnScene, pace(300 + rng.below(900))));
         let transports = rng.chance(60);
         if transports {
             steps.push((Status::Transporting, 600 + rng.below(900)));
@@ -383,9 +421,16 @@ impl<'a> Cast<'a> {
             let hold = if rng.chance(15) {
                 1800 + rng.below(2400)
             } else {
-                600 + rng.below(900)
+                300 + rng.below(900)
             };
-            steps.push((Status::Released, hold));
+            // Now and then the crew does not record the hand-over: the report counts the
+            // hold as missing rather than guess it.
+            if rng.chance(5) {
+                steps.push((Status::Released, hold + 300));
+            } else {
+                steps.push((Status::HandedOver, hold));
+                steps.push((Status::Released, 300 + rng.below(600)));
+            }
         } else {
             steps.push((Status::Released, 600 + rng.below(600)));
         }
@@ -423,6 +468,7 @@ impl<'a> Cast<'a> {
         s: &mut Script,
         vehicle: &str,
         end: DateTime<Utc>,
+        hold: bool,
     ) -> bool {
         let fleet = *rng.pick(&self.fleet);
         let assigned = s.at + Duration::seconds(60 + rng.below(180) as i64);
@@ -436,7 +482,7 @@ impl<'a> Cast<'a> {
         }
         let unit = free[rng.below(free.len())];
         self.busy[unit].push((assigned, None));
-        let transports = rng.chance(60);
+        let transports = hold || rng.chance(60);
         let destination = transports.then(|| *rng.pick(&self.hospitals));
         s.push_at(fleet, assigned, Step::Dispatch(unit, destination));
         let mut plan = vec![
@@ -447,7 +493,11 @@ impl<'a> Cast<'a> {
             plan.push((Status::Transporting, 600 + rng.below(900)));
             plan.push((Status::AtDestination, 600 + rng.below(1200)));
         }
-        let wanted = rng.below(plan.len() + 1);
+        let wanted = if hold {
+            plan.len()
+        } else {
+            rng.below(plan.len() + 1)
+        };
         for (status, secs) in plan.into_iter().take(wanted) {
             let at = s.at + Duration::seconds(secs as i64);
             if at >= end - Duration::minutes(1) {
@@ -464,6 +514,8 @@ struct Script {
     taker: usize,
     at: DateTime<Utc>,
     vehicle: Option<&'static str>,
+    /// A critical call: taken, regulated and reached faster.
+    urgent: bool,
     actions: Vec<Action>,
 }
 
@@ -473,8 +525,15 @@ impl Script {
             taker,
             at: created,
             vehicle: None,
+            urgent: false,
             actions: Vec::new(),
         }
+    }
+
+    /// How long a step takes at this call's pace: half for a critical one.
+    fn pace(&self) -> impl Fn(usize) -> usize + use<> {
+        let urgent = self.urgent;
+        move |secs| if urgent { secs / 2 } else { secs }
     }
 
     /// `step` by `user`, `after` seconds after the previous action.

@@ -12,15 +12,16 @@ use crate::views::*;
 
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = dispatches, check_for_backend(diesel::pg::Pg))]
-struct DispatchRow {
-    id: i64,
-    status: Status,
-    assigned_at: DateTime<Utc>,
-    en_route_at: Option<DateTime<Utc>>,
-    on_scene_at: Option<DateTime<Utc>>,
-    transporting_at: Option<DateTime<Utc>>,
-    at_destination_at: Option<DateTime<Utc>>,
-    released_at: Option<DateTime<Utc>>,
+pub(crate) struct DispatchRow {
+    pub(crate) id: i64,
+    pub(crate) status: Status,
+    pub(crate) assigned_at: DateTime<Utc>,
+    pub(crate) en_route_at: Option<DateTime<Utc>>,
+    pub(crate) on_scene_at: Option<DateTime<Utc>>,
+    pub(crate) transporting_at: Option<DateTime<Utc>>,
+    pub(crate) at_destination_at: Option<DateTime<Utc>>,
+    pub(crate) handed_over_at: Option<DateTime<Utc>>,
+    pub(crate) released_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Queryable, Selectable)]
@@ -99,6 +100,7 @@ fn view(row: Row) -> DispatchView {
             on_scene_at: d.on_scene_at,
             transporting_at: d.transporting_at,
             at_destination_at: d.at_destination_at,
+            handed_over_at: d.handed_over_at,
             released_at: d.released_at,
         },
         destination: destination.map(Into::into),

@@ -46,7 +46,9 @@ pub mod dispatches;
 pub mod idempotency;
 pub mod incident_writes;
 pub mod incidents;
+pub mod offload;
 pub mod reference;
+pub mod times;
 pub mod users;
 pub mod writes;
 

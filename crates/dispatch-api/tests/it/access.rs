@@ -39,6 +39,10 @@ pub const ROUTES: &[&str] = &[
     "/incident/1/fleet-occurrence",
     "/incident/1/regulation",
     "/incident/1/occurrence-view",
+    "/incident/1/timeline",
+    "/response-targets",
+    "/reports/response-times?group_by=priority",
+    "/health-unit/offload",
     "/mobile-unit?active_only=true",
     "/mobile-unit/options?available=true&type=1",
     "/mobile-unit/board",
@@ -100,6 +104,12 @@ async fn screen_routes_serve_the_profiles_of_the_contract_only() {
         ("/incident/1/fleet-occurrence", &["frota"]),
         ("/incident/1/regulation", &["regulador"]),
         ("/incident/1/occurrence-view", &["regulador", "tarm"]),
+        // docs/dispatch-routes.md, "Response times".
+        ("/incident/1/timeline", &["admin", "regulador", "frota"]),
+        (
+            "/reports/response-times?group_by=priority",
+            &["admin", "regulador"],
+        ),
     ];
     for (uri, allowed) in table {
         for login in ["admin", "tarm", "regulador", "frota"] {

@@ -178,7 +178,7 @@ async fn every_bad_or_missing_field_of_a_body_is_named_at_once() {
                 "is not a field of this body; its fields are `caller_name`, `caller_phone`, \
                  `address`, `complaint`, `city`, `related_incident_id`, `occurrence_type`, \
                  `priority`, `occurrence_notes`, `patient_name`, `patient_age`, \
-                 `patient_sex`, `destination_health_unit_id`"
+                 `patient_sex`, `destination_health_unit_id`, `call_received_at`"
             ),
         ]
     );

@@ -16,6 +16,7 @@ use crate::support::Reply;
 /// Where each field of the incident detail is recorded in a history entry's `changes`.
 const RECORDED_AS: &[(&str, &str)] = &[
     ("state", "state"),
+    ("call_received_at", "call_received_at"),
     ("basic_data.caller_name", "caller_name"),
     ("basic_data.caller_phone", "caller_phone"),
     ("basic_data.address", "address"),

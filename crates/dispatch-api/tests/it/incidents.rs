@@ -12,6 +12,7 @@ const DETAIL_KEYS: &[&str] = &[
     "number",
     "state",
     "version",
+    "call_received_at",
     "created_at",
     "updated_at",
     "created_by",
@@ -62,6 +63,7 @@ fn assert_dispatch_shape(d: &Value) {
             "on_scene_at",
             "transporting_at",
             "at_destination_at",
+            "handed_over_at",
             "released_at"
         ])
     );
@@ -329,7 +331,12 @@ async fn regulation_and_occurrence_view_in_one_response() {
     let view = view.ok();
     assert_eq!(
         keys(view),
-        set(&["incident", "technical_decisions", "dispatches"])
+        set(&[
+            "incident",
+            "technical_decisions",
+            "dispatches",
+            "response_times"
+        ])
     );
     assert_eq!(view["incident"], body["incident"]);
     assert_eq!(view["dispatches"], body["mobile_units"]);
@@ -403,7 +410,8 @@ async fn fleet_screens_in_one_response() {
             "patient",
             "technical_decision",
             "dispatches",
-            "intercurrences"
+            "intercurrences",
+            "response_times"
         ])
     );
     assert_eq!(&occ["incident"], summary);

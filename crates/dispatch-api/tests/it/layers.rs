@@ -12,6 +12,10 @@ const LAYERS: &[Layer] = &[
         modules: &["startup", "openapi", "settings"],
     },
     Layer {
+        name: "manager's page",
+        modules: &["manager"],
+    },
+    Layer {
         name: "routes",
         modules: &["routes"],
     },

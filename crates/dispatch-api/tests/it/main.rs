@@ -8,7 +8,8 @@
 //! - identity: `auth`, `tokens` (bound to this service), `idp` (an identity provider's);
 //!   real-time updates over sockets: `realtime`;
 //! - browser clients (CORS, `ETag`/304, query parameters): `browser`;
-//! - a whole shift of call takers, regulators and fleet operators: `shift`.
+//! - a whole shift of call takers, regulators and fleet operators: `shift`;
+//! - response times, targets, reports and hospital offload, on a manual clock: `times`.
 
 mod access;
 mod auth;
@@ -35,6 +36,7 @@ mod search;
 mod seed;
 mod shift;
 mod support;
+mod times;
 mod tokens;
 mod transitions;
 mod users;

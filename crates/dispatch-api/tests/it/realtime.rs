@@ -20,10 +20,10 @@ use tokio_tungstenite::tungstenite::Message;
 
 use crate::support::Api;
 
-type Socket =
+pub(crate) type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
-struct Replica {
+pub(crate) struct Replica {
     addr: SocketAddr,
     server: ServerHandle,
     listener: JoinHandle<()>,
@@ -31,7 +31,7 @@ struct Replica {
 }
 
 impl Replica {
-    async fn start(api: &Api, settings: WsSettings) -> Replica {
+    pub(crate) async fn start(api: &Api, settings: WsSettings) -> Replica {
         let hub = Hub::new(QUEUE_CAPACITY, settings);
         let state = AppState {
             hub: hub.clone(),
@@ -66,12 +66,12 @@ impl Replica {
         }
     }
 
-    async fn socket(&self, token: &str) -> Socket {
+    pub(crate) async fn socket(&self, token: &str) -> Socket {
         let url = format!("ws://{}/ws?access_token={token}", self.addr);
         tokio_tungstenite::connect_async(url).await.unwrap().0
     }
 
-    async fn stop(self) {
+    pub(crate) async fn stop(self) {
         self.listener.abort();
         self.server.stop(false).await;
     }
@@ -103,7 +103,7 @@ pub(crate) async fn listeners_up(api: &Api, n: i64) {
 }
 
 /// The next JSON text message, within `secs`.
-async fn next(ws: &mut Socket, secs: u64) -> Option<Value> {
+pub(crate) async fn next(ws: &mut Socket, secs: u64) -> Option<Value> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
     loop {
         match tokio::time::timeout_at(deadline, ws.next()).await {
@@ -121,7 +121,7 @@ async fn next(ws: &mut Socket, secs: u64) -> Option<Value> {
     }
 }
 
-async fn send(ws: &mut Socket, v: Value) {
+pub(crate) async fn send(ws: &mut Socket, v: Value) {
     ws.send(Message::text(v.to_string())).await.unwrap();
 }
 
@@ -559,7 +559,7 @@ impl ServeProcess {
         panic!("serve did not become ready");
     }
 
-    async fn socket(&self, token: &str) -> Socket {
+    pub(crate) async fn socket(&self, token: &str) -> Socket {
         let url = format!("ws://{}/ws?access_token={token}", self.addr);
         tokio_tungstenite::connect_async(url).await.unwrap().0
     }
@@ -572,7 +572,7 @@ impl Drop for ServeProcess {
     }
 }
 
-async fn follow(ws: &mut Socket, queue: &str) -> Value {
+pub(crate) async fn follow(ws: &mut Socket, queue: &str) -> Value {
     send(ws, json!({"type": "subscribe", "queue": queue})).await;
     next(ws, 5).await.expect("an answer to subscribe")
 }

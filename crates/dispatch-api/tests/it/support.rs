@@ -142,11 +142,27 @@ impl Api {
     /// [`Api::new`] with browsers of other origins allowed by `cors` and, when given, an
     /// identity provider's tokens accepted.
     pub async fn with(cors: CorsSettings, idp: Option<IdpVerifier>) -> Api {
+        Self::build(cors, idp, None).await
+    }
+
+    /// [`Api::new`] on a manual clock: every write records the clock's time.
+    pub async fn at(clock: common::Clock) -> Api {
+        Self::build(CorsSettings::default(), None, Some(clock)).await
+    }
+
+    async fn build(
+        cors: CorsSettings,
+        idp: Option<IdpVerifier>,
+        clock: Option<common::Clock>,
+    ) -> Api {
         let db = seeded_db().await;
         let keys = service_keys();
         let mut state = startup::state(db.pool(), keys.clone());
         if let Some(idp) = idp {
             state = state.with_idp(idp);
+        }
+        if let Some(clock) = clock {
+            state = state.with_clock(clock);
         }
         let metrics = startup::metrics(&db.pool());
         let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -2,6 +2,8 @@
 //! (bound to a `_name`, never `_`): a dropped one would refuse what the hub offers.
 
 use super::*;
+use crate::domain::incident::State;
+use crate::domain::queue::Queue::Work;
 use crate::domain::user::ACTIVE;
 
 fn recv(rx: &mut mpsc::Receiver<Arc<str>>) -> Option<serde_json::Value> {
@@ -153,8 +155,8 @@ fn two_queue_followers() -> (Hub, (Client, Queue), (Client, Queue)) {
     let hub = Hub::new(2, WsSettings::default());
     let reg = hub.connect(&user(1, Profile::MedicoRegulador));
     let other = hub.connect(&user(2, Profile::OperadorFrota));
-    hub.follow_queue(&reg.0, State::AwaitingRegulation);
-    hub.follow_queue(&other.0, State::Regulated);
+    hub.follow_queue(&reg.0, Work(State::AwaitingRegulation));
+    hub.follow_queue(&other.0, Work(State::Regulated));
     (hub, reg, other)
 }
 
@@ -163,7 +165,7 @@ fn following_a_queue_is_answered_subscribed() {
     let hub = Hub::new(2, WsSettings::default());
     let (reg, _rr) = hub.connect(&user(1, Profile::MedicoRegulador));
     assert_eq!(
-        hub.follow_queue(&reg, State::AwaitingRegulation)
+        hub.follow_queue(&reg, Work(State::AwaitingRegulation))
             .text()
             .as_ref(),
         r#"{"type":"subscribed","queue":"awaiting_regulation"}"#
@@ -239,7 +241,7 @@ fn moves_a_full_queue_missed_are_owed_as_one_resync() {
 #[test]
 fn nothing_is_sent_for_a_queue_after_unfollowing_it() {
     let (hub, (reg, mut rr), _other) = two_queue_followers();
-    hub.unfollow_queue(&reg, State::AwaitingRegulation);
+    hub.unfollow_queue(&reg, Work(State::AwaitingRegulation));
     hub.publish_queue(&moved(
         20,
         2,
@@ -253,7 +255,7 @@ fn nothing_is_sent_for_a_queue_after_unfollowing_it() {
 #[test]
 fn a_removed_socket_follows_no_queue() {
     let (hub, (reg, _rr), (other, _ro)) = two_queue_followers();
-    hub.unfollow_queue(&reg, State::AwaitingRegulation);
+    hub.unfollow_queue(&reg, Work(State::AwaitingRegulation));
     assert_eq!(hub.queue_follower_count(), 1);
     hub.remove_client(other.id);
     assert_eq!(hub.queue_follower_count(), 0);
@@ -309,4 +311,72 @@ fn the_connected_users_are_those_with_a_socket() {
     let mut users = hub.connected_users();
     users.sort();
     assert_eq!(users, [1, 2]);
+}
+
+fn alert(dispatch_id: i64) -> OffloadAlert {
+    let at = chrono::DateTime::from_timestamp(1_900_000_000, 0).unwrap();
+    OffloadAlert {
+        dispatch_id,
+        incident_id: 10 + dispatch_id,
+        incident_number: format!("2030-{dispatch_id:06}"),
+        mobile_unit: crate::views::OffloadUnit {
+            id: 7,
+            name: "USA 07".into(),
+        },
+        health_unit: None,
+        at_destination_at: at,
+        target_seconds: 1200,
+        alerted_at: at + chrono::Duration::minutes(20),
+    }
+}
+
+fn cleared(dispatch_id: i64) -> OffloadNotice {
+    let a = alert(dispatch_id);
+    OffloadNotice::Cleared(crate::views::OffloadCleared {
+        dispatch_id,
+        incident_id: a.incident_id,
+        incident_number: a.incident_number,
+        mobile_unit: a.mobile_unit,
+        health_unit: None,
+        by: crate::domain::dispatch::Status::HandedOver,
+        at_destination_at: a.at_destination_at,
+        cleared_at: a.alerted_at,
+        held_seconds: 1500.0,
+    })
+}
+
+/// Following the offload queue: what was open when it was read, with what was heard while
+/// reading applied on top; then each alert once, and a clearing only after its alert.
+#[test]
+fn an_offload_follower_hears_each_alert_once_and_its_clearing_after_it() {
+    let hub = Hub::new(8, WsSettings::default());
+    let (fleet, mut rx) = hub.connect(&user(1, Profile::OperadorFrota));
+    hub.begin_follow_offload(&fleet);
+    // While the open alerts are read: alert 2 raised, alert 1 (read as open) cleared.
+    hub.publish_offload(&OffloadNotice::Alert(alert(2)));
+    hub.publish_offload(&cleared(1));
+    assert_eq!(recv(&mut rx), None, "nothing before the answer");
+    let answer: Vec<String> = hub
+        .finish_follow_offload(&fleet, vec![alert(1), alert(3)])
+        .iter()
+        .map(|m| m.text().to_string())
+        .collect();
+    let ids: Vec<serde_json::Value> = answer
+        .iter()
+        .map(|t| serde_json::from_str::<serde_json::Value>(t).unwrap()["dispatch_id"].clone())
+        .collect();
+    assert_eq!(answer[0], r#"{"type":"subscribed","queue":"offload"}"#);
+    assert_eq!(ids[1..], [serde_json::json!(3), serde_json::json!(2)]);
+    // Live: a repeated alert is not told twice; a clearing of one never told is not told.
+    assert_eq!(hub.publish_offload(&OffloadNotice::Alert(alert(2))), 0);
+    assert_eq!(hub.publish_offload(&cleared(9)), 0);
+    assert_eq!(hub.publish_offload(&cleared(3)), 1);
+    let told = recv(&mut rx).unwrap();
+    assert_eq!(told["type"], "offload.cleared");
+    assert_eq!(told["dispatch_id"], 3);
+    assert_eq!(told["by"], "handed_over");
+    assert_eq!(hub.publish_offload(&OffloadNotice::Alert(alert(4))), 1);
+    assert_eq!(recv(&mut rx).unwrap()["type"], "offload.alert");
+    hub.unfollow_queue(&fleet, crate::domain::queue::Queue::OFFLOAD);
+    assert_eq!(hub.publish_offload(&cleared(4)), 0);
 }

@@ -2,6 +2,7 @@
 //! fields (`domain::form::incident_fields!`): `POST /incident` takes the Basic data form
 //! plus optionally the Occurrence and Patient fields; `PATCH /incident/{id}` any subset.
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Deserializer};
 use utoipa::ToSchema;
 
@@ -23,7 +24,14 @@ macro_rules! create_body {
         /// The Basic data form, plus optionally the Occurrence and Patient fields.
         #[derive(Debug, Deserialize, ToSchema)]
         #[serde(deny_unknown_fields)]
-        pub struct CreateIncident { $($out)* }
+        pub struct CreateIncident {
+            $($out)*
+            /// When the phone was answered (RFC 3339): not in the future, at most 24 hours
+            /// ago. Default: the moment the incident is created. The start of the response
+            /// times (docs/dispatch-routes.md, "Response times").
+            #[schema(value_type = Option<String>, format = DateTime)]
+            pub call_received_at: Option<DateTime<Utc>>,
+        }
     };
     ([$($out:tt)*] $(#[$m:meta])* $name:ident: $doc:ty, $body:ty, required, $g:ident, [$($r:tt)*]; $($rest:tt)*) => {
         create_body!([$($out)* $(#[$m])* pub $name: $body,] $($rest)*);
@@ -76,20 +84,32 @@ macro_rules! bodies {
             }
         }
 
-        impl From<CreateIncident> for RawForm {
-            fn from(c: CreateIncident) -> RawForm {
-                RawForm { $($name: c.$name,)+ }
+        impl CreateIncident {
+            /// The form's fields, and when the call was received.
+            fn split(self) -> (RawForm, Option<DateTime<Utc>>) {
+                (RawForm { $($name: self.$name,)+ }, self.call_received_at)
             }
         }
     };
 }
 incident_fields!(bodies);
 
-impl Judge for CreateIncident {
-    type Judged = IncidentForm;
+/// `POST /incident`'s body, judged: the form, and when the call was received (judged
+/// against the write's instant by the store, `domain::times::call_received_at`).
+pub struct NewIncident {
+    pub form: IncidentForm,
+    pub call_received_at: Option<DateTime<Utc>>,
+}
 
-    fn judge(self) -> Result<IncidentForm, Refusal> {
-        RawForm::from(self).check(|_| true)
+impl Judge for CreateIncident {
+    type Judged = NewIncident;
+
+    fn judge(self) -> Result<NewIncident, Refusal> {
+        let (raw, call_received_at) = self.split();
+        Ok(NewIncident {
+            form: raw.check(|_| true)?,
+            call_received_at,
+        })
     }
 }
 

@@ -9,10 +9,12 @@ use super::with_etag;
 use crate::domain::Refusal;
 use crate::domain::dispatch::Status;
 use crate::domain::phone;
-use crate::routes::extract::{Caller, Fleet, FleetOrRegulator, Regulator, RegulatorOrTarm};
+use crate::routes::extract::{
+    Caller, Fleet, FleetOrRegulator, Regulator, RegulatorOrTarm, TimesReader,
+};
 use crate::routes::{Reply, Routes, ok};
 use crate::state::AppState;
-use crate::store::{dispatches, incidents};
+use crate::store::{dispatches, incidents, times};
 use crate::views::*;
 
 pub fn routes(r: &mut Routes<'_>) {
@@ -20,7 +22,8 @@ pub fn routes(r: &mut Routes<'_>) {
         .add(__path_fleet_summary, fleet_summary)
         .add(__path_fleet_occurrence, fleet_occurrence)
         .add(__path_regulation, regulation)
-        .add(__path_occurrence_view, occurrence_view);
+        .add(__path_occurrence_view, occurrence_view)
+        .add(__path_timeline, timeline);
 }
 
 /// Unit selection screen: the patient and the vehicle of the incident.
@@ -77,19 +80,23 @@ pub async fn fleet_occurrence(
     id: Path<i64>,
 ) -> Reply {
     let (id, conn) = (id.0, state.pool.get().await?);
-    let (row, decisions, units, intercurrences) = try_join!(
+    let (row, decisions, units, intercurrences, timeline) = try_join!(
         incidents::fleet_row(&conn, id),
         incidents::decisions(&conn, id),
         dispatches::of_incident(&conn, id),
         incidents::recorded_intercurrences(&conn, id),
+        times::timeline(&conn, id, state.clock.now()),
     )?;
-    let row = row.ok_or_else(|| Refusal::not_found("incident", id))?;
+    let (row, response_times) = row
+        .zip(timeline)
+        .ok_or_else(|| Refusal::not_found("incident", id))?;
     ok(&FleetOccurrence {
         incident: row.summary,
         patient: row.patient,
         technical_decision: decisions.into_iter().last(),
         dispatches: units,
         intercurrences,
+        response_times,
     })
 }
 
@@ -133,15 +140,37 @@ pub async fn occurrence_view(
     id: Path<i64>,
 ) -> Reply {
     let (id, conn) = (id.0, state.pool.get().await?);
-    let (incident, decisions, units) = try_join!(
+    let (incident, decisions, units, timeline) = try_join!(
         incidents::detail(&conn, id),
         incidents::decisions(&conn, id),
         dispatches::of_incident(&conn, id),
+        times::timeline(&conn, id, state.clock.now()),
     )?;
-    let incident = incident.ok_or_else(|| Refusal::not_found("incident", id))?;
+    let (incident, response_times) = incident
+        .zip(timeline)
+        .ok_or_else(|| Refusal::not_found("incident", id))?;
     Ok(with_etag(incident.version).json(OccurrenceView {
         incident,
         technical_decisions: decisions,
         dispatches: units,
+        response_times,
     }))
+}
+
+/// Every phase of the incident and of each of its units, with their targets and what is
+/// missing or out of order (docs/dispatch-routes.md, "Response times"): three statements in
+/// one pipeline.
+#[utoipa::path(get, path = "/incident/{id}/timeline", tag = "response times",
+    params(("id" = i64, Path, description = "incident id")),
+    responses((status = 200, body = IncidentTimeline)))]
+pub async fn timeline(
+    state: web::Data<AppState>,
+    _user: Caller<TimesReader>,
+    id: Path<i64>,
+) -> Reply {
+    let conn = state.pool.get().await?;
+    let timeline = times::timeline(&conn, id.0, state.clock.now())
+        .await?
+        .ok_or_else(|| Refusal::not_found("incident", id.0))?;
+    ok(&timeline)
 }

@@ -61,8 +61,8 @@ pub struct Empty {}
     responses((status = 201, body = Written,
         headers(("ETag" = String), ("Location" = String)))))]
 pub async fn create(state: web::Data<AppState>, w: Post<Tarm, CreateIncident>) -> Reply {
-    w.commit(&state, StatusCode::CREATED, async |c, user, form| {
-        store::create(c, user, form).await
+    w.commit(&state, StatusCode::CREATED, async |c, user, new| {
+        store::create(c, user, new.form, new.call_received_at).await
     })
     .await
 }

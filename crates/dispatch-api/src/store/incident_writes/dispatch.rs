@@ -198,6 +198,10 @@ pub async fn dispatch_status(
             .await?;
         let to = dispatch::transition(from, to)?;
         set_step(c, dispatch_id, to, by.at).await?;
+        if from == Status::AtDestination {
+            // Off the hospital's door: a stretcher hold alert raised for it is cleared.
+            crate::store::offload::clear(c, dispatch_id, to).await?;
+        }
         let changes = Changes::new().record(
             ChangeGroup::Dispatches,
             "dispatch",
@@ -235,11 +239,13 @@ async fn set_step(
         Status::OnScene => "on_scene_at",
         Status::Transporting => "transporting_at",
         Status::AtDestination => "at_destination_at",
+        Status::HandedOver => "handed_over_at",
         Status::Released => "released_at",
     };
     diesel::sql_query(format!(
         "UPDATE dispatch.dispatches SET status = $1, {column} = GREATEST($3, assigned_at, en_route_at, \
-         on_scene_at, transporting_at, at_destination_at, released_at) WHERE id = $2"
+         on_scene_at, transporting_at, at_destination_at, handed_over_at, released_at) \
+         WHERE id = $2"
     ))
     .bind::<diesel::sql_types::Text, _>(to.as_str())
     .bind::<diesel::sql_types::BigInt, _>(dispatch_id)

@@ -24,7 +24,7 @@ use crate::domain::dispatch::Status;
 use crate::domain::form::IncidentForm;
 use crate::domain::history::{ChangeGroup, HistoryAction};
 use crate::domain::incident::{self, Edit, State};
-use crate::domain::{Refusal, phone, reference};
+use crate::domain::{Refusal, phone, reference, times};
 use crate::error::{Error, Result};
 use crate::schema::dispatch::*;
 use crate::store::writes::{self, Author, Changes, Written, lock};
@@ -58,12 +58,16 @@ async fn person(c: &mut AsyncPgConnection, id: Option<i64>) -> Result<Option<Use
     Ok(Some(row.into()))
 }
 
-/// `POST /incident`: a new incident in `registering`, version 1, history `created`.
+/// `POST /incident`: a new incident in `registering`, version 1, history `created`. The call
+/// was received at `call_received_at` (judged by `domain::times::call_received_at` against the
+/// write's instant; the write's instant when not given).
 pub async fn create(
     conn: &mut AsyncPgConnection,
     by: &Author<'_>,
     fields: IncidentForm,
+    call_received_at: Option<DateTime<Utc>>,
 ) -> Result<Written> {
+    let received = times::call_received_at(call_received_at, by.at)?;
     conn.transaction::<_, Error, _>(async |c| {
         check_related(c, fields.related_incident_id, None).await?;
         check_destination(
@@ -85,13 +89,20 @@ pub async fn create(
                 incidents::created_by.eq(by.id()),
                 incidents::created_at.eq(by.at),
                 incidents::updated_at.eq(by.at),
+                incidents::call_received_at.eq(received),
                 incidents::caller_phone_key.eq(phone::key_of(&fields.caller_phone)),
                 &fields,
             ))
             .execute(c)
             .await?;
-        let mut changes =
-            Changes::new().field(ChangeGroup::State, "state", None::<&str>, "registering");
+        let mut changes = Changes::new()
+            .field(ChangeGroup::State, "state", None::<&str>, "registering")
+            .field(
+                ChangeGroup::BasicData,
+                "call_received_at",
+                None::<()>,
+                received,
+            );
         for (name, group, value) in in_name_order(&fields) {
             if !value.is_null() {
                 changes = changes.field(group, name, None::<()>, value);
@@ -204,6 +215,14 @@ pub async fn move_to(
     conn.transaction::<_, Error, _>(async |c| {
         let cur = lock(c, id, Some(expected)).await?;
         let to = incident::transition(cur.state, to)?;
+        if to == State::AwaitingRegulation {
+            // Handed to regulation: the end of call taking (docs/dispatch-routes.md,
+            // "Response times"); the history entry's `at` is the same instant.
+            diesel::update(incidents::table.find(id))
+                .set(incidents::submitted_at.eq(by.at))
+                .execute(c)
+                .await?;
+        }
         let mut changes = Changes::new();
         if let Some(reason) = reason {
             changes = changes.record(ChangeGroup::State, "reason", json!(reason));

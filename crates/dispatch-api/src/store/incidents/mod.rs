@@ -28,6 +28,7 @@ struct IncidentRow {
     number: String,
     state: State,
     version: i32,
+    call_received_at: DateTime<Utc>,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
     #[diesel(embed)]
@@ -83,6 +84,7 @@ pub async fn detail(
             number: r.number,
             state: r.state,
             version: r.version,
+            call_received_at: r.call_received_at,
             created_at: r.created_at,
             updated_at: r.updated_at,
             created_by: user_option(created_by),

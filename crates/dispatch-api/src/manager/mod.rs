@@ -1,0 +1,236 @@
+//! The centre manager's page at `/reports` (docs/dispatch-routes.md, "The manager's page"):
+//! HTML in Portuguese rendered on the server (askama, `templates/manager/`), no script, one
+//! small stylesheet and charts drawn by the server as SVG (plotters), everything served from
+//! the binary. Signed in with an ADMIN or regulator token kept in a session cookie, as the
+//! callback service's integrations console does.
+//!
+//! - [`session`]: the token in a cookie, checked on every request as the API checks a
+//!   Bearer token, and the refusal of posts made from another site;
+//! - [`pages`]: the handlers, which read what the API routes read (`routes::reports::build`,
+//!   `routes::health_unit::board`);
+//! - [`charts`]: the two charts.
+//!
+//! These are pages, not API: they are not in the OpenAPI document.
+
+pub mod charts;
+pub mod pages;
+pub mod session;
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, CacheControl, CacheDirective};
+use actix_web::{HttpResponse, HttpResponseBuilder, ResponseError, web};
+use askama::Template;
+
+/// Where the page lives; its cookie is sent only below it.
+pub const BASE: &str = "/reports";
+
+const CSS: &str = include_str!("../../assets/reports.css");
+/// The stylesheet's URL carries the crate version: a new release is a new URL.
+pub const CSS_PATH: &str = concat!("/reports/relatorios.css?v=", env!("CARGO_PKG_VERSION"));
+
+/// No script at all; styles and forms of this origin only; never inside a frame. The charts
+/// are inline SVG.
+const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; \
+                   frame-ancestors 'none'; base-uri 'none'";
+
+/// Registers the pages under [`BASE`] (after the API's own `/reports/response-times`).
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::scope(BASE)
+            .app_data(
+                web::FormConfig::default()
+                    .limit(16 * 1024)
+                    .error_handler(|_, _| {
+                        PageError::page(
+                            StatusCode::BAD_REQUEST,
+                            "O formulário chegou incompleto ou grande demais.",
+                        )
+                        .into()
+                    }),
+            )
+            .app_data(web::QueryConfig::default().error_handler(|_, _| {
+                PageError::page(
+                    StatusCode::BAD_REQUEST,
+                    "As datas do período não foram entendidas: use o formato AAAA-MM-DD.",
+                )
+                .into()
+            }))
+            .route("", web::get().to(pages::reports))
+            .route("/", web::get().to(pages::reports))
+            .route("/relatorios.css", web::get().to(css))
+            .route("/entrar", web::get().to(pages::sign_in_form))
+            .route("/entrar", web::post().to(pages::sign_in))
+            .route("/sair", web::post().to(pages::sign_out))
+            .route("/tempos.csv", web::get().to(pages::csv))
+            .default_service(web::to(|| async {
+                Err::<HttpResponse, _>(PageError::page(
+                    StatusCode::NOT_FOUND,
+                    "Esta página não existe.",
+                ))
+            })),
+    );
+}
+
+async fn css() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/css; charset=utf-8")
+        .insert_header(CacheControl(vec![
+            CacheDirective::Public,
+            CacheDirective::MaxAge(86_400),
+        ]))
+        .body(CSS)
+}
+
+/// A page's answer: HTML no cache keeps, no script or frame can use.
+pub fn html(status: StatusCode) -> HttpResponseBuilder {
+    let mut res = HttpResponse::build(status);
+    res.content_type("text/html; charset=utf-8")
+        .insert_header(CacheControl(vec![CacheDirective::NoStore]))
+        .insert_header((header::CONTENT_SECURITY_POLICY, CSP))
+        .insert_header((header::REFERRER_POLICY, "same-origin"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"));
+    res
+}
+
+/// A redirect after a POST (303: followed with a GET).
+pub fn see_other(location: &str) -> HttpResponseBuilder {
+    let mut res = HttpResponse::SeeOther();
+    res.insert_header((header::LOCATION, location))
+        .insert_header(CacheControl(vec![CacheDirective::NoStore]));
+    res
+}
+
+#[derive(Template)]
+#[template(path = "manager/error.html")]
+struct ErrorPage<'a> {
+    css: &'a str,
+    title: &'a str,
+    message: Option<&'a str>,
+}
+
+#[derive(Template)]
+#[template(path = "manager/sign_in.html")]
+pub struct SignInPage<'a> {
+    pub css: &'a str,
+    pub title: &'a str,
+    pub message: Option<&'a str>,
+}
+
+/// What a request ends with when it cannot show its page: the sign-in page (with the reason)
+/// or an error page in Portuguese; never a server-side cause (that goes to the log).
+#[derive(Debug)]
+pub enum PageError {
+    /// No session, or its token no longer passes: the sign-in page, the session dropped.
+    SignIn {
+        message: Option<String>,
+        secure: bool,
+    },
+    /// A POST another site made the browser send.
+    CrossSite,
+    Page {
+        status: StatusCode,
+        message: String,
+    },
+}
+
+impl PageError {
+    pub fn page(status: StatusCode, message: impl Into<String>) -> Self {
+        PageError::Page {
+            status,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for PageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PageError::SignIn { .. } => f.write_str("reports: not signed in"),
+            PageError::CrossSite => f.write_str("reports: cross-site request refused"),
+            PageError::Page { status, .. } => write!(f, "reports: {status}"),
+        }
+    }
+}
+
+/// The service's errors as pages: a bad range is the manager's to fix, the rest says what
+/// happened without the cause.
+impl From<crate::error::Error> for PageError {
+    fn from(e: crate::error::Error) -> Self {
+        let problem = e.problem();
+        let (status, message) = match problem.status {
+            400..=499 => (
+                StatusCode::BAD_REQUEST,
+                "O período pedido não pode ser mostrado: até 31 dias, o início antes do fim."
+                    .to_owned(),
+            ),
+            503 => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "O banco de dados não respondeu. Tente de novo em instantes.".to_owned(),
+            ),
+            _ => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Erro interno. O registro do serviço tem os detalhes deste pedido.".to_owned(),
+            ),
+        };
+        PageError::Page { status, message }
+    }
+}
+
+impl From<diesel::result::Error> for PageError {
+    fn from(e: diesel::result::Error) -> Self {
+        crate::error::Error::from(e).into()
+    }
+}
+
+impl From<diesel_async::pooled_connection::deadpool::PoolError> for PageError {
+    fn from(e: diesel_async::pooled_connection::deadpool::PoolError) -> Self {
+        crate::error::Error::from(e).into()
+    }
+}
+
+impl ResponseError for PageError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            PageError::SignIn { .. } => StatusCode::SEE_OTHER,
+            PageError::CrossSite => StatusCode::FORBIDDEN,
+            PageError::Page { status, .. } => *status,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let (status, message) = match self {
+            PageError::SignIn { message, secure } => {
+                let mut res = see_other(&format!("{BASE}/entrar"));
+                session::end_session(&mut res, *secure);
+                if let Some(m) = message {
+                    session::flash(&mut res, m, *secure);
+                }
+                return res.finish();
+            }
+            PageError::CrossSite => (
+                StatusCode::FORBIDDEN,
+                "Pedido recusado: ele não partiu desta página. Abra os relatórios e tente de novo.",
+            ),
+            PageError::Page { status, message } => (*status, message.as_str()),
+        };
+        let title = match status {
+            StatusCode::NOT_FOUND => "Não encontrado",
+            StatusCode::FORBIDDEN => "Sem acesso",
+            StatusCode::BAD_REQUEST => "Pedido inválido",
+            StatusCode::SERVICE_UNAVAILABLE => "Serviço indisponível",
+            _ => "Erro",
+        };
+        let page = ErrorPage {
+            css: CSS_PATH,
+            title,
+            message: Some(message),
+        };
+        match page.render() {
+            Ok(body) => html(status).body(body),
+            Err(e) => {
+                tracing::error!(error = %e, "reports: error page not rendered");
+                html(status).body(message.to_owned())
+            }
+        }
+    }
+}

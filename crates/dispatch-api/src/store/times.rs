@@ -1,0 +1,689 @@
+//! Response times (docs/dispatch-routes.md, "Response times"): the targets, an incident's
+//! timeline (the phases judged by `domain::times`) and the report, computed in PostgreSQL
+//! from the times the writes recorded. The report's SQL judges each phase by the same rules
+//! as `domain::times` (a test compares the two on every incident of the demo data,
+//! `tests/it/times.rs`).
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Double, Nullable, Text, Timestamptz};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+
+use crate::domain::incident::{Priority, State};
+use crate::domain::times::{
+    self, GroupBy, IncidentTimes, Phase, Target, TargetPriority, Targets, UnitTimes,
+};
+use crate::error::{Error, Result};
+use crate::schema::dispatch::*;
+use crate::store::dispatches::DispatchRow;
+use crate::store::writes::Author;
+use crate::views::*;
+
+/// The targets as `domain::times` judges by.
+pub async fn targets(mut conn: &AsyncPgConnection) -> Result<Targets, diesel::result::Error> {
+    let rows: Vec<(Phase, TargetPriority, i32)> = response_targets::table
+        .select((
+            response_targets::phase,
+            response_targets::priority,
+            response_targets::seconds,
+        ))
+        .load(&mut conn)
+        .await?;
+    Ok(Targets(
+        rows.into_iter()
+            .map(|(phase, priority, seconds)| Target {
+                phase,
+                priority,
+                seconds,
+            })
+            .collect(),
+    ))
+}
+
+/// Every target with its source and who set it, in the phases' order, then by priority.
+pub async fn target_views(
+    mut conn: &AsyncPgConnection,
+) -> Result<Vec<TargetView>, diesel::result::Error> {
+    type Row = (
+        Phase,
+        TargetPriority,
+        i32,
+        String,
+        DateTime<Utc>,
+        Option<(i64, String)>,
+    );
+    let rows: Vec<Row> = response_targets::table
+        .left_join(users::table)
+        .select((
+            response_targets::phase,
+            response_targets::priority,
+            response_targets::seconds,
+            response_targets::source,
+            response_targets::updated_at,
+            (users::id, users::descriptive_name).nullable(),
+        ))
+        .load(&mut conn)
+        .await?;
+    let mut views: Vec<TargetView> = rows
+        .into_iter()
+        .map(
+            |(phase, priority, seconds, source, updated_at, by)| TargetView {
+                phase,
+                priority,
+                seconds,
+                source,
+                updated_at,
+                updated_by: by.map(|(id, descriptive_name)| UserOption {
+                    id,
+                    descriptive_name,
+                }),
+            },
+        )
+        .collect();
+    views.sort_by_key(|t| (t.phase, t.priority));
+    Ok(views)
+}
+
+/// One change of `PUT /response-targets`: a target set (`Some` seconds) or removed.
+#[derive(Debug, Clone)]
+pub struct TargetChange {
+    pub phase: Phase,
+    pub priority: TargetPriority,
+    pub seconds: Option<i32>,
+    pub source: Option<String>,
+}
+
+/// Applies every change in one transaction (all or none); answers the targets after it.
+pub async fn set_targets(
+    conn: &mut AsyncPgConnection,
+    by: &Author<'_>,
+    changes: Vec<TargetChange>,
+) -> Result<Vec<TargetView>> {
+    conn.transaction::<_, Error, _>(async |c| {
+        for change in changes {
+            let key = response_targets::table
+                .filter(response_targets::phase.eq(change.phase))
+                .filter(response_targets::priority.eq(change.priority));
+            match change.seconds {
+                None => {
+                    diesel::delete(key).execute(c).await?;
+                }
+                Some(seconds) => {
+                    let source = change
+                        .source
+                        .unwrap_or_else(|| format!("set by {}", by.user.descriptive_name));
+                    diesel::insert_into(response_targets::table)
+                        .values((
+                            response_targets::phase.eq(change.phase),
+                            response_targets::priority.eq(change.priority),
+                            response_targets::seconds.eq(seconds),
+                            response_targets::source.eq(&source),
+                            response_targets::updated_at.eq(by.at),
+                            response_targets::updated_by.eq(by.id()),
+                        ))
+                        .on_conflict((response_targets::phase, response_targets::priority))
+                        .do_update()
+                        .set((
+                            response_targets::seconds.eq(seconds),
+                            response_targets::source.eq(&source),
+                            response_targets::updated_at.eq(by.at),
+                            response_targets::updated_by.eq(by.id()),
+                        ))
+                        .execute(c)
+                        .await?;
+                }
+            }
+        }
+        Ok(target_views(c).await?)
+    })
+    .await
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = incidents, check_for_backend(diesel::pg::Pg))]
+struct TimesRow {
+    id: i64,
+    number: String,
+    state: State,
+    priority: Option<Priority>,
+    call_received_at: DateTime<Utc>,
+    submitted_at: Option<DateTime<Utc>>,
+    regulated_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(check_for_backend(diesel::pg::Pg))]
+struct UnitRow {
+    #[diesel(embed)]
+    dispatch: DispatchRow,
+    #[diesel(select_expression = mobile_units::id)]
+    unit_id: i64,
+    #[diesel(select_expression = mobile_units::name)]
+    unit_name: String,
+    #[diesel(select_expression = mobile_unit_types::id)]
+    type_id: i32,
+    #[diesel(select_expression = mobile_unit_types::name)]
+    type_name: String,
+}
+
+/// The incident's phases and its units', judged at `now`; `None` when it does not exist.
+/// Three statements in one pipeline (the incident, its units, the targets).
+pub async fn timeline(
+    conn: &AsyncPgConnection,
+    id: i64,
+    now: DateTime<Utc>,
+) -> Result<Option<IncidentTimeline>, diesel::result::Error> {
+    let incident = async {
+        let mut c = conn;
+        incidents::table
+            .find(id)
+            .select(TimesRow::as_select())
+            .first::<TimesRow>(&mut c)
+            .await
+            .optional()
+    };
+    let units = async {
+        let mut c = conn;
+        dispatches::table
+            .inner_join(mobile_units::table.inner_join(mobile_unit_types::table))
+            .filter(dispatches::incident_id.eq(id))
+            .order_by((dispatches::assigned_at, dispatches::id))
+            .select(UnitRow::as_select())
+            .load::<UnitRow>(&mut c)
+            .await
+    };
+    let (row, units, targets) = tokio::try_join!(incident, units, targets(conn))?;
+    let Some(row) = row else { return Ok(None) };
+    let times = IncidentTimes {
+        state: row.state,
+        priority: row.priority,
+        call_received_at: row.call_received_at,
+        submitted_at: row.submitted_at,
+        regulated_at: row.regulated_at,
+    };
+    let unit_times: Vec<UnitTimes> = units.iter().map(|u| u.dispatch.times()).collect();
+    let phases = times::incident_phases(&times, &unit_times, &targets, now);
+    let dispatches = units
+        .into_iter()
+        .zip(&unit_times)
+        .map(|(u, t)| DispatchTimeline {
+            id: u.dispatch.id,
+            status: u.dispatch.status,
+            mobile_unit: DispatchedUnit {
+                id: u.unit_id,
+                name: u.unit_name,
+                unit_type: RefOption {
+                    id: u.type_id,
+                    name: u.type_name,
+                },
+            },
+            times: u.dispatch.view_times(),
+            phases: times::unit_phases(&times, t, &targets, now),
+        })
+        .collect();
+    Ok(Some(IncidentTimeline {
+        incident_id: row.id,
+        number: row.number,
+        state: row.state,
+        priority: row.priority,
+        call_received_at: row.call_received_at,
+        submitted_at: row.submitted_at,
+        regulated_at: row.regulated_at,
+        phases,
+        dispatches,
+    }))
+}
+
+/// Every phase of the incidents whose call was received in `[$1, $2)`, judged as
+/// `domain::times` judges them: `(incident_id, dispatch_id, priority, received, phase,
+/// status, seconds, target)`. `dispatch_id` is the unit a unit's phase is of, or the one that
+/// ended an incident's phase (first assigned, first on scene, last released); null for
+/// `call_taking` and `regulation`. Rows named `judged`; `d` holds the units with their
+/// vehicle type, base and destination.
+const JUDGED: &str = r#"
+inc AS (
+    SELECT i.id, i.state, i.priority, i.call_received_at, i.submitted_at, i.regulated_at,
+           i.destination_health_unit_id,
+           i.state NOT IN ('closed', 'cancelled', 'prank') AS open
+      FROM dispatch.incidents i
+     WHERE i.call_received_at >= $1 AND i.call_received_at < $2
+),
+d AS (
+    SELECT d.id, d.incident_id, d.assigned_at, d.en_route_at, d.on_scene_at,
+           d.transporting_at, d.at_destination_at, d.handed_over_at, d.released_at,
+           mt.name AS vehicle_type, mu.base,
+           COALESCE(d.destination_id, inc.destination_health_unit_id) AS health_unit_id
+      FROM inc
+     -- Each incident's few units along `dispatches_incident` (a month is some 100,000
+     -- incidents among millions of dispatches: probing beats scanning them all).
+     -- (`OFFSET 0` keeps the planner from turning the probes back into a scan of them all.)
+     CROSS JOIN LATERAL (SELECT * FROM dispatch.dispatches x WHERE x.incident_id = inc.id OFFSET 0) d
+      JOIN dispatch.mobile_units mu ON mu.id = d.mobile_unit_id
+      JOIN dispatch.mobile_unit_types mt ON mt.id = mu.type_id
+),
+-- The target of every phase for every priority ('' for none): the priority's own, else `any`.
+tg AS (
+    SELECT p.phase, pr.priority, coalesce(t.seconds, ta.seconds) AS target
+      FROM unnest(ARRAY['call_taking', 'regulation', 'activation', 'turnout', 'travel',
+                        'response', 'on_scene', 'transport', 'hospital_hold',
+                        'return_to_service', 'total']) AS p(phase)
+     CROSS JOIN unnest(ARRAY['', 'low', 'medium', 'high', 'critical']) AS pr(priority)
+      LEFT JOIN dispatch.response_targets t ON t.phase = p.phase AND t.priority = pr.priority
+      LEFT JOIN dispatch.response_targets ta ON ta.phase = p.phase AND ta.priority = 'any'
+),
+marks AS (
+    SELECT incident_id,
+           min(assigned_at) AS first_assigned,
+           min(on_scene_at) AS first_on_scene,
+           max(released_at) AS last_released,
+           bool_or(released_at IS NULL) AS any_unreleased,
+           (array_agg(id ORDER BY assigned_at, id))[1] AS first_assigned_id,
+           (array_agg(id ORDER BY on_scene_at, id)
+               FILTER (WHERE on_scene_at IS NOT NULL))[1] AS first_on_scene_id,
+           (array_agg(id ORDER BY released_at DESC, id)
+               FILTER (WHERE released_at IS NOT NULL))[1] AS last_released_id
+      FROM d
+     GROUP BY incident_id
+),
+spans AS (
+    SELECT inc.id AS incident_id, p.dispatch_id, inc.priority, inc.call_received_at AS received,
+           p.phase, p.started, p.ended, p.evidence, true AS needs_start, p.open
+      FROM inc
+      LEFT JOIN marks m ON m.incident_id = inc.id
+     CROSS JOIN LATERAL (VALUES
+        ('call_taking', NULL::bigint, inc.call_received_at, inc.submitted_at,
+         inc.regulated_at IS NOT NULL OR m.incident_id IS NOT NULL
+             OR inc.state IN ('awaiting_regulation', 'regulated', 'dispatched', 'closed'),
+         inc.open),
+        ('regulation', NULL::bigint, inc.submitted_at, inc.regulated_at,
+         m.incident_id IS NOT NULL OR inc.state IN ('regulated', 'dispatched', 'closed'),
+         inc.open),
+        ('activation', m.first_assigned_id, inc.regulated_at, m.first_assigned, false, inc.open),
+        ('response', m.first_on_scene_id, inc.call_received_at, m.first_on_scene, false,
+         inc.open OR coalesce(m.any_unreleased, false)),
+        ('total', m.last_released_id, inc.call_received_at,
+         CASE WHEN m.incident_id IS NOT NULL AND NOT m.any_unreleased AND NOT inc.open
+              THEN m.last_released END,
+         false, inc.open OR coalesce(m.any_unreleased, false))
+     ) AS p(phase, dispatch_id, started, ended, evidence, open)
+    UNION ALL
+    SELECT d.incident_id, d.id, inc.priority, inc.call_received_at,
+           p.phase, p.started, p.ended, p.evidence, p.phase <> 'return_to_service',
+           d.released_at IS NULL
+      FROM d
+      JOIN inc ON inc.id = d.incident_id
+     CROSS JOIN LATERAL (VALUES
+        ('turnout', d.assigned_at, d.en_route_at,
+         num_nonnulls(d.on_scene_at, d.transporting_at, d.at_destination_at, d.handed_over_at) > 0),
+        ('travel', d.en_route_at, d.on_scene_at,
+         num_nonnulls(d.transporting_at, d.at_destination_at, d.handed_over_at) > 0),
+        ('on_scene', d.on_scene_at, d.transporting_at,
+         num_nonnulls(d.at_destination_at, d.handed_over_at) > 0),
+        ('transport', d.transporting_at, d.at_destination_at, d.handed_over_at IS NOT NULL),
+        ('hospital_hold', d.at_destination_at, d.handed_over_at, d.released_at IS NOT NULL),
+        ('return_to_service', coalesce(d.handed_over_at, d.at_destination_at), d.released_at,
+         false)
+     ) AS p(phase, started, ended, evidence)
+),
+judged AS (
+    SELECT s.incident_id, s.dispatch_id, s.priority, s.received, s.phase,
+           CASE WHEN s.started IS NOT NULL AND s.ended IS NOT NULL AND s.ended >= s.started
+                    THEN 'complete'
+                WHEN s.started IS NOT NULL AND s.ended IS NOT NULL THEN 'out_of_order'
+                WHEN s.started IS NOT NULL AND s.evidence THEN 'missing'
+                WHEN s.started IS NOT NULL AND s.open THEN 'running'
+                WHEN s.started IS NOT NULL THEN 'not_reached'
+                WHEN s.ended IS NOT NULL AND s.needs_start THEN 'missing'
+                WHEN s.open THEN 'pending'
+                ELSE 'not_reached'
+           END AS status,
+           CASE WHEN s.ended >= s.started
+                THEN extract(epoch FROM s.ended - s.started)::float8 END AS seconds,
+           tg.target
+      FROM spans s
+      JOIN tg ON tg.phase = s.phase AND tg.priority = coalesce(s.priority, '')
+)
+"#;
+
+/// One judged phase, as the report's SQL sees it (for the test that holds it to the domain).
+#[derive(Debug, Clone, QueryableByName, PartialEq)]
+pub struct JudgedRow {
+    #[diesel(sql_type = BigInt)]
+    pub incident_id: i64,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub dispatch_id: Option<i64>,
+    #[diesel(sql_type = Text)]
+    pub phase: String,
+    #[diesel(sql_type = Text)]
+    pub status: String,
+    #[diesel(sql_type = Nullable<Double>)]
+    pub seconds: Option<f64>,
+    #[diesel(sql_type = Nullable<diesel::sql_types::Integer>)]
+    pub target: Option<i32>,
+}
+
+/// Every judged phase of the calls received in `[from, to)`.
+pub async fn judged(
+    mut conn: &AsyncPgConnection,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Result<Vec<JudgedRow>, diesel::result::Error> {
+    diesel::sql_query(format!(
+        "WITH {JUDGED} SELECT incident_id, dispatch_id, phase, status, seconds, target \
+         FROM judged ORDER BY incident_id, dispatch_id NULLS FIRST, phase"
+    ))
+    .bind::<Timestamptz, _>(from)
+    .bind::<Timestamptz, _>(to)
+    .load(&mut conn)
+    .await
+}
+
+#[derive(Debug, QueryableByName)]
+struct StatsRow {
+    #[diesel(sql_type = Nullable<Text>)]
+    key: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    label: Option<String>,
+    #[diesel(sql_type = Text)]
+    phase: String,
+    #[diesel(sql_type = BigInt)]
+    count: i64,
+    #[diesel(sql_type = Nullable<Double>)]
+    p50: Option<f64>,
+    #[diesel(sql_type = Nullable<Double>)]
+    p90: Option<f64>,
+    #[diesel(sql_type = Nullable<Double>)]
+    max: Option<f64>,
+    #[diesel(sql_type = BigInt)]
+    with_target: i64,
+    #[diesel(sql_type = BigInt)]
+    within_target: i64,
+    #[diesel(sql_type = BigInt)]
+    missing: i64,
+    #[diesel(sql_type = BigInt)]
+    out_of_order: i64,
+    #[diesel(sql_type = BigInt)]
+    incidents: i64,
+}
+
+/// How long one report's statement may run (bench/scale/README.md: a month at 2 M).
+pub const REPORT_TIMEOUT: &str = "20s";
+
+/// The group's key and label, as SQL over `judged j` and the unit `u` (from `d`).
+fn group_sql(by: Option<GroupBy>) -> (&'static str, &'static str) {
+    match by {
+        None => ("NULL::text", "NULL::text"),
+        Some(GroupBy::Priority) => ("j.priority", "j.priority"),
+        Some(GroupBy::VehicleType) => ("u.vehicle_type", "u.vehicle_type"),
+        Some(GroupBy::Base) => ("u.base", "u.base"),
+        Some(GroupBy::HealthUnit) => ("u.health_unit_id::text", "h.name"),
+        Some(GroupBy::Hour) => (
+            "to_char(j.received AT TIME ZONE $3, 'HH24')",
+            "to_char(j.received AT TIME ZONE $3, 'HH24')",
+        ),
+        Some(GroupBy::Day) => (
+            "to_char(j.received AT TIME ZONE $3, 'YYYY-MM-DD')",
+            "to_char(j.received AT TIME ZONE $3, 'YYYY-MM-DD')",
+        ),
+    }
+}
+
+/// `GET /reports/response-times`: per group and phase, over the calls received in
+/// `[from, to)`, one statement: counts, `percentile_cont(0.5)` and `(0.9)` (interpolated
+/// between the two nearest values), the maximum and the share within target of the
+/// `complete` phases; `missing` and `out_of_order` ones counted apart. Every group lists
+/// every phase, in order (zero when none was measured).
+pub async fn report(
+    conn: &mut AsyncPgConnection,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    by: Option<GroupBy>,
+    time_zone: &str,
+) -> Result<(i64, Vec<ReportGroup>), diesel::result::Error> {
+    let (key, label) = group_sql(by);
+    // The unit of each phase only when the groups are units' (type, base, destination).
+    let units = if matches!(
+        by,
+        Some(GroupBy::VehicleType | GroupBy::Base | GroupBy::HealthUnit)
+    ) {
+        "LEFT JOIN d u ON u.id = j.dispatch_id LEFT JOIN dispatch.health_units h ON h.id = u.health_unit_id"
+    } else {
+        ""
+    };
+    let sql = format!(
+        "WITH {JUDGED}
+         SELECT {key} AS key, min({label}) AS label, j.phase,
+                count(*) FILTER (WHERE j.status = 'complete') AS count,
+                percentile_cont(0.5) WITHIN GROUP (ORDER BY j.seconds)
+                    FILTER (WHERE j.status = 'complete') AS p50,
+                percentile_cont(0.9) WITHIN GROUP (ORDER BY j.seconds)
+                    FILTER (WHERE j.status = 'complete') AS p90,
+                max(j.seconds) FILTER (WHERE j.status = 'complete') AS max,
+                count(*) FILTER (WHERE j.status = 'complete' AND j.target IS NOT NULL)
+                    AS with_target,
+                count(*) FILTER (WHERE j.status = 'complete' AND j.seconds <= j.target)
+                    AS within_target,
+                count(*) FILTER (WHERE j.status = 'missing') AS missing,
+                count(*) FILTER (WHERE j.status = 'out_of_order') AS out_of_order,
+                (SELECT count(*) FROM inc) AS incidents
+           FROM judged j
+           {units}
+          WHERE $3::text IS NOT NULL
+            AND j.status IN ('complete', 'missing', 'out_of_order')
+          GROUP BY 1, j.phase
+          ORDER BY 1 NULLS LAST"
+    );
+    // One statement of up to a million rows (a month at 2 M incidents): PostgreSQL's JIT
+    // would spend longer compiling it (about a second) than running it, so it is off for
+    // this transaction; and a manager waits a few seconds for a month rather than be told
+    // 503, so it may run past the pool's statement timeout, to REPORT_TIMEOUT.
+    let rows: Vec<StatsRow> = conn
+        .transaction::<_, diesel::result::Error, _>(async |c| {
+            diesel::sql_query("SET LOCAL jit = off").execute(c).await?;
+            diesel::sql_query(format!("SET LOCAL statement_timeout = '{REPORT_TIMEOUT}'"))
+                .execute(c)
+                .await?;
+            diesel::sql_query(sql)
+                .bind::<Timestamptz, _>(from)
+                .bind::<Timestamptz, _>(to)
+                .bind::<Text, _>(time_zone)
+                .load(c)
+                .await
+        })
+        .await?;
+    let incidents = match <[StatsRow]>::first(&rows) {
+        Some(r) => r.incidents,
+        None => count_calls(&*conn, from, to).await?,
+    };
+    let mut groups: Vec<ReportGroup> = Vec::new();
+    for r in rows {
+        let Some(phase) = Phase::parse(&r.phase) else {
+            continue;
+        };
+        if groups.last().is_none_or(|g| g.key != r.key) {
+            groups.push(ReportGroup {
+                key: r.key.clone(),
+                label: r.label.clone(),
+                phases: Phase::ALL.iter().map(|p| empty_stats(*p)).collect(),
+            });
+        }
+        let group = groups.last_mut().expect("pushed above");
+        if group.label.is_none() {
+            group.label = r.label.clone();
+        }
+        let slot = group
+            .phases
+            .iter_mut()
+            .find(|s| s.phase == phase)
+            .expect("every phase has a slot");
+        *slot = PhaseStats {
+            phase,
+            count: r.count,
+            p50_seconds: r.p50,
+            p90_seconds: r.p90,
+            max_seconds: r.max,
+            with_target: r.with_target,
+            within_target: r.within_target,
+            within_target_share: (r.with_target > 0)
+                .then(|| r.within_target as f64 / r.with_target as f64),
+            missing: r.missing,
+            out_of_order: r.out_of_order,
+        };
+    }
+    Ok((incidents, groups))
+}
+
+fn empty_stats(phase: Phase) -> PhaseStats {
+    PhaseStats {
+        phase,
+        count: 0,
+        p50_seconds: None,
+        p90_seconds: None,
+        max_seconds: None,
+        with_target: 0,
+        within_target: 0,
+        within_target_share: None,
+        missing: 0,
+        out_of_order: 0,
+    }
+}
+
+async fn count_calls(
+    mut conn: &AsyncPgConnection,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Result<i64, diesel::result::Error> {
+    incidents::table
+        .filter(incidents::call_received_at.ge(from))
+        .filter(incidents::call_received_at.lt(to))
+        .count()
+        .get_result(&mut conn)
+        .await
+}
+
+/// Midnight of `at`'s day in `time_zone` (PostgreSQL's zone names, checked at start).
+pub async fn day_start(
+    mut conn: &AsyncPgConnection,
+    at: DateTime<Utc>,
+    time_zone: &str,
+) -> Result<DateTime<Utc>> {
+    #[derive(QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = Timestamptz)]
+        start: DateTime<Utc>,
+    }
+    let row: Row = diesel::sql_query(
+        "SELECT (date_trunc('day', $1 AT TIME ZONE $2) AT TIME ZONE $2) AS start",
+    )
+    .bind::<Timestamptz, _>(at)
+    .bind::<Text, _>(time_zone)
+    .get_result(&mut conn)
+    .await?;
+    Ok(row.start)
+}
+
+impl DispatchRow {
+    /// The unit's times as `domain::times` reads them.
+    pub fn times(&self) -> UnitTimes {
+        UnitTimes {
+            dispatch_id: self.id,
+            assigned_at: self.assigned_at,
+            en_route_at: self.en_route_at,
+            on_scene_at: self.on_scene_at,
+            transporting_at: self.transporting_at,
+            at_destination_at: self.at_destination_at,
+            handed_over_at: self.handed_over_at,
+            released_at: self.released_at,
+        }
+    }
+
+    pub fn view_times(&self) -> DispatchTimes {
+        DispatchTimes {
+            assigned_at: self.assigned_at,
+            en_route_at: self.en_route_at,
+            on_scene_at: self.on_scene_at,
+            transporting_at: self.transporting_at,
+            at_destination_at: self.at_destination_at,
+            handed_over_at: self.handed_over_at,
+            released_at: self.released_at,
+        }
+    }
+}
+
+/// One bar of the response-time distribution: the responses of `[minute, minute + 1)`
+/// minutes, within their target, over it, or without one.
+#[derive(Debug, Clone, QueryableByName, PartialEq)]
+pub struct ResponseBar {
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    pub minute: i32,
+    #[diesel(sql_type = BigInt)]
+    pub within: i64,
+    #[diesel(sql_type = BigInt)]
+    pub over: i64,
+    #[diesel(sql_type = BigInt)]
+    pub no_target: i64,
+}
+
+/// The measured `response` phases of the calls received in `[from, to)`, per whole minute
+/// (the last bar holds everything from `cap` minutes on), each judged against its own
+/// priority's target: the manager's page's distribution chart.
+pub async fn response_distribution(
+    mut conn: &AsyncPgConnection,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    cap: i32,
+) -> Result<Vec<ResponseBar>, diesel::result::Error> {
+    diesel::sql_query(format!(
+        "WITH {JUDGED}
+         SELECT least(floor(seconds / 60), $3)::int AS minute,
+                count(*) FILTER (WHERE seconds <= target) AS within,
+                count(*) FILTER (WHERE seconds > target) AS over,
+                count(*) FILTER (WHERE target IS NULL) AS no_target
+           FROM judged
+          WHERE phase = 'response' AND status = 'complete'
+          GROUP BY 1 ORDER BY 1"
+    ))
+    .bind::<Timestamptz, _>(from)
+    .bind::<Timestamptz, _>(to)
+    .bind::<diesel::sql_types::Integer, _>(cap)
+    .load(&mut conn)
+    .await
+}
+
+/// Midnight of `day` in `time_zone`, as an instant.
+pub async fn midnight(
+    mut conn: &AsyncPgConnection,
+    day: chrono::NaiveDate,
+    time_zone: &str,
+) -> Result<DateTime<Utc>, diesel::result::Error> {
+    #[derive(QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = Timestamptz)]
+        at: DateTime<Utc>,
+    }
+    let row: Row = diesel::sql_query("SELECT ($1::timestamp AT TIME ZONE $2) AS at")
+        .bind::<diesel::sql_types::Timestamp, _>(day.and_hms_opt(0, 0, 0).unwrap_or_default())
+        .bind::<Text, _>(time_zone)
+        .get_result(&mut conn)
+        .await?;
+    Ok(row.at)
+}
+
+/// The date `at` falls on in `time_zone`.
+pub async fn local_date(
+    mut conn: &AsyncPgConnection,
+    at: DateTime<Utc>,
+    time_zone: &str,
+) -> Result<chrono::NaiveDate, diesel::result::Error> {
+    #[derive(QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = diesel::sql_types::Date)]
+        day: chrono::NaiveDate,
+    }
+    let row: Row = diesel::sql_query("SELECT ($1 AT TIME ZONE $2)::date AS day")
+        .bind::<Timestamptz, _>(at)
+        .bind::<Text, _>(time_zone)
+        .get_result(&mut conn)
+        .await?;
+    Ok(row.day)
+}
