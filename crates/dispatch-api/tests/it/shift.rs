@@ -206,3 +206,162 @@ async fn the_recipients_socket_hears_each_send_to_and_transfer() {
     }
     replica.stop().await;
 }
+
+/// Access log (docs/dispatch-access-log.md): a shift's reads of one incident, by four
+/// people through six routes (one a revalidation answered 304), are listed exactly, in
+/// order, with who and when; refused and missing reads are not; the person's own listing
+/// holds only theirs; only the administrator may list.
+#[actix_web::test]
+async fn the_access_log_lists_exactly_the_reads_made_and_by_whom() {
+    use common::Clock;
+    use serde_json::{Value, json};
+
+    let clock = Clock::manual(chrono::Utc::now());
+    let api = Api::at(clock.clone()).await;
+    let id = api
+        .get("tarm", "/incident/mask?state=dispatched&limit=1")
+        .await
+        .array()[0]["id"]
+        .as_i64()
+        .unwrap();
+    let mut names = std::collections::HashMap::new();
+    for login in ["admin", "regulador", "frota", "tarm"] {
+        let user = api.get("admin", &format!("/user/{}", api.id(login))).await;
+        names.insert(login, user.ok()["descriptive_name"].clone());
+    }
+    let number = api.get("admin", &format!("/incident/{id}")).await.ok()["number"].clone();
+    // That read by the administrator is the first entry.
+    let mut expected: Vec<Value> = Vec::new();
+    let entry = |login: &str, route: &str, at: chrono::DateTime<chrono::Utc>| {
+        json!({
+            "at": at, "user": {"id": api.id(login), "descriptive_name": names[login]},
+            "incident_id": id, "incident_number": number, "route": route,
+        })
+    };
+    let t0 = clock.now();
+    expected.push(entry("admin", "GET /incident/{id}", t0));
+    let reads: &[(&str, &str, &str)] = &[
+        ("regulador", "", "GET /incident/{id}"),
+        ("regulador", "/regulation", "GET /incident/{id}/regulation"),
+        (
+            "frota",
+            "/fleet-occurrence",
+            "GET /incident/{id}/fleet-occurrence",
+        ),
+        (
+            "frota",
+            "/unit-selection",
+            "GET /incident/{id}/unit-selection",
+        ),
+        (
+            "tarm",
+            "/occurrence-view",
+            "GET /incident/{id}/occurrence-view",
+        ),
+        ("admin", "/timeline", "GET /incident/{id}/timeline"),
+    ];
+    for (login, path, route) in reads {
+        clock.advance(chrono::Duration::seconds(30));
+        let r = api.get(login, &format!("/incident/{id}{path}")).await;
+        r.ok();
+        expected.push(entry(login, route, clock.now()));
+    }
+    // A revalidation answered 304 shows the record again: recorded.
+    clock.advance(chrono::Duration::seconds(30));
+    let etag = api.get("admin", &format!("/incident/{id}")).await;
+    expected.push(entry("admin", "GET /incident/{id}", clock.now()));
+    let etag = etag.header("etag").unwrap().to_owned();
+    clock.advance(chrono::Duration::seconds(30));
+    let r = api
+        .request(reqwest::Method::GET, &format!("/incident/{id}"))
+        .bearer_auth(api.token("regulador"))
+        .header("If-None-Match", etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 304);
+    expected.push(entry("regulador", "GET /incident/{id}", clock.now()));
+    // Refused (the fleet operator may not read the regulation screen) and missing: not recorded.
+    clock.advance(chrono::Duration::seconds(30));
+    let refused = api
+        .get("frota", &format!("/incident/{id}/regulation"))
+        .await;
+    refused.problem(403, "forbidden");
+    assert_eq!(
+        api.get("frota", "/incident/999999999/fleet-occurrence")
+            .await
+            .status
+            .as_u16(),
+        404
+    );
+
+    let log = api
+        .get("admin", &format!("/incident/{id}/access-log"))
+        .await;
+    assert_eq!(log.ok(), &json!({"entries": expected, "truncated": false}));
+
+    // One person's reads in a range: the regulator's, within [t0, now].
+    let regulador = api.id("regulador");
+    let range = format!(
+        "/user/{regulador}/access-log?from={}&to={}",
+        urlencoding(&t0.to_rfc3339()),
+        urlencoding(&(clock.now() + chrono::Duration::seconds(1)).to_rfc3339())
+    );
+    let mine = api.get("admin", &range).await;
+    let theirs: Vec<&Value> = expected
+        .iter()
+        .filter(|e| e["user"]["id"] == regulador)
+        .collect();
+    assert_eq!(theirs.len(), 3);
+    assert_eq!(mine.ok()["entries"], json!(theirs));
+    // A range that ends before the first read lists nothing.
+    let before = format!(
+        "/user/{regulador}/access-log?from={}&to={}",
+        urlencoding(&(t0 - chrono::Duration::hours(1)).to_rfc3339()),
+        urlencoding(&t0.to_rfc3339())
+    );
+    assert_eq!(api.get("admin", &before).await.ok()["entries"], json!([]));
+
+    // Only the administrator lists; bad ranges and unknown ids are named.
+    let r = api
+        .get("regulador", &format!("/incident/{id}/access-log"))
+        .await;
+    r.problem(403, "forbidden");
+    let r = api
+        .get(
+            "admin",
+            &format!(
+                "/user/{regulador}/access-log?from=2026-01-10T00:00:00Z&to=2026-01-01T00:00:00Z"
+            ),
+        )
+        .await;
+    assert_eq!(r.problem(400, "invalid_parameter").as_deref(), Some("from"));
+    let r = api
+        .get(
+            "admin",
+            &format!(
+                "/user/{regulador}/access-log?from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z"
+            ),
+        )
+        .await;
+    assert_eq!(r.problem(400, "invalid_parameter").as_deref(), Some("to"));
+    for missing in [
+        "/incident/999999999/access-log",
+        "/user/999999999/access-log",
+    ] {
+        api.get("admin", missing).await.problem(404, "not_found");
+    }
+    // The listings are reads of no patient data: the log is unchanged by them.
+    let again = api
+        .get("admin", &format!("/incident/{id}/access-log"))
+        .await;
+    assert_eq!(
+        again.ok()["entries"].as_array().unwrap().len(),
+        expected.len()
+    );
+}
+
+/// `+` and `:` of an RFC 3339 time, escaped for a query string.
+fn urlencoding(s: &str) -> String {
+    s.replace('+', "%2B").replace(':', "%3A")
+}
