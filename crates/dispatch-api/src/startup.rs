@@ -60,6 +60,13 @@ pub async fn serve(ctx: Context) -> anyhow::Result<()> {
     )
     .with_time_zone(&settings.centre_time_zone)
     .with_access_log(AccessLog::start(pool.clone(), settings.access_log()));
+    // Only in the benchmark's build: its baseline runs without the access log
+    // (bench/access_log/run.sh).
+    #[cfg(feature = "bench")]
+    if std::env::var("BENCH_ACCESS_LOG").as_deref() == Ok("off") {
+        tracing::warn!("BENCH_ACCESS_LOG=off: reads are not recorded (benchmark baseline)");
+        state = state.with_access_log(AccessLog::off());
+    }
     check_time_zone(&pool, &state).await?;
     if let Some(config) = tokens.idp {
         let idp = IdpVerifier::new(config)?;
