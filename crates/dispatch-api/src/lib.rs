@@ -1,5 +1,6 @@
 //! Emergency dispatch service: incidents from the first call to the unit's release.
 
+pub mod access_log;
 pub mod auth;
 #[cfg(feature = "bench")]
 pub mod bench;

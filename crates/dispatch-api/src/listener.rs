@@ -16,8 +16,9 @@ use crate::catalog::Catalog;
 use crate::domain::history::ChangeGroup;
 use crate::realtime::authority::Ending;
 use crate::realtime::hub::Hub;
-use crate::realtime::notice::{IncidentNotice, QueueNotice};
+use crate::realtime::notice::{IncidentNotice, MineNotice, QueueNotice};
 use crate::state::AppState;
+use crate::store::holders::MINE_CHANNEL;
 use crate::store::offload::OFFLOAD_CHANNEL;
 use crate::store::{self, INCIDENT_CHANNEL, QUEUE_CHANNEL, REFERENCE_CHANNEL};
 use crate::user_cache;
@@ -59,13 +60,15 @@ pub fn spawn(database_url: String, state: &AppState, settings: ListenSettings) -
         QUEUE_CHANNEL,
         REFERENCE_CHANNEL,
         OFFLOAD_CHANNEL,
+        MINE_CHANNEL,
     ]
     .map(str::to_owned)
     .to_vec();
     common::listen::spawn(database_url, channels, settings, tx)
 }
 
-/// Incident changes, work-queue moves and hospital offload alerts, on one task so that a
+/// Incident changes, work-queue moves, incidents coming to users or leaving them, and
+/// hospital offload alerts, on one task so that a
 /// socket following several hears them in the order they were committed.
 async fn follow_incidents(mut rx: broadcast::Receiver<ListenEvent>, hub: Hub, pool: Pool) {
     loop {
@@ -84,6 +87,14 @@ async fn follow_incidents(mut rx: broadcast::Receiver<ListenEvent>, hub: Hub, po
                         hub.publish_queue(&notice);
                     }
                     None => tracing::warn!(%payload, "unreadable queue notification"),
+                }
+            }
+            Ok(ListenEvent::Notification { channel, payload }) if channel == MINE_CHANNEL => {
+                match MineNotice::parse(&payload) {
+                    Some(notice) => {
+                        hub.publish_mine(&notice);
+                    }
+                    None => tracing::warn!(%payload, "unreadable personal queue notification"),
                 }
             }
             Ok(ListenEvent::Notification { channel, payload }) if channel == OFFLOAD_CHANNEL => {

@@ -152,6 +152,16 @@ pub mod dispatch {
     }
 
     diesel::table! {
+        dispatch.patient_access_log (id) {
+            id -> Int8,
+            incident_id -> Int8,
+            user_id -> Int8,
+            route -> Text,
+            at -> Timestamptz,
+        }
+    }
+
+    diesel::table! {
         dispatch.prank_calls (id) {
             id -> Int8,
             phone -> Text,
@@ -256,6 +266,8 @@ pub mod dispatch {
     diesel::joinable!(mobile_units -> mobile_unit_types (type_id));
     diesel::joinable!(offload_alerts -> dispatches (dispatch_id));
     diesel::joinable!(offload_alerts -> health_units (health_unit_id));
+    diesel::joinable!(patient_access_log -> incidents (incident_id));
+    diesel::joinable!(patient_access_log -> users (user_id));
     diesel::joinable!(prank_calls -> incidents (incident_id));
     diesel::joinable!(prank_calls -> users (recorded_by));
     diesel::joinable!(response_targets -> users (updated_by));
@@ -280,6 +292,7 @@ pub mod dispatch {
         mobile_unit_types,
         mobile_units,
         offload_alerts,
+        patient_access_log,
         prank_calls,
         professional_types,
         profiles,

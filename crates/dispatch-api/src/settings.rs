@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use clap::Args;
 use common::config::ConfigError;
-use common::settings::{CommonSettings, IdpSettings, lifetime, show};
+use common::settings::{CommonSettings, IdpSettings, lifetime, positive_duration, show};
+
+use crate::access_log::{AccessLogSettings, DEFAULT_RETENTION};
 
 use crate::auth::{DEFAULT_MAX_LIFETIME, TokenSettings};
 use crate::cors::{self, CorsSettings};
@@ -36,6 +38,10 @@ pub struct Settings {
     /// The centre's time zone (a PostgreSQL / IANA name): where its days and hours begin in the response-time reports and the offload board
     #[arg(long, env = "CENTRE_TIME_ZONE", default_value = DEFAULT_TIME_ZONE, value_parser = time_zone)]
     pub centre_time_zone: String,
+
+    /// How long the access log keeps its entries (who read which incident's patient data; docs/dispatch-access-log.md)
+    #[arg(long, env = "ACCESS_LOG_RETENTION", default_value = show(DEFAULT_RETENTION), value_parser = positive_duration)]
+    pub access_log_retention: Duration,
 }
 
 /// An IANA zone name's shape (`America/Sao_Paulo`, `UTC`); PostgreSQL says at start whether
@@ -71,6 +77,14 @@ impl Settings {
             max_lifetime,
             idp: self.idp.config(max_lifetime)?,
         })
+    }
+
+    /// The access log writer's settings.
+    pub fn access_log(&self) -> AccessLogSettings {
+        AccessLogSettings {
+            retention: self.access_log_retention,
+            ..AccessLogSettings::default()
+        }
     }
 
     /// The allowed origins (none when `CORS_ALLOWED_ORIGINS` is unset).

@@ -9,6 +9,7 @@ use common::service::Context;
 
 use common::settings::FromSource;
 
+use crate::access_log::AccessLog;
 use crate::auth::service_keys;
 use crate::listener;
 use crate::settings::Settings;
@@ -57,7 +58,15 @@ pub async fn serve(ctx: Context) -> anyhow::Result<()> {
         pool.clone(),
         service_keys(&ctx.config.jwt_secret, tokens.max_lifetime),
     )
-    .with_time_zone(&settings.centre_time_zone);
+    .with_time_zone(&settings.centre_time_zone)
+    .with_access_log(AccessLog::start(pool.clone(), settings.access_log()));
+    // Only in the benchmark's build: its baseline runs without the access log
+    // (bench/access_log/run.sh).
+    #[cfg(feature = "bench")]
+    if std::env::var("BENCH_ACCESS_LOG").as_deref() == Ok("off") {
+        tracing::warn!("BENCH_ACCESS_LOG=off: reads are not recorded (benchmark baseline)");
+        state = state.with_access_log(AccessLog::off());
+    }
     check_time_zone(&pool, &state).await?;
     if let Some(config) = tokens.idp {
         let idp = IdpVerifier::new(config)?;
@@ -88,6 +97,7 @@ pub async fn serve(ctx: Context) -> anyhow::Result<()> {
         crate::realtime::watch::CHECK_INTERVAL,
     );
     let hub = state.hub.clone();
+    let access_log = state.access_log.clone();
     let metrics = metrics(&pool);
     // Sockets never end by themselves: on SIGTERM/SIGINT each is sent a close frame, so the
     // drain does not wait for them.
@@ -99,6 +109,8 @@ pub async fn serve(ctx: Context) -> anyhow::Result<()> {
         .await;
     listener.abort();
     watcher.abort();
+    // The reads recorded before the stop are written before the process ends.
+    access_log.flush().await;
     served
 }
 

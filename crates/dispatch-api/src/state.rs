@@ -6,6 +6,7 @@ use common::auth::{JwtKeys, TokenVerifier};
 use common::db::Pool;
 use common::http::OpenApiJson;
 
+use crate::access_log::{AccessLog, AccessLogSettings};
 use crate::catalog::Catalog;
 use crate::realtime::hub::Hub;
 use crate::token_cache::VerifiedTokens;
@@ -35,13 +36,19 @@ pub struct AppState {
     /// The centre's time zone (`CENTRE_TIME_ZONE`): where its days begin, for the reports
     /// and the offload board.
     pub time_zone: String,
+    /// Who read which incident's patient data (docs/dispatch-access-log.md): the writer's
+    /// handle.
+    pub access_log: AccessLog,
 }
 
 impl AppState {
     /// Empty caches and hub; `openapi` is the document `GET /openapi.json` serves. Only the
-    /// service's own tokens are accepted until [`AppState::with_idp`].
+    /// service's own tokens are accepted until [`AppState::with_idp`]. The access log's
+    /// writer starts on the current runtime with the default settings
+    /// ([`AppState::with_access_log`] replaces it).
     pub fn new(pool: Pool, keys: JwtKeys, openapi: OpenApiJson) -> Self {
         Self {
+            access_log: AccessLog::start(pool.clone(), AccessLogSettings::default()),
             pool,
             tokens: TokenVerifier::new(keys),
             openapi,
@@ -63,6 +70,13 @@ impl AppState {
     /// Runs on `clock` instead of the system's (tests, benchmarks).
     pub fn with_clock(mut self, clock: Clock) -> Self {
         self.clock = clock;
+        self
+    }
+
+    /// Records reads with this writer ([`AccessLog::off`]: not at all, the benchmark's
+    /// baseline).
+    pub fn with_access_log(mut self, log: AccessLog) -> Self {
+        self.access_log = log;
         self
     }
 

@@ -768,3 +768,24 @@ impl OffloadNotice {
         }
     }
 }
+
+// Access log (docs/dispatch-access-log.md).
+
+/// One read of an incident's patient data: who, which incident, through which route, when.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+pub struct AccessEntry {
+    pub at: DateTime<Utc>,
+    pub user: UserOption,
+    pub incident_id: i64,
+    pub incident_number: String,
+    /// The route read, as its method and path pattern: `GET /incident/{id}/regulation`.
+    pub route: String,
+}
+
+/// A page of the access log, oldest first; `truncated` when more entries matched than the
+/// page holds (narrow `from`/`to`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct AccessLogPage {
+    pub entries: Vec<AccessEntry>,
+    pub truncated: bool,
+}

@@ -26,8 +26,17 @@ text_enum! {
     }
 }
 
-/// What a socket may follow by name: a work queue (an open state) or the hospital offload
-/// queue. On the wire, the state's word or `offload`.
+text_enum! {
+    /// The personal queue's name (docs/dispatch-realtime.md, "Personal work"): the incidents
+    /// the socket's own user holds, as regulator (send-to, technical decision) or as the
+    /// one it was transferred to; its followers hear when one comes to them or leaves them.
+    pub enum MineQueue {
+        Mine = "mine",
+    }
+}
+
+/// What a socket may follow by name: a work queue (an open state), the hospital offload
+/// queue or the user's own incidents. On the wire, the state's word, `offload` or `mine`.
 #[derive(
     Debug,
     Clone,
@@ -45,15 +54,18 @@ text_enum! {
 pub enum Queue {
     Work(State),
     Offload(OffloadQueue),
+    Mine(MineQueue),
 }
 
 impl Queue {
     pub const OFFLOAD: Queue = Queue::Offload(OffloadQueue::Offload);
+    pub const MINE: Queue = Queue::Mine(MineQueue::Mine);
 
     pub fn as_str(self) -> &'static str {
         match self {
             Queue::Work(s) => s.as_str(),
             Queue::Offload(o) => o.as_str(),
+            Queue::Mine(m) => m.as_str(),
         }
     }
 }
@@ -67,6 +79,10 @@ impl std::fmt::Display for Queue {
 /// Who may follow the offload queue: whoever reads incidents (the board,
 /// `GET /health-unit/offload`, serves every profile).
 pub const OFFLOAD_FOLLOWERS: &[Profile] = &[Admin, Tarm, MedicoRegulador, OperadorFrota];
+
+/// Who may follow their own incidents (`mine`): whoever an incident can be sent or
+/// transferred to reads incidents, so every profile that reads them.
+pub const MINE_FOLLOWERS: &[Profile] = OFFLOAD_FOLLOWERS;
 
 /// The states that are queues, in the order of an incident's life.
 pub const QUEUES: [State; 4] = [
@@ -99,6 +115,9 @@ mod tests {
     fn a_queue_is_named_by_its_state_or_offload() {
         let q: Queue = serde_json::from_str(r#""offload""#).unwrap();
         assert_eq!(q, Queue::OFFLOAD);
+        let q: Queue = serde_json::from_str(r#""mine""#).unwrap();
+        assert_eq!(q, Queue::MINE);
+        assert_eq!(q.to_string(), "mine");
         let q: Queue = serde_json::from_str(r#""regulated""#).unwrap();
         assert_eq!(q, Queue::Work(State::Regulated));
         assert_eq!(serde_json::to_string(&q).unwrap(), r#""regulated""#);

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, watch};
 
 use super::authority::Ending;
-use super::notice::{IncidentNotice, QueueNotice};
+use super::notice::{IncidentNotice, MineNotice, QueueNotice};
 use super::protocol::ServerMessage;
 use super::settings::WsSettings;
 use crate::domain::queue::Queue;
@@ -529,6 +529,46 @@ impl Hub {
             }
             .text();
             sent += inner.offer_queue(queue, &text);
+        }
+        sent
+    }
+
+    /// An incident came to some users or left them: `queue.changed` (`held` true or false)
+    /// to each of their sockets following `mine`. Never waits; returns how many were queued.
+    pub fn publish_mine(&self, notice: &MineNotice) -> usize {
+        let mut guard = self.lock();
+        let Inner {
+            sockets, by_queue, ..
+        } = &mut *guard;
+        let Some(followers) = by_queue.get(&Queue::MINE) else {
+            return 0;
+        };
+        let text = |held: bool| {
+            ServerMessage::MineChanged {
+                queue: Queue::MINE,
+                incident_id: notice.incident_id,
+                version: notice.version,
+                state: notice.state,
+                held,
+            }
+            .text()
+        };
+        let (came, left) = (text(true), text(false));
+        let mut sent = 0;
+        for id in followers {
+            let Some(socket) = sockets.get_mut(id) else {
+                continue;
+            };
+            let text = if notice.came.contains(&socket.user_id) {
+                &came
+            } else if notice.left.contains(&socket.user_id) {
+                &left
+            } else {
+                continue;
+            };
+            if socket.hear_queue(Queue::MINE, text) {
+                sent += 1;
+            }
         }
         sent
     }

@@ -69,6 +69,48 @@ impl QueueNotice {
     }
 }
 
+/// An incident that came to some users or left them (send-to, transfer, a technical
+/// decision): `dispatch_mine`, `<id>:<version>:<state>:<came,...>:<left,...>`, for the
+/// followers of their own queue `mine` (docs/dispatch-realtime.md, "Personal work").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MineNotice {
+    pub incident_id: i64,
+    pub version: i32,
+    /// The incident's state after the write.
+    pub state: State,
+    /// The users who hold it now and did not before.
+    pub came: Vec<i64>,
+    /// The users who held it and no longer do.
+    pub left: Vec<i64>,
+}
+
+impl MineNotice {
+    pub fn parse(payload: &str) -> Option<Self> {
+        let mut parts = payload.split(':');
+        let incident_id = parts.next()?.parse().ok()?;
+        let version = parts.next()?.parse().ok()?;
+        let state = State::parse(parts.next()?)?;
+        let users = |s: &str| -> Option<Vec<i64>> {
+            s.split(',')
+                .filter(|u| !u.is_empty())
+                .map(|u| u.parse().ok())
+                .collect()
+        };
+        let came = users(parts.next()?)?;
+        let left = users(parts.next()?)?;
+        if parts.next().is_some() {
+            return None;
+        }
+        Some(Self {
+            incident_id,
+            version,
+            state,
+            came,
+            left,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,6 +151,30 @@ mod tests {
             "7:1::registering:more",
         ] {
             assert_eq!(QueueNotice::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn mine_notices_parse() {
+        assert_eq!(
+            MineNotice::parse("12:5:regulated:4:3"),
+            Some(MineNotice {
+                incident_id: 12,
+                version: 5,
+                state: State::Regulated,
+                came: vec![4],
+                left: vec![3],
+            })
+        );
+        let n = MineNotice::parse("12:5:dispatched:8,9:").unwrap();
+        assert_eq!((n.came, n.left), (vec![8, 9], vec![]));
+        for bad in [
+            "12:5:regulated:4",
+            "12:5:nowhere:4:3",
+            "12:5:regulated:x:3",
+            "12:5:regulated:4:3:1",
+        ] {
+            assert_eq!(MineNotice::parse(bad), None, "{bad}");
         }
     }
 }

@@ -82,6 +82,18 @@ pub enum ServerMessage {
         version: i32,
         state: State,
     },
+    /// Queue `mine` (docs/dispatch-realtime.md, "Personal work"): an incident came to the
+    /// socket's user (`held: true`: sent or transferred to them, or they decided it) or left
+    /// them (`held: false`: sent or transferred to someone else, or another regulator decided
+    /// it), at `version`; `state` is the incident's state.
+    #[serde(rename = "queue.changed")]
+    MineChanged {
+        queue: Queue,
+        incident_id: i64,
+        version: i32,
+        state: State,
+        held: bool,
+    },
     /// Moves of this queue may have been missed: read the queue again
     /// (`GET /incident/mask?state=<queue>`); later moves apply on top of that read.
     #[serde(rename = "queue.resync")]

@@ -3,6 +3,7 @@
 //! is `user.rs`). Each module lists its routes once, in its `routes` function; that one
 //! list registers them with actix and puts them in the OpenAPI document (`openapi.rs`).
 
+pub mod access_log;
 pub mod cache;
 pub mod commit;
 pub mod dispatch;
@@ -78,6 +79,7 @@ pub fn routes(r: &mut Routes<'_>) {
     unallocated::routes(r);
     response_targets::routes(r);
     reports::routes(r);
+    access_log::routes(r);
     // `/ws` upgrades to the socket that `realtime` runs.
     r.add(ws::__path_ws, ws::ws);
 }

@@ -306,7 +306,7 @@ async fn handle(
                 "invalid_message",
                 format!(
                     "expected {{\"type\":\"subscribe\"|\"unsubscribe\",\"incident_id\":N}} \
-                     or {{\"type\":\"subscribe\"|\"unsubscribe\",\"queue\":\"<state>\"|\"offload\"}}: {e}"
+                     or {{\"type\":\"subscribe\"|\"unsubscribe\",\"queue\":\"<state>\"|\"offload\"|\"mine\"}}: {e}"
                 ),
             )];
         }
@@ -316,6 +316,7 @@ async fn handle(
             Ok(Target::Incident(id)) => vec![subscribe(id, client, user, hub, pool).await],
             Ok(Target::Queue(Queue::Work(q))) => vec![follow(q, client, user, hub)],
             Ok(Target::Queue(Queue::Offload(_))) => follow_offload(client, user, hub, pool).await,
+            Ok(Target::Queue(Queue::Mine(_))) => vec![follow_mine(client, user, hub)],
             Err(refused) => vec![refused],
         },
         ClientMessage::Unsubscribe { incident_id, queue } => match Target::of(incident_id, queue) {
@@ -330,6 +331,22 @@ async fn handle(
             Err(refused) => vec![refused],
         },
     }
+}
+
+/// Follows the user's own incidents (docs/dispatch-realtime.md, "Personal work"): from now
+/// on, each incident sent or transferred to them, or leaving them, is told.
+fn follow_mine(client: &Client, user: &CurrentUser, hub: &Hub) -> ServerMessage {
+    if !queue::MINE_FOLLOWERS.contains(&user.profile) {
+        return ServerMessage::error(
+            "forbidden",
+            format!(
+                "the {} profile may not follow the `mine` queue (followed by {})",
+                user.profile.title(),
+                titles(queue::MINE_FOLLOWERS)
+            ),
+        );
+    }
+    hub.follow_queue(client, Queue::MINE)
 }
 
 /// Follows the hospital offload queue (docs/dispatch-realtime.md, "Hospital offload"):

@@ -42,7 +42,9 @@ diesel::define_sql_function! {
     ) -> diesel::sql_types::Nullable<diesel::sql_types::BigInt>;
 }
 
+pub mod access_log;
 pub mod dispatches;
+pub mod holders;
 pub mod idempotency;
 pub mod incident_writes;
 pub mod incidents;

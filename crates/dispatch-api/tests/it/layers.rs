@@ -37,7 +37,13 @@ const LAYERS: &[Layer] = &[
     },
     Layer {
         name: "caches and fan-out",
-        modules: &["catalog", "user_cache", "token_cache", "realtime"],
+        modules: &[
+            "catalog",
+            "user_cache",
+            "token_cache",
+            "realtime",
+            "access_log",
+        ],
     },
     Layer {
         name: "store",

@@ -12,6 +12,7 @@
 //! - response times, targets, reports and hospital offload, on a manual clock: `times`.
 
 mod access;
+mod access_log;
 mod auth;
 mod availability;
 mod browser;

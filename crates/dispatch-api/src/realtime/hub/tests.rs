@@ -380,3 +380,44 @@ fn an_offload_follower_hears_each_alert_once_and_its_clearing_after_it() {
     hub.unfollow_queue(&fleet, crate::domain::queue::Queue::OFFLOAD);
     assert_eq!(hub.publish_offload(&cleared(4)), 0);
 }
+
+/// Queue `mine` (docs/dispatch-realtime.md, "Personal work"): each socket hears only its
+/// own user's incidents, `held: true` when one comes to them and `held: false` when it
+/// leaves them; a socket of the same user not following `mine` hears nothing.
+#[test]
+fn mine_is_told_to_its_own_user_only() {
+    let hub = Hub::new(8, WsSettings::default());
+    let (from, mut from_rx) = hub.connect(&user(3, Profile::MedicoRegulador));
+    let (to, mut to_rx) = hub.connect(&user(4, Profile::MedicoRegulador));
+    let (other, mut other_rx) = hub.connect(&user(5, Profile::MedicoRegulador));
+    let (_unfollowing, mut unfollowing_rx) = hub.connect(&user(4, Profile::MedicoRegulador));
+    for c in [&from, &to, &other] {
+        hub.follow_queue(c, crate::domain::queue::Queue::MINE);
+    }
+    let sent = hub.publish_mine(&MineNotice {
+        incident_id: 12,
+        version: 5,
+        state: State::Regulated,
+        came: vec![4],
+        left: vec![3],
+    });
+    assert_eq!(sent, 2);
+    let told = |held| {
+        serde_json::json!({"type": "queue.changed", "queue": "mine", "incident_id": 12,
+            "version": 5, "state": "regulated", "held": held})
+    };
+    assert_eq!(recv(&mut to_rx), Some(told(true)));
+    assert_eq!(recv(&mut from_rx), Some(told(false)));
+    assert_eq!(recv(&mut other_rx), None);
+    assert_eq!(recv(&mut unfollowing_rx), None);
+    hub.unfollow_queue(&to, crate::domain::queue::Queue::MINE);
+    let again = MineNotice {
+        incident_id: 13,
+        version: 2,
+        state: State::Dispatched,
+        came: vec![4],
+        left: vec![],
+    };
+    assert_eq!(hub.publish_mine(&again), 0);
+    assert_eq!(recv(&mut to_rx), None);
+}

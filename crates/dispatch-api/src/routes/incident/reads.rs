@@ -10,6 +10,7 @@ use utoipa::IntoParams;
 use crate::domain::Refusal;
 use crate::domain::phone::Phone;
 use crate::domain::user::CurrentUser;
+use crate::routes::access_log::route;
 use crate::routes::cache::{IfNoneMatch, IfNoneMatchHeader};
 use crate::routes::{Reply, Routes, ok};
 use crate::search::MaskParams;
@@ -82,7 +83,7 @@ pub struct DetailParams {
         (status = 304, description = "`If-None-Match` names the incident's current version: no body")))]
 pub async fn detail(
     state: web::Data<AppState>,
-    _user: CurrentUser,
+    user: CurrentUser,
     id: Path<i64>,
     params: Query<DetailParams>,
     cached: IfNoneMatch,
@@ -101,6 +102,10 @@ pub async fn detail(
         incidents::detail(&conn, id).await?
     };
     let incident = incident.ok_or_else(|| Refusal::not_found("incident", id))?;
+    state
+        .access_log
+        .record(user.id, id, route::DETAIL, state.clock.now())
+        .await;
     cached.versioned(incident.version, &incident)
 }
 

@@ -9,6 +9,7 @@ use super::with_etag;
 use crate::domain::Refusal;
 use crate::domain::dispatch::Status;
 use crate::domain::phone;
+use crate::routes::access_log::route;
 use crate::routes::extract::{
     Caller, Fleet, FleetOrRegulator, Regulator, RegulatorOrTarm, TimesReader,
 };
@@ -32,7 +33,7 @@ pub fn routes(r: &mut Routes<'_>) {
     responses((status = 200, body = UnitSelection)))]
 pub async fn unit_selection(
     state: web::Data<AppState>,
-    _user: Caller<FleetOrRegulator>,
+    user: Caller<FleetOrRegulator>,
     id: Path<i64>,
 ) -> Reply {
     let conn = state.pool.get().await?;
@@ -40,6 +41,10 @@ pub async fn unit_selection(
         .await?
         .ok_or_else(|| Refusal::not_found("incident", id.0))?;
     let s = row.summary;
+    state
+        .access_log
+        .record(user.id, id.0, route::UNIT_SELECTION, state.clock.now())
+        .await;
     ok(&UnitSelection {
         id: s.id,
         number: s.number,
@@ -60,14 +65,18 @@ pub async fn unit_selection(
     responses((status = 200, body = IncidentFleetSummary)))]
 pub async fn fleet_summary(
     state: web::Data<AppState>,
-    _user: Caller<Fleet>,
+    user: Caller<Fleet>,
     id: Path<i64>,
 ) -> Reply {
     let conn = state.pool.get().await?;
-    let row = incidents::fleet_row(&conn, id.0).await?;
-    ok(&row
-        .ok_or_else(|| Refusal::not_found("incident", id.0))?
-        .summary)
+    let row = incidents::fleet_row(&conn, id.0)
+        .await?
+        .ok_or_else(|| Refusal::not_found("incident", id.0))?;
+    state
+        .access_log
+        .record(user.id, id.0, route::FLEET_SUMMARY, state.clock.now())
+        .await;
+    ok(&row.summary)
 }
 
 /// The fleet occurrence screen, whole: four statements in one pipeline.
@@ -76,7 +85,7 @@ pub async fn fleet_summary(
     responses((status = 200, body = FleetOccurrence)))]
 pub async fn fleet_occurrence(
     state: web::Data<AppState>,
-    _user: Caller<Fleet>,
+    user: Caller<Fleet>,
     id: Path<i64>,
 ) -> Reply {
     let (id, conn) = (id.0, state.pool.get().await?);
@@ -90,6 +99,10 @@ pub async fn fleet_occurrence(
     let (row, response_times) = row
         .zip(timeline)
         .ok_or_else(|| Refusal::not_found("incident", id))?;
+    state
+        .access_log
+        .record(user.id, id, route::FLEET_OCCURRENCE, state.clock.now())
+        .await;
     ok(&FleetOccurrence {
         incident: row.summary,
         patient: row.patient,
@@ -108,7 +121,7 @@ pub async fn fleet_occurrence(
         headers(("ETag" = String, description = "the incident's version, quoted")))))]
 pub async fn regulation(
     state: web::Data<AppState>,
-    _user: Caller<Regulator>,
+    user: Caller<Regulator>,
     id: Path<i64>,
 ) -> Reply {
     let (id, conn) = (id.0, state.pool.get().await?);
@@ -118,6 +131,10 @@ pub async fn regulation(
         incidents::prank_calls_of_incident(&conn, id),
     )?;
     let incident = incident.ok_or_else(|| Refusal::not_found("incident", id))?;
+    state
+        .access_log
+        .record(user.id, id, route::REGULATION, state.clock.now())
+        .await;
     let prank_calls = PrankCalls {
         phone: phone::key_of(&incident.basic_data.caller_phone),
         ..pranks
@@ -136,7 +153,7 @@ pub async fn regulation(
         headers(("ETag" = String, description = "the incident's version, quoted")))))]
 pub async fn occurrence_view(
     state: web::Data<AppState>,
-    _user: Caller<RegulatorOrTarm>,
+    user: Caller<RegulatorOrTarm>,
     id: Path<i64>,
 ) -> Reply {
     let (id, conn) = (id.0, state.pool.get().await?);
@@ -149,6 +166,10 @@ pub async fn occurrence_view(
     let (incident, response_times) = incident
         .zip(timeline)
         .ok_or_else(|| Refusal::not_found("incident", id))?;
+    state
+        .access_log
+        .record(user.id, id, route::OCCURRENCE_VIEW, state.clock.now())
+        .await;
     Ok(with_etag(incident.version).json(OccurrenceView {
         incident,
         technical_decisions: decisions,
@@ -165,12 +186,16 @@ pub async fn occurrence_view(
     responses((status = 200, body = IncidentTimeline)))]
 pub async fn timeline(
     state: web::Data<AppState>,
-    _user: Caller<TimesReader>,
+    user: Caller<TimesReader>,
     id: Path<i64>,
 ) -> Reply {
     let conn = state.pool.get().await?;
     let timeline = times::timeline(&conn, id.0, state.clock.now())
         .await?
         .ok_or_else(|| Refusal::not_found("incident", id.0))?;
+    state
+        .access_log
+        .record(user.id, id.0, route::TIMELINE, state.clock.now())
+        .await;
     ok(&timeline)
 }

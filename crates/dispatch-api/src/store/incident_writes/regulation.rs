@@ -13,6 +13,7 @@ use crate::domain::reference::{self, Candidate, Entry, Taker};
 use crate::domain::user::{ACTIVE, Profile};
 use crate::error::{Error, Result};
 use crate::schema::dispatch::*;
+use crate::store::holders::{self, Holders};
 use crate::store::writes::{self, Author, Changes, Locked, Written, lock};
 use crate::views::UserOption;
 
@@ -102,7 +103,14 @@ pub async fn technical_decision(
             let before = person(c, cur.regulator_id).await?;
             changes = changes.field(ChangeGroup::Regulation, "regulator", before, me);
         }
-        writes::commit(c, &cur, by, HistoryAction::TechnicalDecision, to, changes).await
+        let written =
+            writes::commit(c, &cur, by, HistoryAction::TechnicalDecision, to, changes).await?;
+        let after = Holders {
+            regulator: Some(by.id()),
+            ..held(&cur)
+        };
+        holders::announce(c, &written, held(&cur), after).await?;
+        Ok(written)
     })
     .await
 }
@@ -267,5 +275,25 @@ async fn hand_over(
         before,
         UserOption::from(target),
     );
-    writes::commit(c, cur, by, action, cur.state, changes).await
+    let written = writes::commit(c, cur, by, action, cur.state, changes).await?;
+    let after = match taker {
+        Taker::SendTo => Holders {
+            regulator: Some(to_user),
+            ..held(cur)
+        },
+        Taker::Transfer => Holders {
+            assigned_to: Some(to_user),
+            ..held(cur)
+        },
+    };
+    holders::announce(c, &written, held(cur), after).await?;
+    Ok(written)
+}
+
+/// Who held the incident when it was locked.
+fn held(cur: &Locked) -> Holders {
+    Holders {
+        regulator: cur.regulator_id,
+        assigned_to: cur.assigned_to_id,
+    }
 }

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The access log's cost (docs/dispatch-access-log.md), run by hand (not a test). From the
+# workspace root:
+#   bench/access_log/run.sh
+# Builds the release binary with the `bench` feature (or runs BIN), loads the full demo data
+# into a database of its own, then measures GET /incident/{id} on random ids (the route every
+# screen's read is recorded like) with the access log off (BENCH_ACCESS_LOG=off, the
+# baseline) and on, alternating ROUNDS times in one run, and prints on / off (target >= 0.9).
+# After the run it checks that every request answered while the log was on was recorded.
+# Environment: PGURL (default postgres://postgres@127.0.0.1:5432), DURATION (s, 15),
+# CONNECTIONS (32), ROUNDS (2), PORT (18091), TARGET_DIR (target-dispatch), BIN.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+PGURL=${PGURL:-postgres://postgres@127.0.0.1:5432}
+DB=dispatch_bench_access_log
+DURATION=${DURATION:-15}
+CONNECTIONS=${CONNECTIONS:-32}
+ROUNDS=${ROUNDS:-2}
+PORT=${PORT:-18091}
+TARGET_DIR=${TARGET_DIR:-target-dispatch}
+WORK=$(mktemp -d)
+export DATABASE_URL=$PGURL/$DB JWT_SECRET=bench-secret-bench-secret-bench-secret-0 BIND=127.0.0.1:$PORT
+export RUST_LOG=warn LOG_FORMAT=json DATABASE_POOL_SIZE=${DATABASE_POOL_SIZE:-16}
+
+if [ -z "${BIN:-}" ]; then
+  BIN=$TARGET_DIR/release/dispatch-api
+  CARGO_TARGET_DIR=$TARGET_DIR cargo build --release -q -p dispatch-api --features bench
+fi
+psql -X -q "$PGURL/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
+"$BIN" seed > /dev/null
+psql -X -q "$DATABASE_URL" -c "VACUUM ANALYZE"
+TOKEN=$("$BIN" token --login regulador --ttl 1h)
+
+SERVER=
+start() { # BENCH_ACCESS_LOG value: on | off
+  BENCH_ACCESS_LOG=$1 "$BIN" serve > "$WORK/server.log" 2>&1 &
+  SERVER=$!
+  for _ in $(seq 50); do curl -sf "http://127.0.0.1:$PORT/healthz" > /dev/null && return; sleep 0.1; done
+  echo "server did not start"; cat "$WORK/server.log"; exit 1
+}
+# SIGTERM: the server writes what its access log holds before it exits.
+stop() { [ -n "$SERVER" ] && kill "$SERVER" && wait "$SERVER" 2> /dev/null || true; SERVER=; }
+trap 'stop; rm -rf "$WORK"' EXIT
+logged() { psql -X -qtA "$DATABASE_URL" -c "SELECT count(*) FROM dispatch.patient_access_log"; }
+
+run() { # mode -> "rps p99 requests"
+  start "$1"
+  wrk -t2 -c"$CONNECTIONS" -d3s -H "Authorization: Bearer $TOKEN" \
+    -s bench/dispatch/random_incident.lua "http://127.0.0.1:$PORT" > /dev/null  # warm-up
+  wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --latency -H "Authorization: Bearer $TOKEN" \
+    -s bench/dispatch/random_incident.lua "http://127.0.0.1:$PORT" > "$WORK/$1.txt"
+  stop
+  echo "$(awk '/Requests\/sec/ {print $2}' "$WORK/$1.txt") $(awk '$1 == "99%" {print $2}' "$WORK/$1.txt") $(awk '/requests in/ {print $1}' "$WORK/$1.txt")"
+}
+
+printf '%-8s %-5s %12s %10s %10s\n' round log "req/s" p99 requests
+off_sum=0; on_sum=0; on_requests=0
+before=$(logged)
+for round in $(seq "$ROUNDS"); do
+  read -r rps p99 n <<< "$(run off)"
+  printf '%-8s %-5s %12s %10s %10s\n' "$round" off "$rps" "$p99" "$n"
+  off_sum=$(awk -v a="$off_sum" -v b="$rps" 'BEGIN {print a + b}')
+  start_count=$(logged)
+  read -r rps p99 n <<< "$(run on)"
+  printf '%-8s %-5s %12s %10s %10s\n' "$round" on "$rps" "$p99" "$n"
+  on_sum=$(awk -v a="$on_sum" -v b="$rps" 'BEGIN {print a + b}')
+  # wrk's count plus its warm-up: every answered read of the round is an entry.
+  on_requests=$((on_requests + $(logged) - start_count))
+done
+echo
+echo "entries written while on: $on_requests (off rounds wrote $(( $(logged) - before - on_requests )))"
+awk -v on="$on_sum" -v off="$off_sum" 'BEGIN {
+  printf "incident reads, access log on / off = %.3f (target >= 0.9)\n", on / off }'

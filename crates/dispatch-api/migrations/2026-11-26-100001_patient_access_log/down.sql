@@ -1,0 +1,2 @@
+DROP TABLE dispatch.patient_access_log;
+DROP FUNCTION dispatch.patient_access_log_append_only();

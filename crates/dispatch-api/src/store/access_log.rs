@@ -1,0 +1,108 @@
+//! The access log's statements (docs/dispatch-access-log.md): a batch appended in one
+//! INSERT, the two listings, and the retention's DELETE.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+
+use crate::error::Error;
+use crate::schema::dispatch::{incidents, patient_access_log, users};
+use crate::views::{AccessEntry, AccessLogPage, UserOption};
+
+/// The most entries one listing answers.
+pub const PAGE: i64 = 1000;
+
+/// One read to record.
+#[derive(Debug, Clone, PartialEq, Insertable)]
+#[diesel(table_name = patient_access_log)]
+pub struct Access {
+    pub incident_id: i64,
+    pub user_id: i64,
+    pub route: &'static str,
+    pub at: DateTime<Utc>,
+}
+
+/// Appends a batch in one statement.
+pub async fn append(mut conn: &AsyncPgConnection, batch: &[Access]) -> Result<usize, Error> {
+    Ok(diesel::insert_into(patient_access_log::table)
+        .values(batch)
+        .execute(&mut conn)
+        .await?)
+}
+
+/// Removes the entries older than `before` (the retention); how many.
+pub async fn prune(mut conn: &AsyncPgConnection, before: DateTime<Utc>) -> Result<usize, Error> {
+    Ok(
+        diesel::delete(patient_access_log::table.filter(patient_access_log::at.lt(before)))
+            .execute(&mut conn)
+            .await?,
+    )
+}
+
+type Row = (DateTime<Utc>, i64, String, i64, String, String);
+
+fn page(mut rows: Vec<Row>) -> AccessLogPage {
+    let truncated = rows.len() as i64 > PAGE;
+    rows.truncate(PAGE as usize);
+    AccessLogPage {
+        entries: rows
+            .into_iter()
+            .map(
+                |(at, user_id, name, incident_id, number, route)| AccessEntry {
+                    at,
+                    user: UserOption {
+                        id: user_id,
+                        descriptive_name: name,
+                    },
+                    incident_id,
+                    incident_number: number,
+                    route,
+                },
+            )
+            .collect(),
+        truncated,
+    }
+}
+
+macro_rules! listing {
+    () => {
+        patient_access_log::table
+            .inner_join(users::table)
+            .inner_join(incidents::table)
+            .select((
+                patient_access_log::at,
+                users::id,
+                users::descriptive_name,
+                incidents::id,
+                incidents::number,
+                patient_access_log::route,
+            ))
+            .order_by((patient_access_log::at, patient_access_log::id))
+            .limit(PAGE + 1)
+    };
+}
+
+/// Who read incident `id`, oldest first.
+pub async fn of_incident(mut conn: &AsyncPgConnection, id: i64) -> Result<AccessLogPage, Error> {
+    let rows: Vec<Row> = listing!()
+        .filter(patient_access_log::incident_id.eq(id))
+        .load(&mut conn)
+        .await?;
+    Ok(page(rows))
+}
+
+/// What user `id` read in `[from, to)`, oldest first.
+pub async fn of_user(
+    mut conn: &AsyncPgConnection,
+    id: i64,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Result<AccessLogPage, Error> {
+    let rows: Vec<Row> = listing!()
+        .filter(patient_access_log::user_id.eq(id))
+        .filter(patient_access_log::at.ge(from))
+        .filter(patient_access_log::at.lt(to))
+        .load(&mut conn)
+        .await?;
+    Ok(page(rows))
+}
