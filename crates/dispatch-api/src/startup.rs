@@ -57,7 +57,8 @@ pub async fn serve(ctx: Context) -> anyhow::Result<()> {
         pool.clone(),
         service_keys(&ctx.config.jwt_secret, tokens.max_lifetime),
     )
-    .with_time_zone(&settings.centre_time_zone);
+    .with_time_zone(&settings.centre_time_zone)
+    .with_fleet(settings.fleet());
     check_time_zone(&pool, &state).await?;
     if let Some(config) = tokens.idp {
         let idp = IdpVerifier::new(config)?;

@@ -7,6 +7,7 @@ use common::db::Pool;
 use common::http::OpenApiJson;
 
 use crate::catalog::Catalog;
+use crate::domain::fleet::Rules;
 use crate::realtime::hub::Hub;
 use crate::token_cache::VerifiedTokens;
 use crate::user_cache::UserCache;
@@ -35,6 +36,9 @@ pub struct AppState {
     /// The centre's time zone (`CENTRE_TIME_ZONE`): where its days begin, for the reports
     /// and the offload board.
     pub time_zone: String,
+    /// When a unit's position is stale and how fast units travel, for the recommendation
+    /// (`POSITION_MAX_AGE`, `UNIT_SPEED_KMH`).
+    pub fleet: Rules,
 }
 
 impl AppState {
@@ -51,12 +55,19 @@ impl AppState {
             hub: Hub::default(),
             clock: Clock::system(),
             time_zone: DEFAULT_TIME_ZONE.to_owned(),
+            fleet: Rules::default(),
         }
     }
 
     /// Counts days and hours in `zone` (a PostgreSQL time zone name).
     pub fn with_time_zone(mut self, zone: &str) -> Self {
         self.time_zone = zone.to_owned();
+        self
+    }
+
+    /// Judges positions and arrival times by `rules`.
+    pub fn with_fleet(mut self, rules: Rules) -> Self {
+        self.fleet = rules;
         self
     }
 

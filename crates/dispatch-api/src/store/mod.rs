@@ -40,6 +40,7 @@ diesel::define_sql_function! {
 }
 
 pub mod dispatches;
+pub mod fleet;
 pub mod idempotency;
 pub mod incident_writes;
 pub mod incidents;
