@@ -56,6 +56,9 @@ pub const ROUTES: &[&str] = &[
     "/health-unit?q=sao",
     "/professional-type?active_only=true",
     "/unallocated?page=1&page_size=20&include_self=false",
+    // docs/dispatch-routes.md, "Positions and a recommendation", "Managing the fleet and the team".
+    "/incident/1/unit-recommendation",
+    "/mobile-unit/1/history",
 ];
 
 /// Every GET route of the OpenAPI document (the operational ones aside), its path
@@ -110,6 +113,9 @@ async fn screen_routes_serve_the_profiles_of_the_contract_only() {
             "/reports/response-times?group_by=priority",
             &["admin", "regulador"],
         ),
+        // docs/dispatch-routes.md, "Positions and a recommendation".
+        ("/incident/1/unit-recommendation", &["frota", "regulador"]),
+        ("/mobile-unit/1/history", &["frota", "admin"]),
     ];
     for (uri, allowed) in table {
         for login in ["admin", "tarm", "regulador", "frota"] {
