@@ -6,6 +6,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::domain::dispatch::Status;
+use crate::domain::fleet::{Fix, Point, Whereabouts};
 use crate::domain::history::HistoryAction;
 use crate::domain::incident::{Priority, Sex, State};
 use crate::domain::times::{GroupBy, Interval, Phase, TargetPriority};
@@ -800,6 +801,44 @@ pub struct UnitWhereabouts {
     pub stale: bool,
 }
 
+impl UnitWhereabouts {
+    /// Where the unit counts as being, as the recommendation and the board show it.
+    pub fn of(
+        w: &Whereabouts,
+        fix: Option<Fix>,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> UnitWhereabouts {
+        let age = fix.map(|f| (now - f.recorded_at).num_seconds().max(0));
+        let loc = |p: Point| Location {
+            lat: p.lat,
+            lon: p.lon,
+        };
+        match *w {
+            Whereabouts::Reported { at, .. } => UnitWhereabouts {
+                source: "reported".into(),
+                location: Some(loc(at)),
+                recorded_at: fix.map(|f| f.recorded_at),
+                age_seconds: age,
+                stale: false,
+            },
+            Whereabouts::Base { at, stale } => UnitWhereabouts {
+                source: "base".into(),
+                location: Some(loc(at)),
+                recorded_at: fix.map(|f| f.recorded_at),
+                age_seconds: age,
+                stale: stale.is_some(),
+            },
+            Whereabouts::Unknown => UnitWhereabouts {
+                source: "unknown".into(),
+                location: None,
+                recorded_at: fix.map(|f| f.recorded_at),
+                age_seconds: age,
+                stale: fix.is_some(),
+            },
+        }
+    }
+}
+
 /// A free unit of the requested type, with how far it is.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct RecommendedUnit {
@@ -891,4 +930,20 @@ pub struct FleetHistoryEntry {
     pub changes: serde_json::Value,
     pub by: UserOption,
     pub at: DateTime<Utc>,
+}
+
+/// `GET /mobile-unit/board`: one active unit of the fleet board, with where it is and how
+/// long it has been in its current step.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct BoardUnit {
+    #[serde(flatten)]
+    pub unit: FleetBoardUnit,
+    /// Its reported position while fresh, its base after that (as the recommendation counts).
+    pub position: UnitWhereabouts,
+    /// When the unit entered its dispatch's current step; null when free.
+    #[schema(required = true)]
+    pub step_since: Option<DateTime<Utc>>,
+    /// Seconds in the current step (from the service's clock); null when free.
+    #[schema(required = true)]
+    pub seconds_in_step: Option<i64>,
 }

@@ -9,7 +9,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::{Reply, Routes, ok};
 use crate::domain::Refusal;
-use crate::domain::fleet::Point;
+use crate::domain::fleet::{Point, Whereabouts};
 use crate::domain::refusal::FieldFault;
 use crate::domain::user::CurrentUser;
 use crate::routes::extract::{Caller, FleetOrAdmin, Judge, Post};
@@ -83,12 +83,38 @@ pub async fn options(
 }
 
 /// The fleet board: every active unit with its type and base, and the dispatch it is on
-/// (status, incident) or `null` when free, by name; one statement.
+/// (status, incident) or `null` when free, by name; where the unit is (`position`, as the
+/// recommendation counts it) and how long it has been in its current step. Three statements,
+/// pipelined.
 #[utoipa::path(get, path = "/mobile-unit/board", tag = "fleet",
-    responses((status = 200, body = Vec<FleetBoardUnit>)))]
+    responses((status = 200, body = Vec<BoardUnit>)))]
 pub async fn board(state: web::Data<AppState>, _user: CurrentUser) -> Reply {
     let conn = state.pool.get().await?;
-    ok(&reference::fleet_board(&conn).await?)
+    let now = state.clock.now();
+    let (units, places, steps) = tokio::try_join!(
+        reference::fleet_board(&conn),
+        fleet::units_on_map(&conn, now, &state.fleet),
+        fleet::current_steps(&conn)
+    )?;
+    let places: std::collections::HashMap<i64, _> =
+        places.into_iter().map(|u| (u.candidate.id, u)).collect();
+    let board: Vec<BoardUnit> = units
+        .into_iter()
+        .map(|unit| {
+            let position = places.get(&unit.id).map_or_else(
+                || UnitWhereabouts::of(&Whereabouts::Unknown, None, now),
+                |p| UnitWhereabouts::of(&p.candidate.whereabouts, p.fix, now),
+            );
+            let step_since = steps.get(&unit.id).copied();
+            BoardUnit {
+                position,
+                step_since,
+                seconds_in_step: step_since.map(|t| (now - t).num_seconds().max(0)),
+                unit,
+            }
+        })
+        .collect();
+    ok(&board)
 }
 
 /// The mobile units on an incident, with their dispatch status and step times.

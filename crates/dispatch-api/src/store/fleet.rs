@@ -549,3 +549,42 @@ pub async fn unit_history(
             .collect()
     }))
 }
+
+/// When each unit on a dispatch that is not released entered its current step: the latest
+/// of the dispatch's step times. One statement.
+pub async fn current_steps(
+    mut conn: &AsyncPgConnection,
+) -> Result<std::collections::HashMap<i64, DateTime<Utc>>, diesel::result::Error> {
+    type Times = (
+        i64,
+        DateTime<Utc>,
+        Option<DateTime<Utc>>,
+        Option<DateTime<Utc>>,
+        Option<DateTime<Utc>>,
+        Option<DateTime<Utc>>,
+        Option<DateTime<Utc>>,
+    );
+    let rows: Vec<Times> = dispatches::table
+        .filter(dispatches::status.ne(Status::Released))
+        .select((
+            dispatches::mobile_unit_id,
+            dispatches::assigned_at,
+            dispatches::en_route_at,
+            dispatches::on_scene_at,
+            dispatches::transporting_at,
+            dispatches::at_destination_at,
+            dispatches::handed_over_at,
+        ))
+        .load(&mut conn)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(unit, assigned, a, b, c, d, e)| {
+            let latest = [a, b, c, d, e]
+                .into_iter()
+                .flatten()
+                .fold(assigned, DateTime::max);
+            (unit, latest)
+        })
+        .collect())
+}

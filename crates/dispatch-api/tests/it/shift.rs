@@ -313,6 +313,32 @@ mod units {
             .cloned();
         assert_eq!(busy.map(|u| u["reason"].clone()), Some(json!("busy")));
 
+        // The board shows where each unit is and how long it has been in its step.
+        let board = w.api.get("frota", "/mobile-unit/board").await;
+        let row = |unit: i64| {
+            board
+                .array()
+                .iter()
+                .find(|u| u["id"] == unit)
+                .cloned()
+                .unwrap()
+        };
+        let sent = row(b);
+        assert_eq!(sent["position"]["source"], "reported");
+        assert_eq!(sent["position"]["location"], north(1.0));
+        assert_eq!(sent["dispatch"]["status"], "assigned");
+        assert_eq!(sent["step_since"], sent["dispatch"]["assigned_at"]);
+        assert!(near(&sent["seconds_in_step"], 0.0, 5.0), "{sent}");
+        let stale = row(c);
+        assert_eq!(stale["position"]["source"], "base");
+        assert_eq!(stale["position"]["stale"], true);
+        assert_eq!(stale["step_since"], Value::Null);
+        assert_eq!(stale["seconds_in_step"], Value::Null);
+        assert!(
+            keys(&sent).is_superset(&set(&["id", "name", "base", "type", "dispatch"])),
+            "{sent}"
+        );
+
         // Who may: fleet and regulators read it; a call taker does not; the tracker posts.
         w.api
             .get("tarm", &format!("/incident/{id}/unit-recommendation"))

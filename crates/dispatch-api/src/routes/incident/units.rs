@@ -8,7 +8,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use crate::domain::Refusal;
-use crate::domain::fleet::{LeftOut, Point, Whereabouts, recommend};
+use crate::domain::fleet::{LeftOut, Point, recommend};
 use crate::domain::refusal::FieldFault;
 use crate::routes::extract::Caller;
 use crate::routes::extract::{FleetOrRegulator, Judge, Locator, Post, Versioned};
@@ -68,41 +68,6 @@ pub async fn locate(
     .await
 }
 
-fn whereabouts(
-    w: &Whereabouts,
-    fix: Option<crate::domain::fleet::Fix>,
-    now: chrono::DateTime<chrono::Utc>,
-) -> UnitWhereabouts {
-    let age = fix.map(|f| (now - f.recorded_at).num_seconds().max(0));
-    let loc = |p: Point| Location {
-        lat: p.lat,
-        lon: p.lon,
-    };
-    match *w {
-        Whereabouts::Reported { at, .. } => UnitWhereabouts {
-            source: "reported".into(),
-            location: Some(loc(at)),
-            recorded_at: fix.map(|f| f.recorded_at),
-            age_seconds: age,
-            stale: false,
-        },
-        Whereabouts::Base { at, stale } => UnitWhereabouts {
-            source: "base".into(),
-            location: Some(loc(at)),
-            recorded_at: fix.map(|f| f.recorded_at),
-            age_seconds: age,
-            stale: stale.is_some(),
-        },
-        Whereabouts::Unknown => UnitWhereabouts {
-            source: "unknown".into(),
-            location: None,
-            recorded_at: fix.map(|f| f.recorded_at),
-            age_seconds: age,
-            stale: fix.is_some(),
-        },
-    }
-}
-
 /// Which unit to send: the free units of the vehicle type the latest technical decision
 /// asks for, nearest first by straight-line distance from the incident's location, each
 /// with where it counts as being (its reported position while fresh, its base after
@@ -145,7 +110,7 @@ pub async fn recommendation(
             name: u.name.clone(),
             base: u.base.clone(),
             unit_type: u.unit_type.clone(),
-            position: whereabouts(&u.candidate.whereabouts, u.fix, now),
+            position: UnitWhereabouts::of(&u.candidate.whereabouts, u.fix, now),
             distance_km: distance.map(|d| (d * 1000.0).round() / 1000.0),
             eta_seconds: eta,
         }
