@@ -201,6 +201,9 @@ pub struct BasicData {
     pub complaint: String,
     #[schema(required = true)]
     pub related_incident_id: Option<i64>,
+    /// Where the call is, from the client's map (`PUT /incident/{id}/location`), or null.
+    #[schema(required = true)]
+    pub location: Option<Location>,
 }
 
 /// The "Occurrence" form.

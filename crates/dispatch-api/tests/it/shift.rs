@@ -192,6 +192,7 @@ mod units {
             .clone();
         assert_eq!(last["action"], "located", "{last}");
         assert_eq!(last["changes"]["location"], json!({"from": null, "to": at}));
+        assert_eq!(detail.ok()["basic_data"]["location"], at);
         // A point off the map names its field; a stale version is 412.
         let r = w
             .call(
