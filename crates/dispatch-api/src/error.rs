@@ -113,6 +113,11 @@ fn refusal(r: &Refusal) -> Problem {
         Refusal::UnitInactive(_) => Problem::new(StatusCode::CONFLICT, "unit_inactive", detail),
         Refusal::UnitBusy(_) => Problem::new(StatusCode::CONFLICT, "unit_busy", detail),
         Refusal::UnitAssigned => Problem::new(StatusCode::CONFLICT, "unit_assigned", detail),
+        Refusal::UnitDispatched(_) => Problem::new(StatusCode::CONFLICT, "unit_dispatched", detail),
+        Refusal::AlreadyAllocated { .. } => {
+            Problem::new(StatusCode::CONFLICT, "already_allocated", detail)
+        }
+        Refusal::NotAllocated { .. } => Problem::new(StatusCode::CONFLICT, "not_allocated", detail),
         Refusal::VehicleTypeMismatch { .. } => {
             Problem::new(StatusCode::CONFLICT, "vehicle_type_mismatch", detail).with_errors(vec![
                 FieldError {

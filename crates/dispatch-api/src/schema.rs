@@ -2,6 +2,15 @@
 
 pub mod dispatch {
     diesel::table! {
+        dispatch.bases (name) {
+            name -> Text,
+            city -> Text,
+            lat -> Float8,
+            lon -> Float8,
+        }
+    }
+
+    diesel::table! {
         dispatch.dispatches (id) {
             id -> Int8,
             incident_id -> Int8,
@@ -26,6 +35,18 @@ pub mod dispatch {
             registration -> Text,
             phone -> Nullable<Text>,
             active -> Bool,
+        }
+    }
+
+    diesel::table! {
+        dispatch.fleet_history (id) {
+            id -> Int8,
+            mobile_unit_id -> Nullable<Int8>,
+            user_id -> Nullable<Int8>,
+            action -> Text,
+            changes -> Jsonb,
+            by_user_id -> Int8,
+            at -> Timestamptz,
         }
     }
 
@@ -107,6 +128,8 @@ pub mod dispatch {
             search_text -> Nullable<Text>,
             call_received_at -> Timestamptz,
             submitted_at -> Nullable<Timestamptz>,
+            location_lat -> Nullable<Float8>,
+            location_lon -> Nullable<Float8>,
         }
     }
 
@@ -129,6 +152,17 @@ pub mod dispatch {
     }
 
     diesel::table! {
+        dispatch.mobile_unit_positions (mobile_unit_id) {
+            mobile_unit_id -> Int8,
+            lat -> Float8,
+            lon -> Float8,
+            recorded_at -> Timestamptz,
+            received_at -> Timestamptz,
+            reported_by -> Int8,
+        }
+    }
+
+    diesel::table! {
         dispatch.mobile_units (id) {
             id -> Int8,
             name -> Text,
@@ -136,6 +170,7 @@ pub mod dispatch {
             type_id -> Int4,
             base -> Text,
             active -> Bool,
+            team_id -> Nullable<Int4>,
         }
     }
 
@@ -256,6 +291,7 @@ pub mod dispatch {
     diesel::joinable!(dispatches -> mobile_units (mobile_unit_id));
     diesel::joinable!(dispatches -> users (assigned_by));
     diesel::joinable!(employees -> users (user_id));
+    diesel::joinable!(fleet_history -> mobile_units (mobile_unit_id));
     diesel::joinable!(idempotency_keys -> users (user_id));
     diesel::joinable!(incident_history -> incidents (incident_id));
     diesel::joinable!(incident_history -> users (user_id));
@@ -263,7 +299,10 @@ pub mod dispatch {
     diesel::joinable!(incident_intercurrences -> intercurrences (intercurrence_id));
     diesel::joinable!(incident_intercurrences -> users (recorded_by));
     diesel::joinable!(incidents -> health_units (destination_health_unit_id));
+    diesel::joinable!(mobile_unit_positions -> mobile_units (mobile_unit_id));
+    diesel::joinable!(mobile_unit_positions -> users (reported_by));
     diesel::joinable!(mobile_units -> mobile_unit_types (type_id));
+    diesel::joinable!(mobile_units -> teams (team_id));
     diesel::joinable!(offload_alerts -> dispatches (dispatch_id));
     diesel::joinable!(offload_alerts -> health_units (health_unit_id));
     diesel::joinable!(patient_access_log -> incidents (incident_id));
@@ -281,14 +320,17 @@ pub mod dispatch {
     diesel::joinable!(users -> teams (team_id));
 
     diesel::allow_tables_to_appear_in_same_query!(
+        bases,
         dispatches,
         employees,
+        fleet_history,
         health_units,
         idempotency_keys,
         incident_history,
         incident_intercurrences,
         incidents,
         intercurrences,
+        mobile_unit_positions,
         mobile_unit_types,
         mobile_units,
         offload_alerts,

@@ -14,6 +14,7 @@ use crate::access_log::{AccessLogSettings, DEFAULT_RETENTION};
 
 use crate::auth::{DEFAULT_MAX_LIFETIME, TokenSettings};
 use crate::cors::{self, CorsSettings};
+use crate::domain::fleet::{DEFAULT_POSITION_MAX_AGE, DEFAULT_SPEED_KMH, Rules};
 use crate::state::DEFAULT_TIME_ZONE;
 
 #[cfg(test)]
@@ -42,6 +43,23 @@ pub struct Settings {
     /// How long the access log keeps its entries (who read which incident's patient data; docs/dispatch-access-log.md)
     #[arg(long, env = "ACCESS_LOG_RETENTION", default_value = show(DEFAULT_RETENTION), value_parser = positive_duration)]
     pub access_log_retention: Duration,
+
+    /// Age after which a unit's reported position is stale and its base counts instead, in the unit recommendation
+    #[arg(long, env = "POSITION_MAX_AGE", default_value = show(DEFAULT_POSITION_MAX_AGE), value_parser = lifetime)]
+    pub position_max_age: Duration,
+
+    /// Average speed (km/h) of the recommendation's arrival estimate over the straight-line distance
+    #[arg(long, env = "UNIT_SPEED_KMH", default_value_t = DEFAULT_SPEED_KMH, value_parser = speed)]
+    pub unit_speed_kmh: f64,
+}
+
+/// A speed in km/h: 1 to 300.
+fn speed(raw: &str) -> Result<f64, String> {
+    raw.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| (1.0..=300.0).contains(v))
+        .ok_or_else(|| format!("`{raw}` is not a speed in km/h between 1 and 300"))
 }
 
 /// An IANA zone name's shape (`America/Sao_Paulo`, `UTC`); PostgreSQL says at start whether
@@ -84,6 +102,15 @@ impl Settings {
         AccessLogSettings {
             retention: self.access_log_retention,
             ..AccessLogSettings::default()
+        }
+    }
+
+    /// The recommendation's rules: when a position is stale, how fast units travel.
+    pub fn fleet(&self) -> Rules {
+        Rules {
+            max_age: chrono::Duration::from_std(self.position_max_age)
+                .unwrap_or(chrono::Duration::MAX),
+            speed_kmh: self.unit_speed_kmh,
         }
     }
 

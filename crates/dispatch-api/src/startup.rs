@@ -67,6 +67,7 @@ pub async fn serve(ctx: Context) -> anyhow::Result<()> {
         tracing::warn!("BENCH_ACCESS_LOG=off: reads are not recorded (benchmark baseline)");
         state = state.with_access_log(AccessLog::off());
     }
+    .with_fleet(settings.fleet());
     check_time_zone(&pool, &state).await?;
     if let Some(config) = tokens.idp {
         let idp = IdpVerifier::new(config)?;

@@ -8,6 +8,7 @@ use common::http::OpenApiJson;
 
 use crate::access_log::{AccessLog, AccessLogSettings};
 use crate::catalog::Catalog;
+use crate::domain::fleet::Rules;
 use crate::realtime::hub::Hub;
 use crate::token_cache::VerifiedTokens;
 use crate::user_cache::UserCache;
@@ -39,6 +40,9 @@ pub struct AppState {
     /// Who read which incident's patient data (docs/dispatch-access-log.md): the writer's
     /// handle.
     pub access_log: AccessLog,
+    /// When a unit's position is stale and how fast units travel, for the recommendation
+    /// (`POSITION_MAX_AGE`, `UNIT_SPEED_KMH`).
+    pub fleet: Rules,
 }
 
 impl AppState {
@@ -58,12 +62,19 @@ impl AppState {
             hub: Hub::default(),
             clock: Clock::system(),
             time_zone: DEFAULT_TIME_ZONE.to_owned(),
+            fleet: Rules::default(),
         }
     }
 
     /// Counts days and hours in `zone` (a PostgreSQL time zone name).
     pub fn with_time_zone(mut self, zone: &str) -> Self {
         self.time_zone = zone.to_owned();
+        self
+    }
+
+    /// Judges positions and arrival times by `rules`.
+    pub fn with_fleet(mut self, rules: Rules) -> Self {
+        self.fleet = rules;
         self
     }
 

@@ -6,6 +6,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::domain::dispatch::Status;
+use crate::domain::fleet::{Fix, Point, Whereabouts};
 use crate::domain::history::HistoryAction;
 use crate::domain::incident::{Priority, Sex, State};
 use crate::domain::times::{GroupBy, Interval, Phase, TargetPriority};
@@ -200,6 +201,9 @@ pub struct BasicData {
     pub complaint: String,
     #[schema(required = true)]
     pub related_incident_id: Option<i64>,
+    /// Where the call is, from the client's map (`PUT /incident/{id}/location`), or null.
+    #[schema(required = true)]
+    pub location: Option<Location>,
 }
 
 /// The "Occurrence" form.
@@ -788,4 +792,182 @@ pub struct AccessEntry {
 pub struct AccessLogPage {
     pub entries: Vec<AccessEntry>,
     pub truncated: bool,
+}
+
+// --- Positions, the recommendation, managing the fleet and the team ----------------------
+// (docs/dispatch-routes.md, "Positions and a recommendation", "Managing the fleet and the team")
+
+/// A point of the map: WGS 84 degrees.
+#[derive(Debug, Clone, Copy, Serialize, serde::Deserialize, ToSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Location {
+    /// Latitude, -90..=90.
+    pub lat: f64,
+    /// Longitude, -180..=180.
+    pub lon: f64,
+}
+
+/// Where a unit counts as being.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct UnitWhereabouts {
+    /// `reported` (its latest position, fresh), `base` (its base's: no position, or a stale
+    /// one) or `unknown`.
+    pub source: String,
+    #[schema(required = true)]
+    pub location: Option<Location>,
+    /// When the latest reported position was recorded (also when it is stale), or null.
+    #[schema(required = true)]
+    pub recorded_at: Option<DateTime<Utc>>,
+    /// Seconds since `recorded_at`, or null.
+    #[schema(required = true)]
+    pub age_seconds: Option<i64>,
+    /// `true` when a reported position exists but is older than the configured age.
+    pub stale: bool,
+}
+
+impl UnitWhereabouts {
+    /// Where the unit counts as being, as the recommendation and the board show it.
+    pub fn of(
+        w: &Whereabouts,
+        fix: Option<Fix>,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> UnitWhereabouts {
+        let age = fix.map(|f| (now - f.recorded_at).num_seconds().max(0));
+        let loc = |p: Point| Location {
+            lat: p.lat,
+            lon: p.lon,
+        };
+        match *w {
+            Whereabouts::Reported { at, .. } => UnitWhereabouts {
+                source: "reported".into(),
+                location: Some(loc(at)),
+                recorded_at: fix.map(|f| f.recorded_at),
+                age_seconds: age,
+                stale: false,
+            },
+            Whereabouts::Base { at, stale } => UnitWhereabouts {
+                source: "base".into(),
+                location: Some(loc(at)),
+                recorded_at: fix.map(|f| f.recorded_at),
+                age_seconds: age,
+                stale: stale.is_some(),
+            },
+            Whereabouts::Unknown => UnitWhereabouts {
+                source: "unknown".into(),
+                location: None,
+                recorded_at: fix.map(|f| f.recorded_at),
+                age_seconds: age,
+                stale: fix.is_some(),
+            },
+        }
+    }
+}
+
+/// A free unit of the requested type, with how far it is.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RecommendedUnit {
+    pub id: i64,
+    pub name: String,
+    pub base: String,
+    #[serde(rename = "type")]
+    pub unit_type: RefOption,
+    pub position: UnitWhereabouts,
+    /// Straight-line distance to the incident's location, km (3 decimals); null when the
+    /// incident has no location.
+    #[schema(required = true)]
+    pub distance_km: Option<f64>,
+    /// Estimated seconds to arrive at the configured speed; null without a location.
+    #[schema(required = true)]
+    pub eta_seconds: Option<i64>,
+}
+
+/// A unit the recommendation left out, and why.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct LeftOutUnit {
+    pub id: i64,
+    pub name: String,
+    #[serde(rename = "type")]
+    pub unit_type: RefOption,
+    /// `busy` (on a dispatch not released), `other_type`, `inactive` or `no_position`.
+    pub reason: String,
+}
+
+/// `GET /incident/{id}/unit-recommendation`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct UnitRecommendation {
+    pub incident: IncidentRef,
+    /// The incident's location (`PUT /incident/{id}/location`), or null: then the units are
+    /// listed by id with no distance.
+    #[schema(required = true)]
+    pub location: Option<Location>,
+    /// What the latest technical decision asks for; null: any type.
+    #[schema(required = true)]
+    pub requested_vehicle_type: Option<RefOption>,
+    /// The speed of the estimate (`UNIT_SPEED_KMH`).
+    pub speed_kmh: f64,
+    /// After how long a reported position is stale (`POSITION_MAX_AGE`).
+    pub position_max_age_seconds: i64,
+    /// Nearest first.
+    pub units: Vec<RecommendedUnit>,
+    pub left_out: Vec<LeftOutUnit>,
+}
+
+/// `POST /mobile-unit/{id}/position`'s answer: the unit's latest position now.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PositionRecorded {
+    pub mobile_unit_id: i64,
+    pub location: Location,
+    pub recorded_at: DateTime<Utc>,
+    pub received_at: DateTime<Utc>,
+    /// `false` when a newer position was already kept (this one was older and is ignored).
+    pub latest: bool,
+}
+
+/// `PATCH /mobile-unit/{id}`'s answer: the unit as the manage-fleet screen shows it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ManagedUnit {
+    pub id: i64,
+    pub name: String,
+    pub active: bool,
+    pub base: String,
+    #[schema(required = true)]
+    pub team: Option<RefOption>,
+    #[serde(rename = "type")]
+    pub unit_type: RefOption,
+}
+
+/// A person's allocation: `POST /team/{id}/allocate`, `POST /team/{id}/release`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Allocation {
+    pub user: UserOption,
+    /// The team they are in now; null once released (they are on `GET /unallocated` then).
+    #[schema(required = true)]
+    pub team: Option<RefOption>,
+}
+
+/// One entry of `GET /mobile-unit/{id}/history`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct FleetHistoryEntry {
+    pub id: i64,
+    /// `updated` (PATCH), `allocated`, `released`.
+    pub action: String,
+    pub changes: serde_json::Value,
+    pub by: UserOption,
+    pub at: DateTime<Utc>,
+}
+
+/// `GET /mobile-unit/board`: one active unit of the fleet board, with where it is and how
+/// long it has been in its current step.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct BoardUnit {
+    #[serde(flatten)]
+    pub unit: FleetBoardUnit,
+    /// Its reported position while fresh, its base after that (as the recommendation counts).
+    pub position: UnitWhereabouts,
+    /// When the unit entered its dispatch's current step; null when free.
+    #[schema(required = true)]
+    pub step_since: Option<DateTime<Utc>>,
+    /// Seconds in the current step (from the service's clock); null when free.
+    #[schema(required = true)]
+    pub seconds_in_step: Option<i64>,
 }

@@ -38,6 +38,8 @@ text_enum! {
         Intercurrence = "intercurrence",
         Transferred = "transferred",
         Closed = "closed",
+        /// The incident's map location was set or cleared (`PUT /incident/{id}/location`).
+        Located = "located",
     }
 }
 

@@ -66,6 +66,15 @@ pub enum Refusal {
     /// The token is fine but its user may not call (inactive, gone).
     #[error("{0}")]
     Unauthorized(&'static str),
+    /// A unit on a dispatch that is not released may not be deactivated, moved or re-crewed.
+    #[error("mobile unit {0} is on a dispatch that is not released; change it once released")]
+    UnitDispatched(i64),
+    /// The person is already in a team: release them first.
+    #[error("user {user} is already allocated to team {team}; release them first")]
+    AlreadyAllocated { user: i64, team: i32 },
+    /// The person is not in the team named.
+    #[error("user {user} is not allocated to team {team}")]
+    NotAllocated { user: i64, team: i32 },
     /// An `Idempotency-Key` sent again with another request.
     #[error("this Idempotency-Key was used for another request; use a new key per request")]
     IdempotencyKeyReused,

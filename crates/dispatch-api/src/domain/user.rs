@@ -143,4 +143,9 @@ pub mod may {
     pub const REPORTS: &[Profile] = &[Admin, MedicoRegulador];
     /// Changing the centre's targets.
     pub const ADMIN: &[Profile] = &[Admin];
+    /// Managing the fleet and the team, and reporting a unit's position (the unit's tracker
+    /// signs in as a fleet operator) (docs/dispatch-routes.md, "Managing the fleet and the team").
+    pub const FLEET_OR_ADMIN: &[Profile] = &[OperadorFrota, Admin];
+    /// Placing an incident on the map: who takes the call, regulates or sends the units.
+    pub const LOCATE: &[Profile] = &[Tarm, MedicoRegulador, OperadorFrota];
 }

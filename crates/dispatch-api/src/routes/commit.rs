@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::state::AppState;
 use crate::store::idempotency::{self, Key, Stored, once};
 use crate::store::writes::{Author, Written};
-use crate::views::{DispatchCreated, DispatchProgress};
+use crate::views::{Allocation, DispatchCreated, DispatchProgress, ManagedUnit, PositionRecorded};
 
 /// What a write answers.
 pub trait Answer: Serialize {
@@ -32,6 +32,9 @@ impl Answer for Written {
 
 impl Answer for DispatchCreated {}
 impl Answer for DispatchProgress {}
+impl Answer for PositionRecorded {}
+impl Answer for ManagedUnit {}
+impl Answer for Allocation {}
 
 impl<P: Profiles, B: Judge> Post<P, B> {
     /// A POST without `If-Match`.

@@ -55,6 +55,8 @@ profiles! {
     /// The centre's reports: the administrator (its manager) and regulators.
     Manager = may::REPORTS;
     Admin = may::ADMIN;
+    FleetOrAdmin = may::FLEET_OR_ADMIN;
+    Locator = may::LOCATE;
 }
 
 /// The authenticated caller, refused (403) unless its profile is one of `P`.

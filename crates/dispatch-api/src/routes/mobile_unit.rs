@@ -1,15 +1,21 @@
 //! `/mobile-unit...`: the fleet.
 
+use actix_web::http::StatusCode;
 use actix_web::web;
+use chrono::{DateTime, Utc};
 use common::extract::{Path, Query};
 use serde::Deserialize;
-use utoipa::IntoParams;
+use utoipa::{IntoParams, ToSchema};
 
 use super::{Reply, Routes, ok};
 use crate::domain::Refusal;
+use crate::domain::fleet::{Point, Whereabouts};
+use crate::domain::refusal::FieldFault;
 use crate::domain::user::CurrentUser;
+use crate::routes::extract::{Caller, FleetOrAdmin, Judge, Post};
 use crate::state::AppState;
 use crate::store::dispatches;
+use crate::store::fleet::{self, UnitChange};
 use crate::store::reference::{self, UnitFilter};
 use crate::views::*;
 
@@ -17,7 +23,10 @@ pub fn routes(r: &mut Routes<'_>) {
     r.add(__path_list, list)
         .add(__path_options, options)
         .add(__path_board, board)
-        .add(__path_of_incident, of_incident);
+        .add(__path_of_incident, of_incident)
+        .add(__path_position, position)
+        .add(__path_patch, patch)
+        .add(__path_history, history);
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -74,12 +83,38 @@ pub async fn options(
 }
 
 /// The fleet board: every active unit with its type and base, and the dispatch it is on
-/// (status, incident) or `null` when free, by name; one statement.
+/// (status, incident) or `null` when free, by name; where the unit is (`position`, as the
+/// recommendation counts it) and how long it has been in its current step. Three statements,
+/// pipelined.
 #[utoipa::path(get, path = "/mobile-unit/board", tag = "fleet",
-    responses((status = 200, body = Vec<FleetBoardUnit>)))]
+    responses((status = 200, body = Vec<BoardUnit>)))]
 pub async fn board(state: web::Data<AppState>, _user: CurrentUser) -> Reply {
     let conn = state.pool.get().await?;
-    ok(&reference::fleet_board(&conn).await?)
+    let now = state.clock.now();
+    let (units, places, steps) = tokio::try_join!(
+        reference::fleet_board(&conn),
+        fleet::units_on_map(&conn, now, &state.fleet),
+        fleet::current_steps(&conn)
+    )?;
+    let places: std::collections::HashMap<i64, _> =
+        places.into_iter().map(|u| (u.candidate.id, u)).collect();
+    let board: Vec<BoardUnit> = units
+        .into_iter()
+        .map(|unit| {
+            let position = places.get(&unit.id).map_or_else(
+                || UnitWhereabouts::of(&Whereabouts::Unknown, None, now),
+                |p| UnitWhereabouts::of(&p.candidate.whereabouts, p.fix, now),
+            );
+            let step_since = steps.get(&unit.id).copied();
+            BoardUnit {
+                position,
+                step_since,
+                seconds_in_step: step_since.map(|t| (now - t).num_seconds().max(0)),
+                unit,
+            }
+        })
+        .collect();
+    ok(&board)
 }
 
 /// The mobile units on an incident, with their dispatch status and step times.
@@ -90,4 +125,126 @@ pub async fn of_incident(state: web::Data<AppState>, _user: CurrentUser, id: Pat
     let conn = state.pool.get().await?;
     let units = dispatches::of_existing_incident(&conn, id.0).await?;
     ok(&units.ok_or_else(|| Refusal::not_found("incident", id.0))?)
+}
+
+// --- Positions and managing the fleet (docs/dispatch-routes.md, "Positions and a
+// recommendation", "Managing the fleet and the team") ------------------------------------
+
+/// `POST /mobile-unit/{id}/position`'s body: where the unit is and when it was there.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PositionBody {
+    pub lat: f64,
+    pub lon: f64,
+    /// When the tracker (or the operator) recorded it; not in the future.
+    pub recorded_at: DateTime<Utc>,
+}
+
+impl Judge for PositionBody {
+    type Judged = Self;
+    fn judge(self) -> Result<Self, Refusal> {
+        if let Some((field, message)) = (Point {
+            lat: self.lat,
+            lon: self.lon,
+        })
+        .fault()
+        {
+            return Err(Refusal::InvalidFields(vec![FieldFault {
+                field: field.to_owned(),
+                message: message.to_owned(),
+            }]));
+        }
+        Ok(self)
+    }
+}
+
+/// A unit's position, from its tracker or its operator: kept as the unit's latest (an older
+/// report than the kept one is answered with `latest: false` and ignored). The
+/// recommendation counts it while younger than `POSITION_MAX_AGE`, the base after that.
+#[utoipa::path(post, path = "/mobile-unit/{id}/position", tag = "fleet", request_body = PositionBody,
+    params(("id" = i64, Path, description = "mobile unit id"),
+        ("Idempotency-Key" = Option<String>, Header, description = "makes a retry safe")),
+    responses((status = 200, body = PositionRecorded)))]
+pub async fn position(
+    state: web::Data<AppState>,
+    w: Post<FleetOrAdmin, PositionBody>,
+    id: Path<i64>,
+) -> Reply {
+    w.commit(&state, StatusCode::OK, async |c, by, b| {
+        if b.recorded_at > by.at + chrono::Duration::minutes(1) {
+            return Err(Refusal::InvalidFields(vec![FieldFault {
+                field: "recorded_at".into(),
+                message: "must not be in the future".into(),
+            }])
+            .into());
+        }
+        let at = Location {
+            lat: b.lat,
+            lon: b.lon,
+        };
+        fleet::record_position(c, by, id.0, at, b.recorded_at).await
+    })
+    .await
+}
+
+/// `PATCH /mobile-unit/{id}`'s body: any of the three.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PatchUnitBody {
+    pub active: Option<bool>,
+    /// A base's name (`GET /mobile-unit` shows each unit's).
+    pub base: Option<String>,
+    /// The crew's team id; `null` clears it.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<i32>)]
+    pub team_id: Option<Option<i32>>,
+}
+
+/// A field sent as `null` is `Some(None)`; one left out is `None`.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<i32>>, D::Error> {
+    Option::<i32>::deserialize(d).map(Some)
+}
+
+impl Judge for PatchUnitBody {
+    type Judged = UnitChange;
+    fn judge(self) -> Result<UnitChange, Refusal> {
+        if self.active.is_none() && self.base.is_none() && self.team_id.is_none() {
+            return Err(Refusal::NothingToChange);
+        }
+        Ok(UnitChange {
+            active: self.active,
+            base: self.base,
+            team_id: self.team_id,
+        })
+    }
+}
+
+/// Activate or deactivate a unit, change its base or its crew's team. 409 `unit_dispatched`
+/// while it is on a dispatch that is not released. Recorded on `GET /mobile-unit/{id}/history`.
+#[utoipa::path(patch, path = "/mobile-unit/{id}", tag = "fleet", request_body = PatchUnitBody,
+    params(("id" = i64, Path, description = "mobile unit id")),
+    responses((status = 200, body = ManagedUnit)))]
+pub async fn patch(
+    state: web::Data<AppState>,
+    w: Post<FleetOrAdmin, PatchUnitBody>,
+    id: Path<i64>,
+) -> Reply {
+    w.commit(&state, StatusCode::OK, async |c, by, change| {
+        fleet::patch_unit(c, by, id.0, change).await
+    })
+    .await
+}
+
+/// Who changed the unit (active, base, team) and when, oldest first.
+#[utoipa::path(get, path = "/mobile-unit/{id}/history", tag = "fleet",
+    params(("id" = i64, Path, description = "mobile unit id")),
+    responses((status = 200, body = Vec<FleetHistoryEntry>)))]
+pub async fn history(
+    state: web::Data<AppState>,
+    _user: Caller<FleetOrAdmin>,
+    id: Path<i64>,
+) -> Reply {
+    let conn = state.pool.get().await?;
+    let entries = fleet::unit_history(&conn, id.0).await?;
+    ok(&entries.ok_or_else(|| Refusal::not_found("mobile unit", id.0))?)
 }

@@ -18,6 +18,7 @@ pub mod professional_type;
 pub mod reports;
 pub mod response_targets;
 pub mod shared;
+pub mod team;
 pub mod technical_decision;
 pub mod technical_decision_action;
 pub mod unallocated;
@@ -77,6 +78,7 @@ pub fn routes(r: &mut Routes<'_>) {
     intercurrence::routes(r);
     professional_type::routes(r);
     unallocated::routes(r);
+    team::routes(r);
     response_targets::routes(r);
     reports::routes(r);
     access_log::routes(r);

@@ -128,6 +128,7 @@ async fn write(
     let refs = references(conn, &mut inserted).await?;
     let user_ids = write_users(conn, plan, &refs, now, &mut inserted).await?;
     let units = write_fleet(conn, plan, &refs, &mut inserted).await?;
+    write_bases(conn, &mut inserted).await?;
     let health = write_health_units(conn, plan, &mut inserted).await?;
     let ids = Resolved {
         users: plan
@@ -443,6 +444,31 @@ async fn write_fleet(
             .load(conn)
             .await?,
     ))
+}
+
+/// Every place a unit may be based, with where it is (`words::base_location`).
+async fn write_bases(
+    conn: &mut AsyncPgConnection,
+    inserted: &mut BTreeMap<&'static str, usize>,
+) -> anyhow::Result<()> {
+    let rows: Vec<_> = (0..words::PLACES.len())
+        .map(|i| {
+            let (lat, lon) = words::base_location(i);
+            (
+                bases::name.eq(words::PLACES[i]),
+                bases::city.eq(words::CITIES[0].0),
+                bases::lat.eq(lat),
+                bases::lon.eq(lon),
+            )
+        })
+        .collect();
+    let n = diesel::insert_into(bases::table)
+        .values(rows)
+        .on_conflict_do_nothing()
+        .execute(conn)
+        .await?;
+    inserted.insert("bases", n);
+    Ok(())
 }
 
 async fn write_health_units(

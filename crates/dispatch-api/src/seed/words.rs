@@ -316,3 +316,41 @@ pub const CONCLUSIONS: &[&str] = &[
     "Orientação médica por telefone, sem necessidade de viatura.",
     "Paciente removido por meios próprios.",
 ];
+
+/// Where the demo's bases are: the fleet's places in São José dos Campos (SP), the first demo
+/// city, at the approximate centre of the neighbourhood of that name where the city has one
+/// (Centro, Vila Industrial, Jardim Satélite, ...; Jacareí is the neighbouring city's centre).
+/// A place the city has no neighbourhood of is put on a ring 3 to 9 km around the city's
+/// centre, the same spot every run (docs/dispatch-routes.md, "Positions and a recommendation").
+pub const KNOWN_BASES: &[(&str, f64, f64)] = &[
+    ("Centro", -23.1794, -45.8869),
+    ("Vila Industrial", -23.1990, -45.8650),
+    ("Bosque dos Eucaliptos", -23.2350, -45.8930),
+    ("Jardim Satélite", -23.2250, -45.8820),
+    ("Campo dos Alemães", -23.2470, -45.8860),
+    ("Vila Ema", -23.1980, -45.8950),
+    ("Santana", -23.1640, -45.8870),
+    ("Vila Maria", -23.1850, -45.8790),
+    ("Aeroporto", -23.2290, -45.8610),
+    ("Monte Castelo", -23.1900, -45.8810),
+    ("Jardim América", -23.2000, -45.8750),
+    ("Parque Independência", -23.2200, -45.8990),
+    ("Jacareí", -23.3050, -45.9660),
+];
+
+/// The demo city's centre (São José dos Campos, Praça Afonso Pena).
+pub const BASE_CITY_CENTRE: (f64, f64) = (-23.1794, -45.8869);
+
+/// The base of `PLACES[i]`: its known spot, or one on the ring around the centre.
+pub fn base_location(i: usize) -> (f64, f64) {
+    let place = PLACES[i];
+    if let Some((_, lat, lon)) = KNOWN_BASES.iter().find(|(p, _, _)| *p == place) {
+        return (*lat, *lon);
+    }
+    let km = 3.0 + (i % 7) as f64;
+    let angle = (i as f64) * 2.399_963; // the golden angle: spots spread evenly
+    let (lat0, lon0) = BASE_CITY_CENTRE;
+    let lat = lat0 + km * angle.sin() / 111.2;
+    let lon = lon0 + km * angle.cos() / (111.2 * lat0.to_radians().cos());
+    ((lat * 1e4).round() / 1e4, (lon * 1e4).round() / 1e4)
+}

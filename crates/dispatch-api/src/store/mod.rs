@@ -44,6 +44,7 @@ diesel::define_sql_function! {
 
 pub mod access_log;
 pub mod dispatches;
+pub mod fleet;
 pub mod holders;
 pub mod idempotency;
 pub mod incident_writes;

@@ -59,6 +59,9 @@ pub const ROUTES: &[&str] = &[
     // docs/dispatch-access-log.md.
     "/incident/1/access-log",
     "/user/1/access-log",
+    // docs/dispatch-routes.md, "Positions and a recommendation", "Managing the fleet and the team".
+    "/incident/1/unit-recommendation",
+    "/mobile-unit/1/history",
 ];
 
 /// Every GET route of the OpenAPI document (the operational ones aside), its path
@@ -116,6 +119,9 @@ async fn screen_routes_serve_the_profiles_of_the_contract_only() {
         // docs/dispatch-access-log.md.
         ("/incident/1/access-log", &["admin"]),
         ("/user/1/access-log", &["admin"]),
+        // docs/dispatch-routes.md, "Positions and a recommendation".
+        ("/incident/1/unit-recommendation", &["frota", "regulador"]),
+        ("/mobile-unit/1/history", &["frota", "admin"]),
     ];
     for (uri, allowed) in table {
         for login in ["admin", "tarm", "regulador", "frota"] {

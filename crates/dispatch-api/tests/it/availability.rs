@@ -94,7 +94,22 @@ async fn check_against_database(w: &W) {
     let board = w.api.get("frota", "/mobile-unit/board").await;
     assert_eq!(ids(board.array()), fleet.keys().copied().collect());
     for u in board.array() {
-        assert_eq!(keys(u), set(&["id", "name", "base", "type", "dispatch"]));
+        assert_eq!(
+            keys(u),
+            set(&[
+                "id",
+                "name",
+                "base",
+                "type",
+                "dispatch",
+                // docs/dispatch-routes.md, "Positions and a recommendation".
+                "position",
+                "step_since",
+                "seconds_in_step"
+            ])
+        );
+        // No unit has reported: each is at its base (the demo's bases are on the map).
+        assert_eq!(u["position"]["source"], "base", "{u}");
         let id = u["id"].as_i64().unwrap();
         let (name, base, type_id, type_name) = &fleet[&id];
         assert_eq!(

@@ -23,6 +23,7 @@ const RECORDED_AS: &[(&str, &str)] = &[
     ("basic_data.city", "city"),
     ("basic_data.complaint", "complaint"),
     ("basic_data.related_incident_id", "related_incident_id"),
+    ("basic_data.location", "location"),
     ("occurrence.type", "occurrence_type"),
     ("occurrence.priority", "priority"),
     ("occurrence.notes", "occurrence_notes"),
@@ -249,6 +250,18 @@ async fn every_write_records_every_field_it_changes() {
     let r = checked(&w, id, "submit", async || {
         w.post(&uri("submit"), "tarm", Some(version(&r)), json!({}))
             .await
+    })
+    .await;
+    // docs/dispatch-routes.md, "Positions and a recommendation".
+    let r = checked(&w, id, "location", async || {
+        w.call(
+            Method::PUT,
+            &uri("location"),
+            "tarm",
+            Some(version(&r)),
+            Some(json!({"location": {"lat": -23.1794, "lon": -45.8869}})),
+        )
+        .await
     })
     .await;
     let r = checked(&w, id, "send-to", async || {

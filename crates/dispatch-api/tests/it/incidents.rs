@@ -33,7 +33,9 @@ fn assert_detail_shape(d: &Value) {
             "address",
             "city",
             "complaint",
-            "related_incident_id"
+            "related_incident_id",
+            // docs/dispatch-routes.md, "Positions and a recommendation".
+            "location"
         ])
     );
     assert_eq!(keys(&d["occurrence"]), set(&["type", "priority", "notes"]));

@@ -365,3 +365,472 @@ async fn the_access_log_lists_exactly_the_reads_made_and_by_whom() {
 fn urlencoding(s: &str) -> String {
     s.replace('+', "%2B").replace(':', "%3A")
 }
+
+// --- Positions and a recommendation; managing the fleet and the team --------------------
+// (docs/dispatch-routes.md, "Positions and a recommendation", "Managing the fleet and the team")
+
+mod units {
+    use actix_web::http::Method;
+    use chrono::{Duration, Utc};
+    use diesel::prelude::*;
+    use diesel_async::RunQueryDsl;
+    use dispatch_api::schema::dispatch::{teams, unallocated, users};
+    use serde_json::{Value, json};
+
+    use crate::client::W;
+    use crate::support::{keys, set};
+
+    /// A demo point far from every demo base (Florianópolis, SC): only reported positions
+    /// can be near it.
+    const FAR: (f64, f64) = (-27.5954, -48.5480);
+
+    /// About `km` kilometres north of `FAR` (to the metre: six decimals).
+    fn north(km: f64) -> Value {
+        let lat = ((FAR.0 + km / 111.195) * 1e6).round() / 1e6;
+        json!({"lat": lat, "lon": FAR.1})
+    }
+
+    fn near(v: &Value, want: f64, by: f64) -> bool {
+        v.as_f64().is_some_and(|x| (x - want).abs() <= by)
+    }
+
+    async fn type_id(w: &W, name: &str) -> i64 {
+        let types = w.api.get("frota", "/mobile-unit-type").await;
+        types
+            .array()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("no type {name}"))["id"]
+            .as_i64()
+            .unwrap()
+    }
+
+    async fn free_of(w: &W, type_id: i64) -> Vec<i64> {
+        let r = w
+            .api
+            .get(
+                "frota",
+                &format!("/mobile-unit/options?available=true&type={type_id}"),
+            )
+            .await;
+        r.array()
+            .iter()
+            .map(|u| u["id"].as_i64().unwrap())
+            .collect()
+    }
+
+    async fn report(w: &W, unit: i64, at: Value, ago: Duration) -> Reply {
+        let now = w.api.state().clock.now();
+        let mut body = at;
+        body["recorded_at"] = json!(now - ago);
+        w.post(
+            &format!("/mobile-unit/{unit}/position"),
+            "frota",
+            None,
+            body,
+        )
+        .await
+    }
+
+    use crate::support::Reply;
+
+    fn ids_of(list: &Value) -> Vec<i64> {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|u| u["id"].as_i64().unwrap())
+            .collect()
+    }
+
+    #[actix_web::test]
+    async fn the_recommendation_picks_the_nearest_free_unit_of_the_type() {
+        let w = W::new().await;
+        let (id, v) = w.incident_in("awaiting_regulation").await;
+        let usa = type_id(&w, "USA").await;
+        let action = w.action(true).await;
+        let r = w
+            .post(
+                &format!("/incident/{id}/technical-decision"),
+                "regulador",
+                Some(v),
+                json!({"action_id": action, "mobile_unit_type_id": usa}),
+            )
+            .await;
+        let v = r.ok()["version"].as_i64().unwrap() as i32;
+
+        // The call is placed on the map; the history says who placed it and where.
+        let at = json!({"lat": FAR.0, "lon": FAR.1});
+        let r = w
+            .call(
+                Method::PUT,
+                &format!("/incident/{id}/location"),
+                "tarm",
+                Some(v),
+                Some(json!({"location": at})),
+            )
+            .await;
+        let v = r.ok()["version"].as_i64().unwrap() as i32;
+        assert_eq!(r.header("etag"), Some(format!("\"{v}\"").as_str()));
+        let detail = w
+            .api
+            .get("regulador", &format!("/incident/{id}?include_history=true"))
+            .await;
+        let last = detail.ok()["history"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        assert_eq!(last["action"], "located", "{last}");
+        assert_eq!(last["changes"]["location"], json!({"from": null, "to": at}));
+        assert_eq!(detail.ok()["basic_data"]["location"], at);
+        // A point off the map names its field; a stale version is 412.
+        let r = w
+            .call(
+                Method::PUT,
+                &format!("/incident/{id}/location"),
+                "tarm",
+                Some(v),
+                Some(json!({"location": {"lat": -95.0, "lon": 0.0}})),
+            )
+            .await;
+        assert_eq!(
+            r.problem(400, "invalid_payload"),
+            Some("location.lat".into())
+        );
+        let r = w
+            .call(
+                Method::PUT,
+                &format!("/incident/{id}/location"),
+                "tarm",
+                Some(v - 1),
+                Some(json!({"location": north(1.0)})),
+            )
+            .await;
+        r.problem(412, "version_conflict");
+
+        // Three free USA units report: A 5 km away, B 1 km away, C 0.2 km away but 31 min
+        // ago (stale: its base, hundreds of km away, counts).
+        let free = free_of(&w, usa).await;
+        assert!(free.len() >= 3, "the demo has 3 free USA units: {free:?}");
+        let (a, b, c) = (free[0], free[1], free[2]);
+        let r = report(&w, a, north(5.0), Duration::minutes(2)).await;
+        assert_eq!(r.ok()["latest"], true);
+        assert_eq!(r.ok()["mobile_unit_id"], a);
+        report(&w, b, north(1.0), Duration::seconds(30)).await.ok();
+        report(&w, c, north(0.2), Duration::minutes(31)).await.ok();
+        // An older report than the kept one changes nothing.
+        let r = report(&w, b, north(50.0), Duration::minutes(10)).await;
+        assert_eq!(r.ok()["latest"], false);
+        assert_eq!(r.ok()["location"], north(1.0));
+
+        let rec = w
+            .api
+            .get("frota", &format!("/incident/{id}/unit-recommendation"))
+            .await;
+        let rec = rec.ok().clone();
+        assert_eq!(
+            rec["requested_vehicle_type"],
+            json!({"id": usa, "name": "USA"})
+        );
+        assert_eq!(rec["location"], at);
+        assert_eq!(rec["speed_kmh"], 40.0);
+        assert_eq!(rec["position_max_age_seconds"], 1800);
+        let units = rec["units"].as_array().unwrap();
+        assert_eq!(&ids_of(&rec["units"])[..2], [b, a]);
+        assert!(near(&units[0]["distance_km"], 1.0, 0.002), "{}", units[0]);
+        assert!(near(&units[0]["eta_seconds"], 90.0, 1.0), "{}", units[0]);
+        assert_eq!(units[0]["position"]["source"], "reported");
+        assert!(
+            near(&units[0]["position"]["age_seconds"], 30.0, 2.0),
+            "{}",
+            units[0]
+        );
+        assert_eq!(units[0]["position"]["stale"], false);
+        assert!(near(&units[1]["distance_km"], 5.0, 0.002), "{}", units[1]);
+        assert!(near(&units[1]["eta_seconds"], 450.0, 1.0), "{}", units[1]);
+        let stale = units.iter().find(|u| u["id"] == c).expect("C is free");
+        assert_eq!(stale["position"]["source"], "base", "{stale}");
+        assert_eq!(stale["position"]["stale"], true);
+        assert!(
+            near(&stale["position"]["age_seconds"], 31.0 * 60.0, 2.0),
+            "{stale}"
+        );
+        assert!(stale["distance_km"].as_f64().unwrap() > 400.0, "{stale}");
+        assert_eq!(
+            keys(&units[0]),
+            set(&[
+                "id",
+                "name",
+                "base",
+                "type",
+                "position",
+                "distance_km",
+                "eta_seconds"
+            ])
+        );
+        // Every free unit of the type is listed, every other unit is left out with why.
+        assert_eq!(units.len(), free.len());
+        let left = rec["left_out"].as_array().unwrap();
+        for u in left {
+            let why = u["reason"].as_str().unwrap();
+            match why {
+                "other_type" => assert_ne!(u["type"]["id"], usa),
+                "busy" | "inactive" => {}
+                other => panic!("unexpected reason {other}: {u}"),
+            }
+        }
+        assert!(left.iter().any(|u| u["reason"] == "inactive"));
+
+        // B is sent: it leaves the list, busy; A is the nearest now.
+        let r = w
+            .post(
+                &format!("/incident/{id}/dispatch"),
+                "frota",
+                Some(v),
+                json!({"mobile_unit_id": b}),
+            )
+            .await;
+        assert_eq!(r.status.as_u16(), 201, "{}", r.body);
+        let rec = w
+            .api
+            .get("regulador", &format!("/incident/{id}/unit-recommendation"))
+            .await;
+        assert_eq!(ids_of(&rec.ok()["units"])[0], a);
+        let busy = rec.ok()["left_out"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|u| u["id"] == b)
+            .cloned();
+        assert_eq!(busy.map(|u| u["reason"].clone()), Some(json!("busy")));
+
+        // The board shows where each unit is and how long it has been in its step.
+        let board = w.api.get("frota", "/mobile-unit/board").await;
+        let row = |unit: i64| {
+            board
+                .array()
+                .iter()
+                .find(|u| u["id"] == unit)
+                .cloned()
+                .unwrap()
+        };
+        let sent = row(b);
+        assert_eq!(sent["position"]["source"], "reported");
+        assert_eq!(sent["position"]["location"], north(1.0));
+        assert_eq!(sent["dispatch"]["status"], "assigned");
+        assert_eq!(sent["step_since"], sent["dispatch"]["assigned_at"]);
+        assert!(near(&sent["seconds_in_step"], 0.0, 5.0), "{sent}");
+        let stale = row(c);
+        assert_eq!(stale["position"]["source"], "base");
+        assert_eq!(stale["position"]["stale"], true);
+        assert_eq!(stale["step_since"], Value::Null);
+        assert_eq!(stale["seconds_in_step"], Value::Null);
+        assert!(
+            keys(&sent).is_superset(&set(&["id", "name", "base", "type", "dispatch"])),
+            "{sent}"
+        );
+
+        // Who may: fleet and regulators read it; a call taker does not; the tracker posts.
+        w.api
+            .get("tarm", &format!("/incident/{id}/unit-recommendation"))
+            .await
+            .problem(403, "forbidden");
+        report(&w, a, north(2.0), Duration::zero()).await.ok();
+        let r = w
+            .post(
+                &format!("/mobile-unit/{a}/position"),
+                "tarm",
+                None,
+                json!({"lat": 0.0, "lon": 0.0, "recorded_at": Utc::now()}),
+            )
+            .await;
+        r.problem(403, "forbidden");
+        let r = w
+            .post(
+                &format!("/mobile-unit/{a}/position"),
+                "frota",
+                None,
+                json!({"lat": 0.0, "lon": 181.0, "recorded_at": w.api.state().clock.now()}),
+            )
+            .await;
+        assert_eq!(r.problem(400, "invalid_payload"), Some("lon".into()));
+    }
+
+    #[actix_web::test]
+    async fn managing_the_fleet_and_the_team_is_recorded_and_refused_while_dispatched() {
+        let w = W::new().await;
+        let unit = w.free_units().await[0];
+        let team: (i32, String) = teams::table
+            .select((teams::id, teams::name))
+            .order_by(teams::id)
+            .first(&mut w.api.conn().await)
+            .await
+            .unwrap();
+        let patch = async |login: &str, unit: i64, body: Value| {
+            w.call(
+                Method::PATCH,
+                &format!("/mobile-unit/{unit}"),
+                login,
+                None,
+                Some(body),
+            )
+            .await
+        };
+        let r = patch(
+            "frota",
+            unit,
+            json!({"base": "Centro", "team_id": team.0, "active": false}),
+        )
+        .await;
+        let managed = r.ok().clone();
+        assert_eq!(managed["base"], "Centro");
+        assert_eq!(managed["active"], false);
+        assert_eq!(managed["team"], json!({"id": team.0, "name": team.1}));
+        // The fleet list shows it; the board (active units only) no longer does.
+        let all = w.api.get("admin", "/mobile-unit").await;
+        let row = all
+            .array()
+            .iter()
+            .find(|u| u["id"] == unit)
+            .unwrap()
+            .clone();
+        assert_eq!(
+            (row["base"].clone(), row["active"].clone()),
+            (json!("Centro"), json!(false))
+        );
+        let board = w.api.get("frota", "/mobile-unit/board").await;
+        assert!(board.array().iter().all(|u| u["id"] != unit));
+        // Back to active by the administrator; the history names both writes and authors.
+        let r = patch("admin", unit, json!({"active": true, "team_id": null})).await;
+        assert_eq!(r.ok()["team"], Value::Null);
+        let history = w
+            .api
+            .get("admin", &format!("/mobile-unit/{unit}/history"))
+            .await;
+        let entries = history.array();
+        assert_eq!(entries.len(), 2, "{entries:?}");
+        assert_eq!(entries[0]["by"]["id"], w.api.id("frota"));
+        assert_eq!(
+            entries[0]["changes"]["active"],
+            json!({"from": true, "to": false})
+        );
+        assert_eq!(entries[0]["changes"]["base"]["to"], "Centro");
+        assert_eq!(entries[1]["by"]["id"], w.api.id("admin"));
+        assert_eq!(
+            entries[1]["changes"]["team"],
+            json!({"from": {"id": team.0, "name": team.1}, "to": null})
+        );
+        // Refusals: an unknown base (nothing written), nothing to change, the wrong profile.
+        let r = patch("frota", unit, json!({"base": "Atlantis", "active": false})).await;
+        assert_eq!(r.problem(422, "invalid_reference"), Some("base".into()));
+        patch("frota", unit, json!({}))
+            .await
+            .problem(400, "invalid_payload");
+        patch("tarm", unit, json!({"active": false}))
+            .await
+            .problem(403, "forbidden");
+        let all = w.api.get("admin", "/mobile-unit").await;
+        let row = all
+            .array()
+            .iter()
+            .find(|u| u["id"] == unit)
+            .unwrap()
+            .clone();
+        assert_eq!(row["active"], true);
+        // A unit on a dispatch is not changed: 409, and nothing written.
+        let (id, v) = w.incident_in("regulated").await;
+        let r = w
+            .post(
+                &format!("/incident/{id}/dispatch"),
+                "frota",
+                Some(v),
+                json!({"mobile_unit_id": unit}),
+            )
+            .await;
+        assert_eq!(r.status.as_u16(), 201, "{}", r.body);
+        patch("frota", unit, json!({"active": false}))
+            .await
+            .problem(409, "unit_dispatched");
+        let history = w
+            .api
+            .get("frota", &format!("/mobile-unit/{unit}/history"))
+            .await;
+        assert_eq!(history.array().len(), 2);
+
+        // A person from /unallocated joins the team and leaves the list; again is 409.
+        let page = w.api.get("admin", "/unallocated?page_size=100").await;
+        let person = page.ok()["items"][0]["user"]["id"].as_i64().unwrap();
+        let total = page.ok()["total"].as_i64().unwrap();
+        let alloc = |login: &'static str, path: &'static str, body: Value| {
+            let uri = format!("/team/{}/{path}", team.0);
+            let w = &w;
+            async move { w.post(&uri, login, None, body).await }
+        };
+        let r = alloc("admin", "allocate", json!({"user_id": person})).await;
+        assert_eq!(r.ok()["team"], json!({"id": team.0, "name": team.1}));
+        assert_eq!(r.ok()["user"]["id"], person);
+        let page = w.api.get("admin", "/unallocated?page_size=100").await;
+        assert_eq!(page.ok()["total"].as_i64().unwrap(), total - 1);
+        assert!(
+            page.ok()["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|e| e["user"]["id"] != person)
+        );
+        let team_of: Option<i32> = users::table
+            .find(person)
+            .select(users::team_id)
+            .first(&mut w.api.conn().await)
+            .await
+            .unwrap();
+        assert_eq!(team_of, Some(team.0));
+        alloc("frota", "allocate", json!({"user_id": person}))
+            .await
+            .problem(409, "already_allocated");
+        // Released with a reason: back on the list with it, from the write's time.
+        let r = alloc(
+            "frota",
+            "release",
+            json!({"user_id": person, "reason": "férias"}),
+        )
+        .await;
+        assert_eq!(r.ok()["team"], Value::Null);
+        let page = w.api.get("admin", "/unallocated?page_size=100").await;
+        assert_eq!(page.ok()["total"].as_i64().unwrap(), total);
+        let entry = page.ok()["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["user"]["id"] == person)
+            .cloned()
+            .unwrap();
+        assert_eq!(entry["reason"], "férias");
+        let (reason, since): (String, chrono::DateTime<Utc>) = unallocated::table
+            .filter(unallocated::user_id.eq(person))
+            .select((unallocated::reason, unallocated::since))
+            .first(&mut w.api.conn().await)
+            .await
+            .unwrap();
+        assert_eq!(reason, "férias");
+        assert!(since <= w.api.state().clock.now());
+        alloc(
+            "frota",
+            "release",
+            json!({"user_id": person, "reason": "x"}),
+        )
+        .await
+        .problem(409, "not_allocated");
+        alloc(
+            "frota",
+            "release",
+            json!({"user_id": person, "reason": " "}),
+        )
+        .await
+        .problem(400, "invalid_payload");
+        alloc("tarm", "allocate", json!({"user_id": person}))
+            .await
+            .problem(403, "forbidden");
+    }
+}

@@ -4,6 +4,7 @@
 pub mod form;
 pub mod reads;
 pub mod screens;
+pub mod units;
 pub mod writes;
 
 use actix_web::HttpResponse;
@@ -14,6 +15,7 @@ pub fn routes(r: &mut Routes<'_>) {
     reads::routes(r);
     screens::routes(r);
     writes::routes(r);
+    units::routes(r);
 }
 
 /// `ETag: "<version>"`: the `If-Match` value the writes will require.

@@ -36,6 +36,8 @@ struct IncidentRow {
     regulated_at: Option<DateTime<Utc>>,
     conclusion: Option<String>,
     closed_at: Option<DateTime<Utc>>,
+    location_lat: Option<f64>,
+    location_lon: Option<f64>,
 }
 
 type DetailRow = (
@@ -95,6 +97,10 @@ pub async fn detail(
                 city: r.form.city,
                 complaint: r.form.complaint,
                 related_incident_id: r.form.related_incident_id,
+                location: r
+                    .location_lat
+                    .zip(r.location_lon)
+                    .map(|(lat, lon)| Location { lat, lon }),
             },
             occurrence: Occurrence {
                 occurrence_type: r.form.occurrence_type,
