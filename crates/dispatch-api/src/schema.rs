@@ -143,15 +143,6 @@ pub mod dispatch {
     }
 
     diesel::table! {
-        dispatch.mobile_unit_types (id) {
-            id -> Int4,
-            name -> Text,
-            description -> Text,
-            active -> Bool,
-        }
-    }
-
-    diesel::table! {
         dispatch.mobile_unit_positions (mobile_unit_id) {
             mobile_unit_id -> Int8,
             lat -> Float8,
@@ -159,6 +150,15 @@ pub mod dispatch {
             recorded_at -> Timestamptz,
             received_at -> Timestamptz,
             reported_by -> Int8,
+        }
+    }
+
+    diesel::table! {
+        dispatch.mobile_unit_types (id) {
+            id -> Int4,
+            name -> Text,
+            description -> Text,
+            active -> Bool,
         }
     }
 
