@@ -112,6 +112,8 @@ impl utoipa::Modify for ErrorResponses {
                 (item.get.as_mut(), &ERRORS[..]),
                 (item.post.as_mut(), &WRITE_ERRORS[..]),
                 (item.patch.as_mut(), &WRITE_ERRORS[..]),
+                (item.put.as_mut(), &WRITE_ERRORS[..]),
+                (item.delete.as_mut(), &WRITE_ERRORS[..]),
             ];
             for (op, errors) in ops {
                 let Some(op) = op else { continue };
