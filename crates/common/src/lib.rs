@@ -1,6 +1,6 @@
 //! What both services share, and nothing domain-specific: the service skeleton (command
 //! line, start-up, HTTP server), settings (the variables every service reads), telemetry,
-//! problem+json errors, request extractors, HS256 tokens, the database pool and migrations, `LISTEN`/`NOTIFY`, the
+//! problem+json errors, request extractors, what the HTML pages share, HS256 tokens, the database pool and migrations, `LISTEN`/`NOTIFY`, the
 //! operational routes, and (feature `test-support`) a per-test database and fault helpers.
 
 pub mod auth;
@@ -11,6 +11,7 @@ pub mod docs;
 pub mod extract;
 pub mod http;
 pub mod listen;
+pub mod pages;
 pub mod problem;
 pub mod routes;
 pub mod service;

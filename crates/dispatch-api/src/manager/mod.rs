@@ -17,9 +17,10 @@ pub mod pages;
 pub mod session;
 
 use actix_web::http::StatusCode;
-use actix_web::http::header::{self, CacheControl, CacheDirective};
-use actix_web::{HttpResponse, HttpResponseBuilder, ResponseError, web};
+use actix_web::{HttpResponse, ResponseError, web};
 use askama::Template;
+
+pub use common::pages::{html, see_other};
 
 /// Where the page lives; its cookie is sent only below it.
 pub const BASE: &str = "/reports";
@@ -28,76 +29,43 @@ const CSS: &str = include_str!("../../assets/reports.css");
 /// The stylesheet's URL carries the crate version: a new release is a new URL.
 pub const CSS_PATH: &str = concat!("/reports/relatorios.css?v=", env!("CARGO_PKG_VERSION"));
 
-/// No script at all; styles and forms of this origin only; never inside a frame. The charts
-/// are inline SVG.
-const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; \
-                   frame-ancestors 'none'; base-uri 'none'";
-
 /// Registers the pages under [`BASE`] (after the API's own `/reports/response-times`).
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
-        web::scope(BASE)
-            .app_data(
-                web::FormConfig::default()
-                    .limit(16 * 1024)
-                    .error_handler(|_, _| {
-                        PageError::page(
-                            StatusCode::BAD_REQUEST,
-                            "O formulário chegou incompleto ou grande demais.",
-                        )
-                        .into()
-                    }),
-            )
-            .app_data(web::QueryConfig::default().error_handler(|_, _| {
+        common::pages::scope(
+            BASE,
+            || {
+                PageError::page(
+                    StatusCode::BAD_REQUEST,
+                    "O formulário chegou incompleto ou grande demais.",
+                )
+                .into()
+            },
+            || {
                 PageError::page(
                     StatusCode::BAD_REQUEST,
                     "As datas do período não foram entendidas: use o formato AAAA-MM-DD.",
                 )
                 .into()
-            }))
-            .route("", web::get().to(pages::reports))
-            .route("/", web::get().to(pages::reports))
-            .route("/relatorios.css", web::get().to(css))
-            .route("/entrar", web::get().to(pages::sign_in_form))
-            .route("/entrar", web::post().to(pages::sign_in))
-            .route("/sair", web::post().to(pages::sign_out))
-            .route("/tempos.csv", web::get().to(pages::csv))
-            .default_service(web::to(|| async {
-                Err::<HttpResponse, _>(PageError::page(
-                    StatusCode::NOT_FOUND,
-                    "Esta página não existe.",
-                ))
-            })),
+            },
+        )
+        .route("", web::get().to(pages::reports))
+        .route("/", web::get().to(pages::reports))
+        .route(
+            "/relatorios.css",
+            web::get().to(|| async { common::pages::stylesheet(CSS) }),
+        )
+        .route("/entrar", web::get().to(pages::sign_in_form))
+        .route("/entrar", web::post().to(pages::sign_in))
+        .route("/sair", web::post().to(pages::sign_out))
+        .route("/tempos.csv", web::get().to(pages::csv))
+        .default_service(web::to(|| async {
+            Err::<HttpResponse, _>(PageError::page(
+                StatusCode::NOT_FOUND,
+                "Esta página não existe.",
+            ))
+        })),
     );
-}
-
-async fn css() -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("text/css; charset=utf-8")
-        .insert_header(CacheControl(vec![
-            CacheDirective::Public,
-            CacheDirective::MaxAge(86_400),
-        ]))
-        .body(CSS)
-}
-
-/// A page's answer: HTML no cache keeps, no script or frame can use.
-pub fn html(status: StatusCode) -> HttpResponseBuilder {
-    let mut res = HttpResponse::build(status);
-    res.content_type("text/html; charset=utf-8")
-        .insert_header(CacheControl(vec![CacheDirective::NoStore]))
-        .insert_header((header::CONTENT_SECURITY_POLICY, CSP))
-        .insert_header((header::REFERRER_POLICY, "same-origin"))
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"));
-    res
-}
-
-/// A redirect after a POST (303: followed with a GET).
-pub fn see_other(location: &str) -> HttpResponseBuilder {
-    let mut res = HttpResponse::SeeOther();
-    res.insert_header((header::LOCATION, location))
-        .insert_header(CacheControl(vec![CacheDirective::NoStore]));
-    res
 }
 
 #[derive(Template)]
@@ -213,16 +181,9 @@ impl ResponseError for PageError {
             ),
             PageError::Page { status, message } => (*status, message.as_str()),
         };
-        let title = match status {
-            StatusCode::NOT_FOUND => "Não encontrado",
-            StatusCode::FORBIDDEN => "Sem acesso",
-            StatusCode::BAD_REQUEST => "Pedido inválido",
-            StatusCode::SERVICE_UNAVAILABLE => "Serviço indisponível",
-            _ => "Erro",
-        };
         let page = ErrorPage {
             css: CSS_PATH,
-            title,
+            title: common::pages::error_title(status),
             message: Some(message),
         };
         match page.render() {

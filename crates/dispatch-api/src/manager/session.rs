@@ -3,103 +3,54 @@
 //! request exactly as the API checks its Bearer token (`auth::authenticate`: signature,
 //! audience, expiry, an active user) and then for the profile (ADMIN or regulator); a
 //! message carried across the redirect to the sign-in page; and the refusal of posts made
-//! from another site. The same rules as proposal-callback's integrations console.
-//!
-//! The cookies are written and read here by hand (a few lines) rather than with actix-web's
-//! `cookies` feature, which would build actix-web a second time for the workspace.
+//! from another site. The cookie rules are the callback service's console's, shared in
+//! `common::pages`.
 
 use actix_web::dev::Payload;
-use actix_web::http::header::{self, HeaderValue};
 use actix_web::{FromRequest, HttpRequest, HttpResponseBuilder, web};
+use common::pages::{self, Cookies};
 use futures_util::future::LocalBoxFuture;
-use percent_encoding::{NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 
 use super::{BASE, PageError};
 use crate::auth;
 use crate::domain::user::{CurrentUser, may};
 use crate::state::AppState;
 
-/// The access token (a JWT).
-const SESSION: &str = "reports_session";
-/// A message for the sign-in page.
-const FLASH: &str = "reports_flash";
-/// Browsers keep cookies up to 4 KiB; a JWT is a few hundred bytes, a provider's one or two
-/// KiB.
-pub const MAX_TOKEN_BYTES: usize = 3_800;
+pub use common::pages::is_https;
 
-pub fn is_https(req: &HttpRequest) -> bool {
-    req.connection_info().scheme() == "https"
-}
+/// The page's cookies: the access token (a JWT) and a message for the sign-in page.
+pub const COOKIES: Cookies = Cookies {
+    path: BASE,
+    session: "reports_session",
+    flash: "reports_flash",
+};
 
-fn cookie(req: &HttpRequest, name: &str) -> Option<String> {
-    req.headers()
-        .get_all(header::COOKIE)
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(n, _)| *n == name)
-        .map(|(_, v)| v.to_owned())
-}
-
-/// A cookie for the page's path that the browser drops when its session ends, that scripts
-/// cannot read and that other sites never send.
-fn set_cookie(name: &str, value: &str, secure: bool) -> String {
-    format!(
-        "{name}={value}; Path={BASE}; HttpOnly; SameSite=Strict{}",
-        if secure { "; Secure" } else { "" }
-    )
-}
-
-fn clear_cookie(name: &str, secure: bool) -> String {
-    format!(
-        "{name}=; Path={BASE}; Max-Age=0; HttpOnly; SameSite=Strict{}",
-        if secure { "; Secure" } else { "" }
-    )
-}
-
-fn append(res: &mut HttpResponseBuilder, cookie: String) {
-    if let Ok(v) = HeaderValue::from_str(&cookie) {
-        res.append_header((header::SET_COOKIE, v));
-    }
-}
-
-/// Characters of a JWT (base64url and dots): nothing a cookie must escape.
-pub fn looks_like_jwt(token: &str) -> bool {
-    !token.is_empty()
-        && token.len() <= MAX_TOKEN_BYTES
-        && token
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-}
+const MAX_FLASH_CHARS: usize = 400;
 
 pub fn start_session(res: &mut HttpResponseBuilder, token: &str, secure: bool) {
-    append(res, set_cookie(SESSION, token, secure));
+    COOKIES.start_session(res, token, secure);
 }
 
 pub fn end_session(res: &mut HttpResponseBuilder, secure: bool) {
-    append(res, clear_cookie(SESSION, secure));
+    COOKIES.end_session(res, secure);
 }
 
 /// Sets a message for the next page.
 pub fn flash(res: &mut HttpResponseBuilder, message: &str, secure: bool) {
-    let text: String = message.chars().take(400).collect();
-    let encoded = utf8_percent_encode(&text, NON_ALPHANUMERIC).to_string();
-    append(res, set_cookie(FLASH, &encoded, secure));
+    let text: String = message.chars().take(MAX_FLASH_CHARS).collect();
+    COOKIES.set_flash(res, &text, secure);
 }
 
-/// The message the request carries (and whether to drop its cookie).
+/// The message the request carries (its cookie dropped with this answer).
 pub fn take_flash(req: &HttpRequest, res: &mut HttpResponseBuilder) -> Option<String> {
-    let raw = cookie(req, FLASH)?;
-    append(res, clear_cookie(FLASH, is_https(req)));
-    percent_decode_str(&raw)
-        .decode_utf8()
-        .ok()
-        .map(|t| t.chars().take(400).collect())
+    let text = COOKIES.flash(req)?;
+    COOKIES.clear_flash(res, is_https(req));
+    text.map(|t| t.chars().take(MAX_FLASH_CHARS).collect())
 }
 
 /// Checks `token` as the API checks a Bearer token, then the profile: the manager it names.
 pub async fn check(state: &AppState, token: &str) -> Result<CurrentUser, String> {
-    if !looks_like_jwt(token) {
+    if !pages::looks_like_jwt(token) {
         return Err("Isto não é um token de acesso.".into());
     }
     match auth::authenticate(state, token).await {
@@ -132,7 +83,7 @@ impl FromRequest for Manager {
     type Future = LocalBoxFuture<'static, Result<Self, PageError>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let token = cookie(req, SESSION);
+        let token = COOKIES.token(req);
         let secure = is_https(req);
         let state = req.app_data::<web::Data<AppState>>().cloned();
         Box::pin(async move {
@@ -142,7 +93,7 @@ impl FromRequest for Manager {
                     "Erro interno.",
                 ));
             };
-            let Some(token) = token.filter(|t| !t.is_empty()) else {
+            let Some(token) = token else {
                 return Err(PageError::SignIn {
                     message: None,
                     secure,
@@ -159,40 +110,11 @@ impl FromRequest for Manager {
     }
 }
 
-/// Refuses a POST another site made the browser send: `Sec-Fetch-Site` must say
-/// `same-origin`, or (a browser that does not send it) `Origin` must be this page's.
+/// Refuses a POST another site made the browser send (`common::pages::same_origin`).
 pub fn same_origin(req: &HttpRequest) -> Result<(), PageError> {
-    let headers = req.headers();
-    let same = match headers.get("sec-fetch-site") {
-        Some(site) => site.as_bytes() == b"same-origin",
-        None => match headers.get(header::ORIGIN).and_then(|o| o.to_str().ok()) {
-            Some(origin) => {
-                let info = req.connection_info();
-                origin == format!("{}://{}", info.scheme(), info.host())
-            }
-            None => false,
-        },
-    };
-    if same {
+    if pages::same_origin(req) {
         Ok(())
     } else {
         Err(PageError::CrossSite)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_session_cookie_lives_with_the_browser_session_on_the_page_only() {
-        assert_eq!(
-            set_cookie(SESSION, "a.b.c", false),
-            "reports_session=a.b.c; Path=/reports; HttpOnly; SameSite=Strict"
-        );
-        assert!(set_cookie(SESSION, "a.b.c", true).ends_with("; Secure"));
-        assert!(clear_cookie(SESSION, false).contains("Max-Age=0"));
-        assert!(looks_like_jwt("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.sig-_"));
-        assert!(!looks_like_jwt("a;b"));
     }
 }

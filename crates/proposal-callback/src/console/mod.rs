@@ -21,8 +21,7 @@ pub mod text;
 pub mod views;
 
 use actix_web::http::StatusCode;
-use actix_web::http::header::{self, CacheControl, CacheDirective};
-use actix_web::{HttpResponse, HttpResponseBuilder, ResponseError, web};
+use actix_web::{HttpResponse, ResponseError, web};
 use askama::Template;
 
 use crate::error::Error;
@@ -35,96 +34,65 @@ pub const CSS_PATH: &str = concat!(
     env!("CARGO_PKG_VERSION")
 );
 
-/// No script at all, styles and forms of this origin only, never inside a frame.
-const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; \
-                   frame-ancestors 'none'; base-uri 'none'";
+pub use common::pages::{html, see_other};
 
 /// Registers the console's pages under [`BASE`]; an unknown page below it is an HTML 404.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
-        web::scope(BASE)
-            .app_data(
-                web::FormConfig::default()
-                    .limit(16 * 1024)
-                    .error_handler(|_, _| {
-                        ConsoleError::page(
-                        StatusCode::BAD_REQUEST,
-                        "O formulário chegou incompleto ou grande demais. Volte e tente de novo.",
-                    )
-                    .into()
-                    }),
-            )
-            .app_data(web::QueryConfig::default().error_handler(|_, _| {
+        common::pages::scope(
+            BASE,
+            || {
+                ConsoleError::page(
+                    StatusCode::BAD_REQUEST,
+                    "O formulário chegou incompleto ou grande demais. Volte e tente de novo.",
+                )
+                .into()
+            },
+            || {
                 ConsoleError::page(
                     StatusCode::BAD_REQUEST,
                     "O endereço tem parâmetros que o console não entende.",
                 )
                 .into()
-            }))
-            .route("", web::get().to(pages::integrations))
-            .route("/", web::get().to(pages::integrations))
-            .route("/console.css", web::get().to(css))
-            .route("/entrar", web::get().to(pages::sign_in_form))
-            .route("/entrar", web::post().to(pages::sign_in))
-            .route("/sair", web::post().to(pages::sign_out))
-            .route(
-                "/integracoes/{id}/registrar",
-                web::post().to(pages::register_callback),
-            )
-            .route("/integracoes/{id}/pausar", web::post().to(repairs::pause))
-            .route(
-                "/integracoes/{id}/retomar",
-                web::get().to(repairs::resume_preview),
-            )
-            .route("/integracoes/{id}/retomar", web::post().to(repairs::resume))
-            .route("/callbacks", web::get().to(pages::receipts))
-            .route(
-                "/callbacks/reprocessar",
-                web::get().to(repairs::replay_preview),
-            )
-            .route("/callbacks/reprocessar", web::post().to(repairs::replay))
-            .route("/callbacks/{id}", web::get().to(pages::receipt))
-            .route("/callbacks/{id}/reprocessar", web::post().to(pages::replay))
-            .route("/emails/{id}/reenviar", web::post().to(pages::retry_email))
-            .route("/propostas", web::get().to(pages::find_proposal))
-            .route("/propostas/{id}", web::get().to(pages::proposal))
-            .default_service(web::to(|| async {
-                Err::<HttpResponse, _>(ConsoleError::page(
-                    StatusCode::NOT_FOUND,
-                    "Esta página não existe no console.",
-                ))
-            })),
+            },
+        )
+        .route("", web::get().to(pages::integrations))
+        .route("/", web::get().to(pages::integrations))
+        .route(
+            "/console.css",
+            web::get().to(|| async { common::pages::stylesheet(CSS) }),
+        )
+        .route("/entrar", web::get().to(pages::sign_in_form))
+        .route("/entrar", web::post().to(pages::sign_in))
+        .route("/sair", web::post().to(pages::sign_out))
+        .route(
+            "/integracoes/{id}/registrar",
+            web::post().to(pages::register_callback),
+        )
+        .route("/integracoes/{id}/pausar", web::post().to(repairs::pause))
+        .route(
+            "/integracoes/{id}/retomar",
+            web::get().to(repairs::resume_preview),
+        )
+        .route("/integracoes/{id}/retomar", web::post().to(repairs::resume))
+        .route("/callbacks", web::get().to(pages::receipts))
+        .route(
+            "/callbacks/reprocessar",
+            web::get().to(repairs::replay_preview),
+        )
+        .route("/callbacks/reprocessar", web::post().to(repairs::replay))
+        .route("/callbacks/{id}", web::get().to(pages::receipt))
+        .route("/callbacks/{id}/reprocessar", web::post().to(pages::replay))
+        .route("/emails/{id}/reenviar", web::post().to(pages::retry_email))
+        .route("/propostas", web::get().to(pages::find_proposal))
+        .route("/propostas/{id}", web::get().to(pages::proposal))
+        .default_service(web::to(|| async {
+            Err::<HttpResponse, _>(ConsoleError::page(
+                StatusCode::NOT_FOUND,
+                "Esta página não existe no console.",
+            ))
+        })),
     );
-}
-
-async fn css() -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("text/css; charset=utf-8")
-        .insert_header(CacheControl(vec![
-            CacheDirective::Public,
-            CacheDirective::MaxAge(86_400),
-        ]))
-        .body(CSS)
-}
-
-/// A page's answer: HTML that no cache keeps (it shows a tenant's data) and that no script
-/// or frame can use.
-pub fn html(status: StatusCode) -> HttpResponseBuilder {
-    let mut res = HttpResponse::build(status);
-    res.content_type("text/html; charset=utf-8")
-        .insert_header(CacheControl(vec![CacheDirective::NoStore]))
-        .insert_header((header::CONTENT_SECURITY_POLICY, CSP))
-        .insert_header((header::REFERRER_POLICY, "same-origin"))
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"));
-    res
-}
-
-/// A redirect after a POST (303: the browser follows it with a GET).
-pub fn see_other(location: &str) -> HttpResponseBuilder {
-    let mut res = HttpResponse::SeeOther();
-    res.insert_header((header::LOCATION, location))
-        .insert_header(CacheControl(vec![CacheDirective::NoStore]));
-    res
 }
 
 /// An error page, standing alone (it may be shown to someone not signed in).
@@ -261,16 +229,9 @@ impl ResponseError for ConsoleError {
             ),
             ConsoleError::Page { status, message } => (*status, message.as_str()),
         };
-        let title = match status {
-            StatusCode::NOT_FOUND => "Não encontrado",
-            StatusCode::FORBIDDEN => "Sem acesso",
-            StatusCode::BAD_REQUEST => "Pedido inválido",
-            StatusCode::SERVICE_UNAVAILABLE => "Serviço indisponível",
-            _ => "Erro",
-        };
         let page = ErrorPage {
             css: CSS_PATH,
-            title,
+            title: common::pages::error_title(status),
             message,
         };
         match page.render() {
