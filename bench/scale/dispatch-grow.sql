@@ -237,7 +237,8 @@ INSERT INTO incidents (id, number, state, version, created_by, created_at, updat
                        caller_name, caller_phone, caller_phone_key, address, city, complaint,
                        related_incident_id, occurrence_type, priority, occurrence_notes,
                        patient_name, patient_age, patient_sex, regulator_id, assigned_to_id,
-                       regulated_at, conclusion, closed_at, call_received_at, submitted_at)
+                       regulated_at, conclusion, closed_at, call_received_at, submitted_at,
+                       waiting_since)
 SELECT p.p, p.number, d.state, d.version, d.created_by, d.created_at + p.delta,
        d.updated_at + p.delta,
        coalesce(p.caller_name, d.caller_name), coalesce(p.caller_phone, d.caller_phone),
@@ -251,7 +252,7 @@ SELECT p.p, p.number, d.state, d.version, d.created_by, d.created_at + p.delta,
             ELSE p.other_patient END,
        d.patient_age, d.patient_sex, d.regulator_id, d.assigned_to_id,
        d.regulated_at + p.delta, d.conclusion, d.closed_at + p.delta,
-       d.call_received_at + p.delta, d.submitted_at + p.delta
+       d.call_received_at + p.delta, d.submitted_at + p.delta, d.waiting_since + p.delta
   FROM scale_build.plan p
   JOIN scale_build.demo_incidents d ON d.id = p.template
  ORDER BY p.p;

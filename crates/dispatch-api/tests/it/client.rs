@@ -19,6 +19,13 @@ impl W {
         }
     }
 
+    /// [`W::new`] on a manual clock: every write records the clock's time.
+    pub async fn at(clock: common::Clock) -> W {
+        W {
+            api: Api::at(clock).await,
+        }
+    }
+
     /// `method uri` as `login`, with `If-Match: "<version>"` when given and a JSON body.
     pub async fn call(
         &self,
