@@ -208,7 +208,7 @@ SELECT 'fk' AS kind, c.relname AS tbl, k.conname AS name, pg_get_constraintdef(k
   FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid
  WHERE c.relnamespace = 'dispatch'::regnamespace AND k.contype = 'f'
    AND c.relname IN ('incidents', 'incident_history', 'technical_decisions', 'dispatches',
-                     'incident_intercurrences', 'prank_calls')
+                     'incident_intercurrences', 'prank_calls', 'patient_access_log')
 UNION ALL
 SELECT 'unique', c.relname, k.conname, pg_get_constraintdef(k.oid)
   FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid
@@ -229,10 +229,11 @@ SELECT format('DROP INDEX dispatch.%I', name) FROM scale_build.ddl WHERE kind = 
 
 -- 5. Write everything again in time order: the demo incidents at the top ids, the new ones
 -- below. TRUNCATE fires no row trigger (incident_history's append-only trigger is for
--- UPDATE and DELETE) and restarts the ids. The access log names incidents too (the seed
--- reads none: it is empty).
+-- UPDATE and DELETE) and restarts the ids. The access log (append-only, TRUNCATE refused)
+-- names incidents too: its foreign key is dropped above and rebuilt below (the seed reads
+-- nothing, so it is empty).
 TRUNCATE incidents, incident_history, technical_decisions, dispatches, incident_intercurrences,
-         prank_calls, offload_alerts, patient_access_log RESTART IDENTITY;
+         prank_calls, offload_alerts RESTART IDENTITY;
 
 INSERT INTO incidents (id, number, state, version, created_by, created_at, updated_at,
                        caller_name, caller_phone, caller_phone_key, address, city, complaint,

@@ -100,7 +100,7 @@ impl<T> NameIndex<T> {
         let words: Vec<&[u8]> = term.split_whitespace().map(str::as_bytes).collect();
         // Fewer than `wanted`: that was the whole run, and the other matches follow, as many
         // as the page still needs: the term inside a name, then every word, apart.
-        let groups: [(&[&[u8]], fn(&[u8], &[u8]) -> bool); 2] = [
+        let groups: [Group<'_>; 2] = [
             (&[whole], |key, term| {
                 !key.starts_with(term) && contains(key, term)
             }),
@@ -151,6 +151,10 @@ impl<T> NameIndex<T> {
             .min_by_key(|list| list.len())
     }
 }
+
+/// A group of matches after the prefix run: the needles every name of it contains, and what
+/// else a name must be (`fits(name, whole term)`) to belong to it rather than to an earlier one.
+type Group<'a> = (&'a [&'a [u8]], fn(&[u8], &[u8]) -> bool);
 
 /// Whether `name` contains `term`: compared wherever the term's first byte occurs. Names and
 /// terms are short, so this beats building a substring searcher per request.

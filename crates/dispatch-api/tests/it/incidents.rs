@@ -186,7 +186,11 @@ async fn the_mask_searches_names_phones_and_numbers() {
                 "caller_name",
                 "patient_name",
                 "address",
-                "created_at"
+                "created_at",
+                "priority",
+                "complaint",
+                "waiting_since",
+                "requested_vehicle_type"
             ])
         );
     }
