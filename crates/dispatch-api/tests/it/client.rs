@@ -84,6 +84,15 @@ impl W {
         (r.body["id"].as_i64().unwrap(), 1)
     }
 
+    /// How many incidents there are (a refused write adds none).
+    pub async fn incidents(&self) -> i64 {
+        incidents::table
+            .count()
+            .get_result(&mut self.api.conn().await)
+            .await
+            .unwrap()
+    }
+
     pub async fn version(&self, id: i64) -> i32 {
         incidents::table
             .find(id)

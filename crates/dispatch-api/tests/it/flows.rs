@@ -57,7 +57,7 @@ async fn create_answers_201_with_location_etag_and_history() {
 async fn the_occurrence_type_is_one_of_the_catalogues() {
     use diesel::prelude::*;
     use diesel_async::RunQueryDsl;
-    use dispatch_api::schema::dispatch::{incidents, occurrence_types};
+    use dispatch_api::schema::dispatch::occurrence_types;
 
     let w = W::new().await;
     let allowed = json!([
@@ -78,14 +78,7 @@ async fn the_occurrence_type_is_one_of_the_catalogues() {
         })
         .collect();
     assert_eq!(json!(names), allowed);
-    let count = async || -> i64 {
-        incidents::table
-            .count()
-            .get_result(&mut w.api.conn().await)
-            .await
-            .unwrap()
-    };
-    let before = count().await;
+    let before = w.incidents().await;
     let call = |kind: &str| {
         json!({"caller_name": "Ana", "caller_phone": "12 3456-7890", "address": "Av. Brasil 1",
                "complaint": "queda", "occurrence_type": kind})
@@ -103,7 +96,7 @@ async fn the_occurrence_type_is_one_of_the_catalogues() {
             "must be one of: Clínico, Obstétrico, Pediátrico, Psiquiátrico, Trauma"
         );
     }
-    assert_eq!(count().await, before, "nothing created");
+    assert_eq!(w.incidents().await, before, "nothing created");
     let r = w.post("/incident", "tarm", None, call("Trauma")).await;
     assert_eq!(r.status.as_u16(), 201, "{}", r.body);
     let id = r.body["id"].as_i64().unwrap();

@@ -170,6 +170,21 @@ async fn detail_parameters_and_ids_are_checked() {
     }
 }
 
+/// The keys of every row of `GET /incident/mask`.
+pub const MASK_ROW_KEYS: &[&str] = &[
+    "id",
+    "number",
+    "state",
+    "caller_name",
+    "patient_name",
+    "address",
+    "created_at",
+    "priority",
+    "complaint",
+    "waiting_since",
+    "requested_vehicle_type",
+];
+
 #[actix_web::test]
 async fn the_mask_searches_names_phones_and_numbers() {
     let api = Api::new().await;
@@ -177,22 +192,7 @@ async fn the_mask_searches_names_phones_and_numbers() {
     let all = all.array();
     assert_eq!(all.len(), 20, "at most 20, newest first");
     for i in all {
-        assert_eq!(
-            keys(i),
-            set(&[
-                "id",
-                "number",
-                "state",
-                "caller_name",
-                "patient_name",
-                "address",
-                "created_at",
-                "priority",
-                "complaint",
-                "waiting_since",
-                "requested_vehicle_type"
-            ])
-        );
+        assert_eq!(keys(i), set(MASK_ROW_KEYS));
     }
     let created: Vec<&str> = all
         .iter()

@@ -152,8 +152,7 @@ async fn the_pickers_never_offer_the_caller() {
     let w = W::new().await;
     let api = &w.api;
     let as_user = async |id: i64, uri: &str| {
-        let token = api.token_of(id, std::time::Duration::from_secs(300));
-        let r = api.get_with_token(Some(&token), uri).await;
+        let r = api.get_as_user(id, uri).await;
         r.array()
             .iter()
             .map(|o| o["id"].as_i64().unwrap())

@@ -3,8 +3,9 @@
 //! four search routes, the same in Rust and in SQL.
 
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::sql_types::Text;
+use diesel::sql_types::{Bool, Nullable, Text};
 use diesel_async::RunQueryDsl;
 use dispatch_api::schema::dispatch::{employees, health_units, incidents, profiles, users};
 use dispatch_api::search::fold;
@@ -38,6 +39,17 @@ fn rfc3339(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
+/// The incidents `user` holds: as their regulator or as the one they were transferred to.
+fn held_by(
+    user: i64,
+) -> Box<dyn BoxableExpression<incidents::table, Pg, SqlType = Nullable<Bool>>> {
+    Box::new(
+        incidents::regulator_id
+            .eq(user)
+            .or(incidents::assigned_to_id.eq(user)),
+    )
+}
+
 /// The incidents in `states` of the default scope (open ones, or created in the last 7
 /// days), newest first, as the database has them.
 async fn in_scope(api: &Api, states: &[&str], assigned_to: Option<i64>) -> Vec<(i64, String)> {
@@ -53,11 +65,7 @@ async fn in_scope(api: &Api, states: &[&str], assigned_to: Option<i64>) -> Vec<(
         .select((incidents::id, incidents::number))
         .into_boxed();
     if let Some(user) = assigned_to {
-        q = q.filter(
-            incidents::regulator_id
-                .eq(user)
-                .or(incidents::assigned_to_id.eq(user)),
-        );
+        q = q.filter(held_by(user));
     }
     q.load(&mut api.conn().await).await.unwrap()
 }
@@ -71,11 +79,7 @@ async fn in_queue(api: &Api, states: &[&str], assigned_to: Option<i64>) -> Vec<i
         .select((incidents::id, incidents::priority, incidents::waiting_since))
         .into_boxed();
     if let Some(user) = assigned_to {
-        q = q.filter(
-            incidents::regulator_id
-                .eq(user)
-                .or(incidents::assigned_to_id.eq(user)),
-        );
+        q = q.filter(held_by(user));
     }
     let mut rows: Vec<(i64, Option<String>, DateTime<Utc>)> =
         q.load(&mut api.conn().await).await.unwrap();

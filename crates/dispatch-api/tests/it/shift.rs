@@ -939,22 +939,7 @@ mod screens {
             assert_eq!(row["state"], "awaiting_regulation");
             assert_eq!(row["requested_vehicle_type"], Value::Null);
         }
-        assert_eq!(
-            keys(&queue[0]),
-            set(&[
-                "id",
-                "number",
-                "state",
-                "caller_name",
-                "patient_name",
-                "address",
-                "created_at",
-                "priority",
-                "complaint",
-                "waiting_since",
-                "requested_vehicle_type"
-            ])
-        );
+        assert_eq!(keys(&queue[0]), set(crate::incidents::MASK_ROW_KEYS));
         // Newest first on request; a queue order for what is no queue is refused, named.
         let newest = scrolled(&w, "regulador", "state=awaiting_regulation&order=newest").await;
         assert_eq!(ids(&newest)[0], sent[6]);
@@ -1054,19 +1039,7 @@ mod screens {
             ]
             .map(Value::from)
         );
-        let patch = |v: i32, body: Value| {
-            let w = &w;
-            async move {
-                w.call(
-                    Method::PATCH,
-                    &format!("/incident/{id}"),
-                    "regulador",
-                    Some(v),
-                    Some(body),
-                )
-                .await
-            }
-        };
+        let patch = |v: i32, body: Value| crate::destination::patch(&w, id, v, body);
         let r = patch(v, json!({"occurrence_type": "Queimadura"})).await;
         assert_eq!(
             r.problem(400, "invalid_payload").as_deref(),
@@ -1166,13 +1139,7 @@ mod screens {
         let q = colleague_name.replace(' ', "%20");
         let theirs = w
             .api
-            .get_with_token(
-                Some(
-                    &w.api
-                        .token_of(colleague, std::time::Duration::from_secs(300)),
-                ),
-                &format!("/user/search?q={q}"),
-            )
+            .get_as_user(colleague, &format!("/user/search?q={q}"))
             .await;
         assert!(
             ids(theirs.array()).iter().all(|u| *u != colleague),
@@ -1207,10 +1174,7 @@ mod screens {
         let q = name.replace(' ', "%20");
         let own = w
             .api
-            .get_with_token(
-                Some(&w.api.token_of(person, std::time::Duration::from_secs(300))),
-                &format!("/employee/search?query={q}"),
-            )
+            .get_as_user(person, &format!("/employee/search?query={q}"))
             .await;
         assert!(
             ids(own.array()).iter().all(|u| *u != person),
