@@ -79,9 +79,10 @@ pub async fn mask(
 }
 
 /// A work queue's page (docs/dispatch-routes.md, "Work queues"): the incidents in its states
-/// by priority, critical first, then the longest waiting in its state first; one statement,
-/// read along the partial index `incidents_queue` and stopped at the page (every open
-/// incident is in the default scope, whatever its age). `mine` keeps the caller's among them.
+/// by priority, critical first, then the longest waiting in its state first; one statement
+/// over the open incidents only (every open incident is in the default scope, whatever its
+/// age): a long queue of one state is read along the partial index `incidents_queue` and
+/// stops at the page. `mine` keeps the caller's among them.
 /// The states and the page size are bound, so PostgreSQL plans each request for its states:
 /// the partial index needs them at planning, and one state is an equality so that the
 /// index's order is the queue's.
@@ -298,9 +299,9 @@ impl From<MaskRow> for IncidentMaskItem {
 }
 
 /// A row of the mask. The vehicle type is a subquery in the select list: PostgreSQL
-/// evaluates it only for the rows a page returns (after the LIMIT when the rows come in
-/// index order; postponed past a sort too, being expensive), so it never changes which
-/// index a search reads.
+/// evaluates it only for the rows the statement returns or skips by its OFFSET (after the
+/// LIMIT when the rows come in index order, past a sort too, being expensive), so it never
+/// changes which index a search reads (plans at 2 M in bench/scale/README.md).
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = incidents, check_for_backend(diesel::pg::Pg))]
 struct MaskRow {
