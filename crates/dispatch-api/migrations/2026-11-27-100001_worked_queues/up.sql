@@ -3,15 +3,21 @@
 
 -- 1. When the incident entered its current state (`waiting_since` on the mask's rows):
 --    written by every write that moves the state, with the write's instant. Rows stored
---    before take the time of their last state change from the append-only history (every
---    incident's first entry, `created`, records its state), else their creation time.
+--    before take the instant of their last state change: a closed incident's is `closed_at`
+--    (the close writes both), a registering one's its creation, any other's the last history
+--    entry that moved its state (every incident's first entry, `created`, records its
+--    state), else its creation time.
 ALTER TABLE dispatch.incidents ADD COLUMN waiting_since TIMESTAMPTZ;
 UPDATE dispatch.incidents i
-   SET waiting_since = coalesce(
-         (SELECT h.at FROM dispatch.incident_history h
-           WHERE h.incident_id = i.id AND h.changes ? 'state'
-           ORDER BY h.id DESC LIMIT 1),
-         i.created_at);
+   SET waiting_since = CASE
+         WHEN i.state = 'registering' THEN i.created_at
+         WHEN i.state = 'closed' AND i.closed_at IS NOT NULL THEN i.closed_at
+         ELSE coalesce(
+           (SELECT h.at FROM dispatch.incident_history h
+             WHERE h.incident_id = i.id AND h.changes ? 'state'
+             ORDER BY h.id DESC LIMIT 1),
+           i.created_at)
+       END;
 ALTER TABLE dispatch.incidents ALTER COLUMN waiting_since SET NOT NULL;
 
 -- 2. A queue is worked by priority, critical first (no priority yet: last), then by how long
