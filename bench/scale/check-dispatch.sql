@@ -41,7 +41,7 @@ SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a de
     AND (patient_name IS NULL OR priority IS NULL OR occurrence_type IS NULL)) v(c, id, x) GROUP BY c;
 
 -- History: versions 1..version in id order, times within the incident's life, and the last
--- state change is the incident's state.
+-- state change is the incident's state, at its `waiting_since`.
 SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (WITH h AS (
     SELECT incident_id, version, at, changes,
            row_number() OVER w AS rn, lag(id) OVER w AS prev_id, id, lag(at) OVER w AS prev_at
@@ -51,7 +51,9 @@ SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a de
            max(at) AS last_at,
            bool_or(rn <> version OR id < prev_id OR at < prev_at) AS disorder,
            (array_agg(changes -> 'state' ->> 'to' ORDER BY version DESC)
-               FILTER (WHERE changes ? 'state'))[1] AS last_state
+               FILTER (WHERE changes ? 'state'))[1] AS last_state,
+           (array_agg(at ORDER BY version DESC) FILTER (WHERE changes ? 'state'))[1]
+               AS last_state_at
       FROM h GROUP BY incident_id
 )
 SELECT 'history matches the incident', i.id,
@@ -60,6 +62,7 @@ SELECT 'history matches the incident', i.id,
   FROM incidents i LEFT JOIN per ON per.incident_id = i.id
  WHERE per.incident_id IS NULL OR per.disorder OR per.n <> i.version
     OR per.last_state IS DISTINCT FROM i.state OR per.first_at <> i.created_at
+    OR per.last_state_at IS DISTINCT FROM i.waiting_since
     OR per.last_at > i.updated_at
 ) v(c, id, x) GROUP BY c;
 SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'history starts with created', incident_id, action FROM incident_history
@@ -119,7 +122,7 @@ SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a de
 SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'a secondary index is missing', NULL::bigint, name FROM (VALUES
     ('incidents_search'), ('incidents_newest'), ('incidents_state'), ('incidents_caller_phone_key'),
     ('incidents_phone_digits'), ('incidents_open'), ('incidents_regulator'),
-    ('incidents_assignee'),
+    ('incidents_assignee'), ('incidents_queue'),
     ('incidents_number_key'), ('incident_history_incident'), ('prank_calls_phone_key'),
     ('prank_calls_incident_id_key'), ('technical_decisions_incident'), ('dispatches_incident'),
     ('dispatches_unit_busy'), ('incident_intercurrences_incident')) AS v(name)

@@ -208,7 +208,7 @@ SELECT 'fk' AS kind, c.relname AS tbl, k.conname AS name, pg_get_constraintdef(k
   FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid
  WHERE c.relnamespace = 'dispatch'::regnamespace AND k.contype = 'f'
    AND c.relname IN ('incidents', 'incident_history', 'technical_decisions', 'dispatches',
-                     'incident_intercurrences', 'prank_calls')
+                     'incident_intercurrences', 'prank_calls', 'patient_access_log')
 UNION ALL
 SELECT 'unique', c.relname, k.conname, pg_get_constraintdef(k.oid)
   FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid
@@ -229,7 +229,9 @@ SELECT format('DROP INDEX dispatch.%I', name) FROM scale_build.ddl WHERE kind = 
 
 -- 5. Write everything again in time order: the demo incidents at the top ids, the new ones
 -- below. TRUNCATE fires no row trigger (incident_history's append-only trigger is for
--- UPDATE and DELETE) and restarts the ids.
+-- UPDATE and DELETE) and restarts the ids. The access log (append-only, TRUNCATE refused)
+-- names incidents too: its foreign key is dropped above and rebuilt below (the seed reads
+-- nothing, so it is empty).
 TRUNCATE incidents, incident_history, technical_decisions, dispatches, incident_intercurrences,
          prank_calls, offload_alerts RESTART IDENTITY;
 
@@ -237,7 +239,8 @@ INSERT INTO incidents (id, number, state, version, created_by, created_at, updat
                        caller_name, caller_phone, caller_phone_key, address, city, complaint,
                        related_incident_id, occurrence_type, priority, occurrence_notes,
                        patient_name, patient_age, patient_sex, regulator_id, assigned_to_id,
-                       regulated_at, conclusion, closed_at, call_received_at, submitted_at)
+                       regulated_at, conclusion, closed_at, call_received_at, submitted_at,
+                       waiting_since)
 SELECT p.p, p.number, d.state, d.version, d.created_by, d.created_at + p.delta,
        d.updated_at + p.delta,
        coalesce(p.caller_name, d.caller_name), coalesce(p.caller_phone, d.caller_phone),
@@ -251,7 +254,7 @@ SELECT p.p, p.number, d.state, d.version, d.created_by, d.created_at + p.delta,
             ELSE p.other_patient END,
        d.patient_age, d.patient_sex, d.regulator_id, d.assigned_to_id,
        d.regulated_at + p.delta, d.conclusion, d.closed_at + p.delta,
-       d.call_received_at + p.delta, d.submitted_at + p.delta
+       d.call_received_at + p.delta, d.submitted_at + p.delta, d.waiting_since + p.delta
   FROM scale_build.plan p
   JOIN scale_build.demo_incidents d ON d.id = p.template
  ORDER BY p.p;

@@ -502,12 +502,14 @@ pub async fn run(cfg: Config) -> Outcome {
             s: s.clone(),
             who: p.clone(),
         };
+        // "Transfer to" never offers the caller: the others on shift.
+        let staff: Vec<Person> = cfg.fleet.iter().filter(|o| o.id != p.id).cloned().collect();
         people.push(tokio::spawn(fleet(
             c,
             sock,
             i,
             cfg.fleet.len(),
-            cfg.fleet.clone(),
+            staff,
             reference.clone(),
         )));
     }
@@ -520,7 +522,12 @@ pub async fn run(cfg: Config) -> Outcome {
                 s: s.clone(),
                 who: p.clone(),
             };
-            tokio::spawn(call_taker(c, i, cfg.incidents_per_call_taker))
+            tokio::spawn(call_taker(
+                c,
+                i,
+                cfg.incidents_per_call_taker,
+                reference.clone(),
+            ))
         })
         .collect();
     for t in takers {
@@ -581,6 +588,8 @@ pub async fn run(cfg: Config) -> Outcome {
 struct Reference {
     actions: Vec<i64>,
     vehicle_types: Vec<i64>,
+    /// The occurrence types' names (what the Occurrence form's `occurrence_type` takes).
+    occurrence_types: Vec<String>,
     /// An incident of the demo data, which the shift never changes: the barrier of
     /// [`Socket::unfollow`].
     barrier: i64,
@@ -606,12 +615,21 @@ impl Reference {
         Reference {
             actions: ids(&d.body["technical_decision_actions"]),
             vehicle_types: ids(&d.body["mobile_unit_types"]),
+            occurrence_types: d.body["occurrence_types"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|t| t["name"].as_str().map(str::to_owned))
+                .collect(),
             barrier,
         }
     }
 }
 
-async fn call_taker(c: Client, me: usize, n: usize) {
+/// Every priority, most urgent first.
+const PRIORITIES: [&str; 4] = ["critical", "high", "medium", "low"];
+
+async fn call_taker(c: Client, me: usize, n: usize, r: Reference) {
     for k in 0..n {
         let tag = format!("{me}-{k}");
         let created = c
@@ -642,7 +660,14 @@ async fn call_taker(c: Client, me: usize, n: usize) {
                 reqwest::Method::PATCH,
                 &format!("/incident/{id}"),
                 Some(v),
-                json!({"patient_name": format!("Paciente {tag}"), "patient_age": 40 + (k % 50) as i64, "priority": "high"}),
+                json!({
+                    "patient_name": format!("Paciente {tag}"),
+                    "patient_age": 40 + (k % 50) as i64,
+                    // Every priority, so the regulators' queue has an order to keep.
+                    "priority": PRIORITIES[(me + k) % 4],
+                    // One of the catalogue's types: any other is refused.
+                    "occurrence_type": r.occurrence_types.get(k % r.occurrence_types.len().max(1)),
+                }),
             )
             .await;
         v = patched.etag.unwrap_or(v + 1);
@@ -737,6 +762,7 @@ async fn regulator(
             _ = poll.tick() => {
                 // What colleagues sent to me.
                 let mine = c.screen("regulator: my queue", 1, async || c.get("/incident/mask?state=awaiting_regulation&mine=true").await).await;
+                in_queue_order(&c, "my queue", &mine.body);
                 for item in mine.body.as_array().into_iter().flatten() {
                     if let Some(id) = item["id"].as_i64() {
                         todo.push((id, true));
@@ -816,6 +842,7 @@ async fn regulate(
                 c.get(&format!("/user/search?q={}", urlencode(&term))).await
             })
             .await;
+        offers_not_the_caller(c, "/user/search", &picked.body);
         let chosen = picked
             .body
             .as_array()
@@ -855,9 +882,15 @@ async fn regulate(
     // The patient's destination, from the health-unit picker.
     let units = c
         .screen("regulator: destination picker", 1, async || {
-            c.get("/health-unit?q=hospital").await
+            c.get("/health-unit?q=hosp%20sao").await
         })
         .await;
+    for unit in units.body.as_array().into_iter().flatten() {
+        let name = unit["name"].as_str().unwrap_or_default().to_lowercase();
+        if !(name.contains("hosp") && (name.contains("são") || name.contains("sao"))) {
+            c.s.violation(format!("/health-unit?q=hosp sao offers {unit}"));
+        }
+    }
     if let Some(unit) = units
         .body
         .as_array()
@@ -1016,6 +1049,13 @@ async fn dispatch_one(
     if sel.body["state"] != "regulated" {
         return true; // closed without a unit, or cancelled
     }
+    // The screen's ETag is the version its writes take as If-Match.
+    if sel.etag != sel.body["version"].as_i64() {
+        c.s.violation(format!(
+            "unit selection of {id}: ETag {:?}, version {}",
+            sel.etag, sel.body["version"]
+        ));
+    }
     let mut v = sel
         .etag
         .or(sel.body["version"].as_i64())
@@ -1100,6 +1140,7 @@ async fn dispatch_one(
                     .await
             })
             .await;
+        offers_not_the_caller(c, "/employee/search", &picked.body);
         let chosen = picked
             .body
             .as_array()
@@ -1183,12 +1224,66 @@ async fn listed(c: &Client, state: &str) -> Vec<i64> {
             c.get(&format!("/incident/mask?state={state}")).await
         })
         .await;
+    in_queue_order(c, state, &list.body);
     list.body
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(|i| i["id"].as_i64())
         .collect()
+}
+
+/// A work queue's page is in queue order (docs/dispatch-routes.md, "Work queues"): priority,
+/// critical first and none last, then the longest waiting first; each row says both, and the
+/// complaint, so no request per row.
+fn in_queue_order(c: &Client, queue: &str, rows: &Value) {
+    let Some(rows) = rows.as_array() else {
+        return c.s.violation(format!("{queue}: not a list: {rows}"));
+    };
+    let key = |r: &Value| {
+        let rank = PRIORITIES
+            .iter()
+            .position(|p| r["priority"] == *p)
+            .unwrap_or(4);
+        (
+            rank,
+            r["waiting_since"]
+                .as_str()
+                .and_then(|t| t.parse::<chrono::DateTime<chrono::Utc>>().ok()),
+            r["id"].as_i64(),
+        )
+    };
+    if let Some(r) = rows
+        .iter()
+        .find(|r| !r["complaint"].is_string() || key(r).1.is_none())
+    {
+        c.s.violation(format!(
+            "{queue}: a row without its complaint or waiting time: {r}"
+        ));
+    }
+    if !rows.windows(2).all(|w| key(&w[0]) <= key(&w[1])) {
+        c.s.violation(format!("{queue}: not in queue order: {rows:?}"));
+    }
+}
+
+/// A picker never offers the person using it; "Transfer to" rows name team and
+/// professional type (null or `{id, name}`).
+fn offers_not_the_caller(c: &Client, picker: &str, options: &Value) {
+    for o in options.as_array().into_iter().flatten() {
+        if o["id"] == c.who.id {
+            c.s.violation(format!("{picker} offers its caller {}", c.who.name));
+        }
+        if picker == "/employee/search"
+            && !["team", "professional_type"].iter().all(|k| {
+                o.get(*k)
+                    .is_some_and(|v| v.is_null() || v["name"].is_string())
+            })
+        {
+            c.s.violation(format!(
+                "{picker}: a row without team or professional type: {o}"
+            ));
+        }
+    }
 }
 
 fn urlencode(s: &str) -> String {

@@ -60,9 +60,15 @@ impl Error {
     }
 
     /// Members a problem carries besides the standard ones: `vehicle_type_mismatch` names
-    /// the type asked for (`expected_type`) and the unit's (`offered_type`), `{id, name}`.
+    /// the type asked for (`expected_type`) and the unit's (`offered_type`), `{id, name}`;
+    /// an unknown occurrence type lists the ones allowed (`allowed_values`).
     fn members(&self) -> Option<serde_json::Map<String, serde_json::Value>> {
         match self {
+            Error::Refused(Refusal::UnknownOccurrenceType { allowed, .. }) => {
+                let mut m = serde_json::Map::new();
+                m.insert("allowed_values".into(), serde_json::json!(allowed));
+                Some(m)
+            }
             Error::Refused(Refusal::VehicleTypeMismatch {
                 requested, offered, ..
             }) => {
@@ -108,6 +114,14 @@ fn refusal(r: &Refusal) -> Problem {
         Refusal::InvalidFields(faults) => {
             Problem::new(StatusCode::BAD_REQUEST, "invalid_payload", detail)
                 .with_errors(field_errors(faults))
+        }
+        Refusal::UnknownOccurrenceType { allowed, .. } => {
+            Problem::new(StatusCode::BAD_REQUEST, "invalid_payload", detail).with_errors(vec![
+                FieldError {
+                    field: "occurrence_type".to_owned(),
+                    message: format!("must be one of: {}", allowed.join(", ")),
+                },
+            ])
         }
         Refusal::NothingToChange => Problem::invalid_payload(None, detail),
         Refusal::UnitInactive(_) => Problem::new(StatusCode::CONFLICT, "unit_inactive", detail),

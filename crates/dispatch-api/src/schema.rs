@@ -130,6 +130,7 @@ pub mod dispatch {
             submitted_at -> Nullable<Timestamptz>,
             location_lat -> Nullable<Float8>,
             location_lon -> Nullable<Float8>,
+            waiting_since -> Timestamptz,
         }
     }
 
@@ -171,6 +172,14 @@ pub mod dispatch {
             base -> Text,
             active -> Bool,
             team_id -> Nullable<Int4>,
+        }
+    }
+
+    diesel::table! {
+        dispatch.occurrence_types (id) {
+            id -> Int4,
+            name -> Text,
+            active -> Bool,
         }
     }
 
@@ -333,6 +342,7 @@ pub mod dispatch {
         mobile_unit_positions,
         mobile_unit_types,
         mobile_units,
+        occurrence_types,
         offload_alerts,
         patient_access_log,
         prank_calls,

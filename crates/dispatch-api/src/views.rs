@@ -50,6 +50,18 @@ pub struct UserRecord {
     pub team: Option<RefOption>,
 }
 
+/// `GET /employee/search`: one option of the "Transfer to" picker, with what a person
+/// picker shows beside the name. `id` is the user id (what the transfer takes).
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
+pub struct EmployeeOption {
+    pub id: i64,
+    pub descriptive_name: String,
+    #[schema(required = true)]
+    pub team: Option<RefOption>,
+    #[schema(required = true)]
+    pub professional_type: Option<RefOption>,
+}
+
 /// `GET /employee/user_id/{id}`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct EmployeeRecord {
@@ -178,7 +190,9 @@ pub fn json_array<T>(items: &[&Serialised<T>]) -> Vec<u8> {
     out
 }
 
-/// `GET /incident/mask`: enough to recognise an incident in the relate-to picker.
+/// `GET /incident/mask`: a row of the relate-to picker, of the work queues and of the fleet
+/// operator's incident table: enough to recognise an incident and to choose which to work
+/// next, without another request per row.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct IncidentMaskItem {
     pub id: i64,
@@ -189,6 +203,16 @@ pub struct IncidentMaskItem {
     pub patient_name: Option<String>,
     pub address: String,
     pub created_at: DateTime<Utc>,
+    /// `low`, `medium`, `high` or `critical`; null until the Occurrence form sets it.
+    #[schema(required = true)]
+    pub priority: Option<Priority>,
+    pub complaint: String,
+    /// When the incident entered its current state (`state`): how long it has waited there.
+    pub waiting_since: DateTime<Utc>,
+    /// The vehicle type of the latest technical decision; null before one, or when it asks
+    /// for none.
+    #[schema(required = true)]
+    pub requested_vehicle_type: Option<RefOption>,
 }
 
 /// The "Basic data" form.
@@ -432,6 +456,13 @@ pub struct UnitSelection {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct FleetOccurrence {
     pub incident: IncidentFleetSummary,
+    /// The caller, to call back (the Basic data form's `caller_name` and `caller_phone`).
+    pub caller_name: String,
+    pub caller_phone: String,
+    /// Who holds the attendance now: the person of the latest "Transfer to"
+    /// (`POST /incident/{id}/transfer`), or null.
+    #[schema(required = true)]
+    pub assigned_to: Option<UserOption>,
     pub patient: Patient,
     #[schema(required = true)]
     pub technical_decision: Option<TechnicalDecisionView>,
@@ -454,6 +485,8 @@ pub struct RegulationDetail {
     pub incident: IncidentDetail,
     pub mobile_units: Vec<DispatchView>,
     pub prank_calls: PrankCalls,
+    /// What happened during the attendance, oldest first (as on the fleet occurrence).
+    pub intercurrences: Vec<RecordedIntercurrence>,
 }
 
 /// `GET /incident/{id}/occurrence-view`: every tab of the occurrence view.
@@ -462,6 +495,8 @@ pub struct OccurrenceView {
     pub incident: IncidentDetail,
     pub technical_decisions: Vec<TechnicalDecisionView>,
     pub dispatches: Vec<DispatchView>,
+    /// What happened during the attendance, oldest first (as on the fleet occurrence).
+    pub intercurrences: Vec<RecordedIntercurrence>,
     /// Every phase of the incident and of each unit (as `GET /incident/{id}/timeline`).
     pub response_times: IncidentTimeline,
 }
@@ -494,6 +529,9 @@ pub struct Lookups {
     pub technical_decision_actions: Vec<RefOption>,
     /// Active, not deleted.
     pub intercurrences: Vec<RefOption>,
+    /// Active types only, name order: the Occurrence form's `occurrence_type` takes one's
+    /// `name`, and any other value is refused (400 naming the field and the allowed values).
+    pub occurrence_types: Vec<RefOption>,
     /// Active types only.
     pub professional_types: Vec<RefOption>,
 }

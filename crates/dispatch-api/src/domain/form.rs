@@ -30,6 +30,8 @@ macro_rules! incident_fields {
             complaint: String, String, required, BasicData, [text($crate::domain::form::NOTES_MAX)];
             city: String, String, default, BasicData, [text(100)];
             related_incident_id: i64, i64, optional, BasicData, [any];
+            /// The `name` of an active occurrence type (`GET /shared/default-values`,
+            /// `occurrence_types`); any other is 400 listing them (checked by the store).
             occurrence_type: String, String, optional, Occurrence, [text(100)];
             /// `low`, `medium`, `high` or `critical`.
             priority: $crate::domain::incident::Priority, String, optional, Occurrence, [one_of];

@@ -61,6 +61,19 @@ pub fn destination(found: Option<bool>, field: &str, unit: i64) -> Result<(), Re
     }
 }
 
+/// An incident's occurrence type names an active type of the catalogue (`active`: their
+/// names); 400 listing them otherwise.
+pub fn occurrence_type(value: &str, active: Vec<String>) -> Result<(), Refusal> {
+    if active.iter().any(|name| name == value) {
+        Ok(())
+    } else {
+        Err(Refusal::UnknownOccurrenceType {
+            value: value.to_owned(),
+            allowed: active,
+        })
+    }
+}
+
 /// A dispatched mobile unit exists (422) and is active (409 `unit_inactive`); `found` is the
 /// unit and whether it is active.
 pub fn mobile_unit<U>(found: Option<(U, bool)>, id: i64) -> Result<U, Refusal> {

@@ -32,6 +32,12 @@ pub enum Refusal {
     /// Body fields that break the form's rules (all of them, so the client fixes them at once).
     #[error("{}", describe(.0))]
     InvalidFields(Vec<FieldFault>),
+    /// `occurrence_type` names no active occurrence type; `allowed` are the active ones.
+    #[error(
+        "body field `occurrence_type`: `{value}` is not an occurrence type (one of: {})",
+        allowed.join(", ")
+    )]
+    UnknownOccurrenceType { value: String, allowed: Vec<String> },
     /// A PATCH that names no field.
     #[error("send at least one field to change")]
     NothingToChange,

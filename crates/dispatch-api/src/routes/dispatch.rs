@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 
 use super::extract::Judge;
 use super::extract::{Fleet, Post};
-use super::{Reply, Routes, ok};
+use super::{Reply, Routes, ok, with_etag};
 use crate::domain::Refusal;
 use crate::domain::dispatch::Status;
 use crate::domain::refusal::FieldFault;
@@ -41,16 +41,17 @@ pub async fn dispatches_of_incident(
 /// The incident's fleet summary and its dispatches, in one pipeline.
 #[utoipa::path(get, path = "/dispatch/bff/dispatch-data/{id}", tag = "fleet",
     params(("id" = i64, Path, description = "incident id")),
-    responses((status = 200, body = DispatchData)))]
+    responses((status = 200, body = DispatchData,
+        headers(("ETag" = String, description = "the incident's version, quoted: the `If-Match` its writes take")))))]
 pub async fn dispatch_data(state: web::Data<AppState>, _user: CurrentUser, id: Path<i64>) -> Reply {
     let conn = state.pool.get().await?;
     let (row, units) = dispatches::fleet_row_and_units(&conn, id.0)
         .await?
         .ok_or_else(|| Refusal::not_found("incident", id.0))?;
-    ok(&DispatchData {
+    Ok(with_etag(row.summary.version).json(DispatchData {
         incident: row.summary,
         dispatches: units,
-    })
+    }))
 }
 
 impl From<DispatchWritten> for DispatchProgress {

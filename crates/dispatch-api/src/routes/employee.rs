@@ -11,7 +11,7 @@ use crate::domain::user::CurrentUser;
 use crate::search::Search;
 use crate::state::AppState;
 use crate::store::users;
-use crate::views::{EmployeeRecord, UserOption};
+use crate::views::{EmployeeOption, EmployeeRecord};
 
 pub fn routes(r: &mut Routes<'_>) {
     r.add(__path_search, search).add(__path_of_user, of_user);
@@ -42,17 +42,18 @@ pub struct EmployeeSearchParams {
 }
 
 /// "Transfer to" candidates: active employees matching `query`, as `{id: user id,
-/// descriptive_name}`, best match first, at most 20.
+/// descriptive_name, team, professional_type}`, best match first, at most 20; never the
+/// caller.
 #[utoipa::path(get, path = "/employee/search", tag = "employees",
     params(EmployeeSearchParams),
-    responses((status = 200, body = Vec<UserOption>)))]
+    responses((status = 200, body = Vec<EmployeeOption>)))]
 pub async fn search(
     state: web::Data<AppState>,
-    _user: CurrentUser,
+    user: CurrentUser,
     params: Query<EmployeeSearchParams>,
 ) -> Reply {
     let p = params.0;
     let search = Search::new("query", p.query, p.limit, p.offset)?;
     let conn = state.pool.get().await?;
-    ok(&users::search_employees(&conn, &search).await?)
+    ok(&users::search_employees(&conn, &search, user.id).await?)
 }

@@ -5,7 +5,7 @@ use common::extract::Query;
 
 use super::{Reply, Routes, ok, ok_json};
 use crate::domain::user::CurrentUser;
-use crate::search::SearchParams;
+use crate::search::HealthUnitParams;
 use crate::state::AppState;
 use crate::store::{self, times};
 use crate::views::{HealthUnitOption, HoldStats, HospitalOffload, OffloadBoard};
@@ -97,17 +97,19 @@ pub async fn board(state: &AppState) -> Result<OffloadBoard, crate::error::Error
     })
 }
 
-/// Active health units matching `q` (prefix first, then name order), at most 20; from
-/// memory. Without `q`, all of them in name order, 20 at a time.
+/// Active health units matching every word of `q` in any order (names starting with the
+/// whole term first, then those containing it, then those containing its words apart; each
+/// in name order), at most 20, of one `city` when given; from memory. Without `q`, all of
+/// them (of the city) in name order, 20 at a time.
 #[utoipa::path(get, path = "/health-unit", tag = "reference",
-    params(SearchParams),
+    params(HealthUnitParams),
     responses((status = 200, body = Vec<HealthUnitOption>)))]
 pub async fn health_units(
     state: web::Data<AppState>,
     _user: CurrentUser,
-    params: Query<SearchParams>,
+    params: Query<HealthUnitParams>,
 ) -> Reply {
-    let search = params.0.check()?;
+    let (search, city) = params.0.check()?;
     let catalog = state.catalog.get(&state.pool).await?;
-    ok_json(catalog.search_health_units(&search))
+    ok_json(catalog.search_health_units(&search, city.as_deref()))
 }

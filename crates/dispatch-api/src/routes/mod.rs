@@ -40,6 +40,15 @@ pub fn ok<T: Serialize>(body: &T) -> Reply {
     Ok(HttpResponse::Ok().json(body))
 }
 
+/// 200 with `ETag: "<version>"`, the incident's version: the `If-Match` value its writes
+/// require (docs/dispatch-routes.md, "Caching and revalidation"). Every screen that carries
+/// an incident's version answers with it.
+pub fn with_etag(version: i32) -> actix_web::HttpResponseBuilder {
+    let mut res = HttpResponse::Ok();
+    res.insert_header((actix_web::http::header::ETAG, format!("\"{version}\"")));
+    res
+}
+
 /// As [`ok`], for a body already serialised: the same `Content-Type`.
 pub fn ok_json(body: Vec<u8>) -> Reply {
     Ok(HttpResponse::Ok()

@@ -35,17 +35,18 @@ pub async fn get(state: web::Data<AppState>, user: CurrentUser, id: Path<i64>) -
     ok(&record.ok_or_else(|| Refusal::not_found("user", id.0))?)
 }
 
-/// "Send to" candidates: active regulating physicians matching `q`, best match first.
+/// "Send to" candidates: active regulating physicians matching `q`, best match first; never
+/// the caller.
 #[utoipa::path(get, path = "/user/search", tag = "users",
     params(SearchParams),
     responses((status = 200, body = Vec<UserOption>)))]
 pub async fn search(
     state: web::Data<AppState>,
-    _user: CurrentUser,
+    user: CurrentUser,
     params: Query<SearchParams>,
 ) -> Reply {
     searched(&state, params.0, async |c, s| {
-        users::search_regulators(c, s).await
+        users::search_regulators(c, s, user.id).await
     })
     .await
 }

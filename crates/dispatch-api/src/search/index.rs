@@ -67,13 +67,17 @@ impl<T> NameIndex<T> {
         self.entries.is_empty()
     }
 
-    /// Prefix matches first, then infix matches, each in name order; one page of them.
-    pub fn search(&self, search: &Search) -> Vec<&T> {
+    /// One page of the entries matching `search`'s term, best first, each group in name
+    /// order: the names that start with the term, then those that contain it, then (a term
+    /// of several words) those that contain every word in any order ("hosp sao" finds
+    /// "Hospital Municipal São José"). Only the entries `keep` accepts count.
+    pub fn search(&self, search: &Search, keep: impl Fn(&T) -> bool) -> Vec<&T> {
         let (offset, limit) = (search.offset as usize, search.limit as usize);
         let Some(term) = search.term.as_deref() else {
             return self
                 .entries
                 .iter()
+                .filter(|e| keep(&e.1))
                 .skip(offset)
                 .take(limit)
                 .map(|e| &e.1)
@@ -87,30 +91,43 @@ impl<T> NameIndex<T> {
         page.extend(
             self.entries[first..]
                 .iter()
-                .take(wanted)
                 .take_while(|(key, _)| key.starts_with(term))
+                .filter(|e| keep(&e.1))
+                .take(wanted)
                 .map(|e| &e.1),
         );
-        // Fewer than `wanted`: that was the whole run, and infix matches follow, as many as
-        // the page still needs.
-        if page.len() < wanted {
-            let prefixed = first..first + page.len();
-            let term = term.as_bytes();
-            let mut fill = |candidates: &mut dyn Iterator<Item = usize>| {
-                for pos in candidates {
-                    let (key, item) = &self.entries[pos];
-                    if !prefixed.contains(&pos) && contains(key.as_bytes(), term) {
-                        page.push(item);
-                        if page.len() >= wanted {
-                            break;
-                        }
+        let whole = term.as_bytes();
+        let words: Vec<&[u8]> = term.split_whitespace().map(str::as_bytes).collect();
+        // Fewer than `wanted`: that was the whole run, and the other matches follow, as many
+        // as the page still needs: the term inside a name, then every word, apart.
+        let groups: [Group<'_>; 2] = [
+            (&[whole], |key, term| {
+                !key.starts_with(term) && contains(key, term)
+            }),
+            (&words, |key, term| !contains(key, term)),
+        ];
+        for (n, (needles, fits)) in groups.into_iter().enumerate() {
+            if page.len() >= wanted || (n == 1 && words.len() < 2) {
+                break;
+            }
+            let rarest = needles
+                .iter()
+                .filter_map(|w| self.rarest_trigram(w))
+                .min_by_key(|list| list.len());
+            let candidates: Box<dyn Iterator<Item = usize>> = match rarest {
+                Some(list) => Box::new(list.iter().map(|pos| *pos as usize)),
+                // Words of one or two bytes: every entry may hold them.
+                None => Box::new(0..self.entries.len()),
+            };
+            for pos in candidates {
+                let (key, item) = &self.entries[pos];
+                let key = key.as_bytes();
+                if fits(key, whole) && needles.iter().all(|w| contains(key, w)) && keep(item) {
+                    page.push(item);
+                    if page.len() >= wanted {
+                        break;
                     }
                 }
-            };
-            match self.rarest_trigram(term) {
-                Some(list) => fill(&mut list.iter().map(|pos| *pos as usize)),
-                // A term of one or two bytes: every entry may hold it.
-                None => fill(&mut (0..self.entries.len())),
             }
         }
         page.drain(..offset.min(page.len()));
@@ -135,6 +152,10 @@ impl<T> NameIndex<T> {
     }
 }
 
+/// A group of matches after the prefix run: the needles every name of it contains, and what
+/// else a name must be (`fits(name, whole term)`) to belong to it rather than to an earlier one.
+type Group<'a> = (&'a [&'a [u8]], fn(&[u8], &[u8]) -> bool);
+
 /// Whether `name` contains `term`: compared wherever the term's first byte occurs. Names and
 /// terms are short, so this beats building a substring searcher per request.
 fn contains(name: &[u8], term: &[u8]) -> bool {
@@ -155,6 +176,45 @@ mod tests {
     }
 
     #[test]
+    fn every_word_matches_in_any_order_after_the_whole_term() {
+        let idx = NameIndex::new(
+            vec![
+                "Hospital Municipal São José",
+                "UBS São José Hospitalar",
+                "Hospital Santa Casa",
+                "São José Hospital",
+                "UPA Hospício",
+            ],
+            |s| s,
+        );
+        let got = |q: &str| -> Vec<&str> {
+            idx.search(&search(q), |_| true)
+                .into_iter()
+                .copied()
+                .collect()
+        };
+        assert_eq!(
+            got("hosp sao"),
+            [
+                "Hospital Municipal São José",
+                "São José Hospital",
+                "UBS São José Hospitalar"
+            ]
+        );
+        // The whole term as one piece ranks first: prefix, then inside a name.
+        assert_eq!(
+            got("sao jose h"),
+            [
+                "São José Hospital",
+                "UBS São José Hospitalar",
+                "Hospital Municipal São José"
+            ]
+        );
+        assert_eq!(got("SÃO   hospício"), Vec::<&str>::new());
+        assert_eq!(got("hospicio upa"), ["UPA Hospício"]);
+    }
+
+    #[test]
     fn prefix_matches_come_first_then_name_order() {
         let idx = NameIndex::new(
             vec![
@@ -167,7 +227,7 @@ mod tests {
             |s| s,
         );
         let got: Vec<&str> = idx
-            .search(&search("sao jose"))
+            .search(&search("sao jose"), |_| true)
             .into_iter()
             .copied()
             .collect();
@@ -204,28 +264,51 @@ mod tests {
             "o 49",
             "hospital lima 4",
             "lima 4",
+            "4 lima",
+            "jose hosp",
+            "lima 1 ai",
+            "a o",
             "a 1",
             "9",
         ] {
-            let mut expected: Vec<&String> =
-                names.iter().filter(|n| fold(n).starts_with(q)).collect();
-            expected.sort_by_key(|n| (fold(n), (*n).clone()));
-            let mut infix: Vec<&String> = names
-                .iter()
-                .filter(|n| !fold(n).starts_with(q) && fold(n).contains(q))
-                .collect();
-            infix.sort_by_key(|n| (fold(n), (*n).clone()));
-            expected.extend(infix);
-            // Pages within the prefix matches, across into the infix ones, and past both.
+            // The three groups, each in name order: prefix, infix, every word apart.
+            let group = |fits: &dyn Fn(&str) -> bool| {
+                let mut g: Vec<&String> = names.iter().filter(|n| fits(&fold(n))).collect();
+                g.sort_by_key(|n| (fold(n), (*n).clone()));
+                g
+            };
+            let words: Vec<&str> = q.split_whitespace().collect();
+            let mut expected = group(&|n| n.starts_with(q));
+            expected.extend(group(&|n| !n.starts_with(q) && n.contains(q)));
+            if words.len() > 1 {
+                expected.extend(group(&|n| {
+                    !n.contains(q) && words.iter().all(|w| n.contains(w))
+                }));
+            }
+            // Pages within the prefix matches, across into the others, and past all; then
+            // only the entries a filter keeps (those ending in an even digit).
+            let even = |n: &String| n.ends_with(['0', '2', '4', '6', '8']);
             for (offset, limit) in [(0, 20), (3, 20), (0, 1), (10, 5), (160, 20), (500, 20)] {
                 let s = Search::new("q", Some(q.into()), Some(limit), Some(offset)).unwrap();
-                let page: Vec<&String> = expected
-                    .iter()
-                    .copied()
-                    .skip(offset as usize)
-                    .take(limit as usize)
-                    .collect();
-                assert_eq!(idx.search(&s), page, "{q} {offset} {limit}");
+                let page = |keep: &dyn Fn(&String) -> bool| -> Vec<&String> {
+                    expected
+                        .iter()
+                        .copied()
+                        .filter(|n| keep(n))
+                        .skip(offset as usize)
+                        .take(limit as usize)
+                        .collect()
+                };
+                assert_eq!(
+                    idx.search(&s, |_| true),
+                    page(&|_| true),
+                    "{q} {offset} {limit}"
+                );
+                assert_eq!(
+                    idx.search(&s, |n| even(n)),
+                    page(&even),
+                    "{q} {offset} {limit}"
+                );
             }
         }
     }

@@ -10,5 +10,5 @@ pub mod term;
 
 pub use fold::fold;
 pub use index::NameIndex;
-pub use params::{Mask, MaskParams, Scope, Search, SearchParams};
+pub use params::{HealthUnitParams, Mask, MaskParams, Order, Scope, Search, SearchParams};
 pub use term::{MaskTerm, TextPatterns};

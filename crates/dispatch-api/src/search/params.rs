@@ -11,6 +11,7 @@ use utoipa::IntoParams;
 use super::fold::fold;
 use super::term::{MaskTerm, like_escape};
 use crate::domain::incident::State;
+use crate::domain::queue::QUEUES;
 
 /// Longest accepted search term, in characters. Longer is 400: no name is that long, and
 /// the cap bounds the work of one request.
@@ -47,6 +48,49 @@ impl SearchParams {
     }
 }
 
+/// `GET /health-unit`'s parameters: a search and a city.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct HealthUnitParams {
+    /// Words of the name, in any order, any case, accents optional (`hosp sao` finds
+    /// "Hospital Municipal São José"); at most 100 characters.
+    pub q: Option<String>,
+    /// Only the units of this city (its whole name, any case, accents optional: `sao jose
+    /// dos campos`); a city with no unit gives `[]`.
+    pub city: Option<String>,
+    /// 1..20, default 20.
+    pub limit: Option<i64>,
+    /// >= 0, default 0.
+    pub offset: Option<i64>,
+}
+
+impl HealthUnitParams {
+    /// The search and the folded city, each checked (400 naming the parameter).
+    pub fn check(self) -> Result<(Search, Option<String>), Problem> {
+        let city = folded_term("city", self.city)?;
+        Ok((Search::new("q", self.q, self.limit, self.offset)?, city))
+    }
+}
+
+/// A typed term (`name` is its parameter), checked: at most 100 characters, no control
+/// characters; answered folded and trimmed, `None` when blank.
+pub fn folded_term(name: &str, term: Option<String>) -> Result<Option<String>, Problem> {
+    match term {
+        Some(t) if t.chars().count() > MAX_TERM_CHARS => Err(Problem::invalid_parameter(
+            name,
+            format!("must be at most {MAX_TERM_CHARS} characters"),
+        )),
+        // A NUL cannot reach PostgreSQL's text at all, and no name has control characters.
+        Some(t) if t.chars().any(char::is_control) => Err(Problem::invalid_parameter(
+            name,
+            "must not contain control characters",
+        )),
+        Some(t) => Ok(Some(fold(t.trim())).filter(|t| !t.is_empty())),
+        None => Ok(None),
+    }
+}
+
 impl Search {
     pub fn new(
         term_name: &str,
@@ -54,23 +98,7 @@ impl Search {
         limit: Option<i64>,
         offset: Option<i64>,
     ) -> Result<Self, Problem> {
-        let term = match term {
-            Some(t) if t.chars().count() > MAX_TERM_CHARS => {
-                return Err(Problem::invalid_parameter(
-                    term_name,
-                    format!("must be at most {MAX_TERM_CHARS} characters"),
-                ));
-            }
-            // A NUL cannot reach PostgreSQL's text at all, and no name has control characters.
-            Some(t) if t.chars().any(char::is_control) => {
-                return Err(Problem::invalid_parameter(
-                    term_name,
-                    "must not contain control characters",
-                ));
-            }
-            Some(t) => Some(fold(t.trim())).filter(|t| !t.is_empty()),
-            None => None,
-        };
+        let term = folded_term(term_name, term)?;
         let limit = limit.unwrap_or(MAX_LIMIT);
         if !(1..=MAX_LIMIT).contains(&limit) {
             return Err(Problem::invalid_parameter(
@@ -133,6 +161,22 @@ pub struct MaskParams {
     /// Created before this moment (RFC 3339). Default: now. `until - since` is at most 31
     /// days (400 naming both beyond).
     pub until: Option<DateTime<Utc>>,
+    /// `queue`: priority (critical first, none last), then the longest waiting in its state
+    /// first (`waiting_since`); `newest`: newest first. Default `queue` for a work queue
+    /// (`state` naming open states only, without `q`, `since` or `until`), else `newest`;
+    /// `queue` for anything but a work queue is 400 naming `order`.
+    pub order: Option<Order>,
+}
+
+common::text_enum! {
+    /// How `/incident/mask` orders its rows (docs/dispatch-routes.md, "Work queues").
+    pub enum Order {
+        /// Newest first (`created_at`, then id); with a term, the best matches first.
+        Newest = "newest",
+        /// A work queue: priority (critical first, none last), then `waiting_since` (oldest
+        /// first), then id.
+        Queue = "queue",
+    }
 }
 
 /// Which incidents a mask search looks at (identifiers excepted: they reach any age).
@@ -155,6 +199,7 @@ pub struct Mask {
     pub states: Option<Vec<State>>,
     pub mine: bool,
     pub scope: Scope,
+    pub order: Order,
     pub limit: i64,
     pub offset: i64,
 }
@@ -183,11 +228,33 @@ impl MaskParams {
                 Scope::Between { since, until }
             }
         };
+        // A work queue: open states only, the default scope, no term. Its incidents are all
+        // in the default scope (it keeps open incidents of any age).
+        let queue = page.term.is_none()
+            && self.since.is_none()
+            && self.until.is_none()
+            && states
+                .as_ref()
+                .is_some_and(|s| s.iter().all(|s| QUEUES.contains(s)));
+        let order = match self.order {
+            None if queue => Order::Queue,
+            None => Order::Newest,
+            Some(Order::Queue) if !queue => {
+                return Err(Problem::invalid_parameter(
+                    "order",
+                    "`queue` orders a work queue: `state` naming open states only \
+                     (registering, awaiting_regulation, regulated, dispatched), without `q`, \
+                     `since` or `until`",
+                ));
+            }
+            Some(order) => order,
+        };
         Ok(Mask {
             term: page.term.as_deref().map(MaskTerm::of),
             states,
             mine: self.mine.unwrap_or(false),
             scope,
+            order,
             limit: page.limit,
             offset: page.offset,
         })
@@ -286,6 +353,50 @@ mod tests {
                 check(since, until),
                 Err(vec!["since".into(), "until".into()])
             );
+        }
+    }
+
+    #[test]
+    fn a_work_queue_is_ordered_as_one_unless_asked_otherwise() {
+        let check = |state: Option<&str>, q: Option<&str>, order: Option<Order>| {
+            MaskParams {
+                state: state.map(Into::into),
+                q: q.map(Into::into),
+                order,
+                ..MaskParams::default()
+            }
+            .check(Utc::now())
+            .map(|m| m.order)
+            .map_err(|p| p.errors[0].field.clone())
+        };
+        assert_eq!(
+            check(Some("awaiting_regulation"), None, None),
+            Ok(Order::Queue)
+        );
+        assert_eq!(
+            check(Some("regulated,dispatched"), None, None),
+            Ok(Order::Queue)
+        );
+        assert_eq!(
+            check(Some("awaiting_regulation"), None, Some(Order::Newest)),
+            Ok(Order::Newest)
+        );
+        // Not a queue: a final state, no state, a term.
+        assert_eq!(
+            check(Some("regulated,closed"), None, None),
+            Ok(Order::Newest)
+        );
+        assert_eq!(check(None, None, None), Ok(Order::Newest));
+        assert_eq!(
+            check(Some("regulated"), Some("silva"), None),
+            Ok(Order::Newest)
+        );
+        for (state, q) in [
+            (Some("closed"), None),
+            (None, None),
+            (Some("regulated"), Some("x")),
+        ] {
+            assert_eq!(check(state, q, Some(Order::Queue)), Err("order".into()));
         }
     }
 

@@ -35,6 +35,15 @@ diesel::define_sql_function! {
 }
 
 diesel::define_sql_function! {
+    /// A work queue's priority order: `critical` 0, `high` 1, `medium` 2, `low` 3, none 4 (see
+    /// migration 2026-11-27-100001, which indexes the open incidents by it).
+    #[sql_name = "dispatch.priority_rank"]
+    fn priority_rank(
+        x: diesel::sql_types::Nullable<diesel::sql_types::Text>,
+    ) -> diesel::sql_types::Integer;
+}
+
+diesel::define_sql_function! {
     /// The first of two ids that is not null.
     fn coalesce(
         x: diesel::sql_types::Nullable<diesel::sql_types::BigInt>,

@@ -14,20 +14,34 @@ use crate::views::*;
 /// One consistent copy of the reference data.
 pub struct Snapshot {
     /// Active health units only: an inactive unit is no destination. Each with its JSON,
-    /// so a search copies bytes instead of serialising 20 units.
-    pub health_units: NameIndex<Serialised<HealthUnitOption>>,
+    /// so a search copies bytes instead of serialising 20 units, and its folded city.
+    pub health_units: NameIndex<HealthUnitEntry>,
     /// All types, name order, with their flag (admin screens list inactive ones).
     pub mobile_unit_types: Vec<MobileUnitTypeView>,
     pub professional_types: Vec<ProfessionalTypeView>,
     /// Active and not deleted, name order.
     pub technical_decision_actions: Vec<RefOption>,
     pub intercurrences: Vec<RefOption>,
+    /// Active occurrence types, name order: what `occurrence_type` may name.
+    pub occurrence_types: Vec<RefOption>,
+}
+
+/// A health unit of the snapshot: its option, serialised, and its city folded (what the
+/// `city` filter compares).
+pub struct HealthUnitEntry {
+    pub unit: Serialised<HealthUnitOption>,
+    city: String,
 }
 
 impl Snapshot {
-    /// The JSON array of the health units `search` finds (`GET /health-unit`'s body).
-    pub fn search_health_units(&self, search: &Search) -> Vec<u8> {
-        json_array(&self.health_units.search(search))
+    /// The JSON array of the health units `search` finds (`GET /health-unit`'s body); with
+    /// `city` (folded), only that city's.
+    pub fn search_health_units(&self, search: &Search, city: Option<&str>) -> Vec<u8> {
+        let found = self
+            .health_units
+            .search(search, |h| city.is_none_or(|c| h.city == c));
+        let units: Vec<&Serialised<HealthUnitOption>> = found.iter().map(|h| &h.unit).collect();
+        json_array(&units)
     }
 
     pub fn lookups(&self) -> Lookups {
@@ -37,6 +51,7 @@ impl Snapshot {
             mobile_unit_types: active(types.map(|t| (t.id, &t.name, t.active))),
             technical_decision_actions: self.technical_decision_actions.clone(),
             intercurrences: self.intercurrences.clone(),
+            occurrence_types: self.occurrence_types.clone(),
             professional_types: active(professions.map(|t| (t.id, &t.name, t.active))),
         }
     }
@@ -93,7 +108,7 @@ struct IntercurrenceRow {
     name: String,
 }
 
-/// Five small statements; runs at start and on `Catalog::refresh`, never per request.
+/// Six small statements; runs at start and on `Catalog::refresh`, never per request.
 pub async fn load_snapshot(mut conn: &AsyncPgConnection) -> Result<Snapshot, Error> {
     let units: Vec<HealthUnitRow> = health_units::table
         .filter(health_units::active)
@@ -103,16 +118,17 @@ pub async fn load_snapshot(mut conn: &AsyncPgConnection) -> Result<Snapshot, Err
     let health_units = NameIndex::new(
         units
             .into_iter()
-            .map(|u| {
-                Serialised::new(HealthUnitOption {
+            .map(|u| HealthUnitEntry {
+                city: fold(&u.city),
+                unit: Serialised::new(HealthUnitOption {
                     id: u.id,
                     name: u.name,
                     city: u.city,
                     uf: u.uf,
-                })
+                }),
             })
             .collect(),
-        |h| h.value.name.as_str(),
+        |h| h.unit.value.name.as_str(),
     );
     let mut mobile_unit_types: Vec<MobileUnitTypeView> = mobile_unit_types::table
         .select(MobileUnitTypeRow::as_select())
@@ -161,17 +177,27 @@ pub async fn load_snapshot(mut conn: &AsyncPgConnection) -> Result<Snapshot, Err
             name: i.name,
         })
         .collect();
+    let mut occurrence_types: Vec<RefOption> = occurrence_types::table
+        .filter(occurrence_types::active)
+        .select((occurrence_types::id, occurrence_types::name))
+        .load::<(i32, String)>(&mut conn)
+        .await?
+        .into_iter()
+        .map(ref_option)
+        .collect();
     // Name order by folded name, like every list: independent of the database's locale.
     mobile_unit_types.sort_by_cached_key(|t| (fold(&t.name), t.id));
     professional_types.sort_by_cached_key(|t| (fold(&t.name), t.id));
     technical_decision_actions.sort_by_cached_key(|t| (fold(&t.name), t.id));
     intercurrences.sort_by_cached_key(|t| (fold(&t.name), t.id));
+    occurrence_types.sort_by_cached_key(|t| (fold(&t.name), t.id));
     Ok(Snapshot {
         health_units,
         mobile_unit_types,
         professional_types,
         technical_decision_actions,
         intercurrences,
+        occurrence_types,
     })
 }
 

@@ -181,44 +181,76 @@ pub async fn by_id(
     Ok(row.map(|r| r.into_record(with_login)))
 }
 
-/// `GET /user/search`: "Send to" candidates, active regulating physicians.
+/// `GET /user/search`: "Send to" candidates, active regulating physicians other than the
+/// caller (`caller`: nobody sends an incident to themself).
 pub async fn search_regulators(
     conn: &AsyncPgConnection,
     search: &Search,
+    caller: i64,
 ) -> Result<Vec<UserOption>, Error> {
     let query = users::table
         .inner_join(profiles::table)
         .filter(profiles::title.eq(Profile::MedicoRegulador.title()))
         .filter(users::status.eq(UserStatus::Active))
+        .filter(users::id.ne(caller))
         .select(OptionRow::as_select())
         .into_boxed();
-    pick(conn, query, search).await
+    let rows: Vec<OptionRow> = pick(conn, query, search).await?;
+    Ok(rows.into_iter().map(UserOption::from).collect())
 }
 
-/// `GET /employee/search`: "Transfer to" candidates, active employees of active users,
-/// as `{id: user id, descriptive_name}` (the spec's planned select-option shape).
+/// A "Transfer to" option: the user, their team and professional type.
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = users, check_for_backend(diesel::pg::Pg))]
+struct EmployeeOptionRow {
+    id: i64,
+    descriptive_name: String,
+    #[diesel(embed)]
+    staff: StaffRefs,
+}
+
+/// `GET /employee/search`: "Transfer to" candidates, active employees of active users other
+/// than the caller, as `{id: user id, descriptive_name, team, professional_type}`.
 pub async fn search_employees(
     conn: &AsyncPgConnection,
     search: &Search,
-) -> Result<Vec<UserOption>, Error> {
+    caller: i64,
+) -> Result<Vec<EmployeeOption>, Error> {
     let query = employees::table
-        .inner_join(users::table)
+        .inner_join(
+            users::table
+                .left_join(professional_types::table)
+                .left_join(teams::table),
+        )
         .filter(employees::active.and(users::status.eq(UserStatus::Active)))
-        .select(OptionRow::as_select())
+        .filter(users::id.ne(caller))
+        .select(EmployeeOptionRow::as_select())
         .into_boxed();
-    pick(conn, query, search).await
+    let rows: Vec<EmployeeOptionRow> = pick(conn, query, search).await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let (professional_type, team) = r.staff.into_refs();
+            EmployeeOption {
+                id: r.id,
+                descriptive_name: r.descriptive_name,
+                team,
+                professional_type,
+            }
+        })
+        .collect())
 }
 
 /// A picker's test of a user's folded name against a `LIKE` pattern.
 type NameLike = Like<search_key<users::descriptive_name>, String>;
 
-/// A picker's page of users (`query`, boxed, selecting [`OptionRow`]): those whose name
-/// matches `search`'s term, the names that start with it first, then in name order.
-async fn pick<'c, 'q, Q>(
+/// A picker's page of users (`query`, boxed, selecting a row `R`): those whose name matches
+/// `search`'s term, the names that start with it first, then in name order.
+async fn pick<'c, 'q, Q, R>(
     mut conn: &'c AsyncPgConnection,
     mut query: Q,
     search: &Search,
-) -> Result<Vec<UserOption>, Error>
+) -> Result<Vec<R>, Error>
 where
     Q: q::FilterDsl<NameLike, Output = Q>
         + q::OrderDsl<Desc<NameLike>, Output = Q>
@@ -226,22 +258,22 @@ where
         + q::ThenOrderDsl<users::id, Output = Q>
         + q::LimitDsl<Output = Q>
         + q::OffsetDsl<Output = Q>
-        + LoadQuery<'q, &'c AsyncPgConnection, OptionRow>
+        + LoadQuery<'q, &'c AsyncPgConnection, R>
         + 'q,
+    R: Send + 'q,
 {
     if let Some((infix, prefix)) = search.like_patterns() {
         query = query
             .filter(search_key(users::descriptive_name).like(infix))
             .order(search_key(users::descriptive_name).like(prefix).desc());
     }
-    let rows: Vec<OptionRow> = query
+    query
         .then_order_by(search_order(users::descriptive_name))
         .then_order_by(users::id)
         .limit(search.limit)
         .offset(search.offset)
         .load(&mut conn)
-        .await?;
-    Ok(rows.into_iter().map(UserOption::from).collect())
+        .await
 }
 
 /// Every active employee: only the deprecated `/shared/possible-values` still sends this.

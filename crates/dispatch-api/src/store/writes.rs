@@ -32,6 +32,8 @@ pub struct Locked {
     pub regulated_at: Option<DateTime<Utc>>,
     pub conclusion: Option<String>,
     pub closed_at: Option<DateTime<Utc>>,
+    /// When it entered its current state.
+    pub waiting_since: DateTime<Utc>,
     #[diesel(embed)]
     pub fields: IncidentForm,
 }
@@ -145,7 +147,8 @@ pub struct Written {
 }
 
 /// Raises the version (checked again in the WHERE, so the write is race-free even without
-/// the lock), moves the state, appends the history row and queues the NOTIFY.
+/// the lock), moves the state (a move restarts `waiting_since` at the write's instant),
+/// appends the history row and queues the NOTIFY.
 pub async fn commit(
     conn: &mut AsyncPgConnection,
     locked: &Locked,
@@ -155,6 +158,11 @@ pub async fn commit(
     changes: Changes,
 ) -> Result<Written> {
     let changes = changes.state(locked.state, to);
+    let waiting_since = if to == locked.state {
+        locked.waiting_since
+    } else {
+        by.at
+    };
     let version: Option<i32> = diesel::update(
         incidents::table
             .filter(incidents::id.eq(locked.id))
@@ -164,6 +172,7 @@ pub async fn commit(
         incidents::version.eq(incidents::version + 1),
         incidents::updated_at.eq(by.at),
         incidents::state.eq(to),
+        incidents::waiting_since.eq(waiting_since),
     ))
     .returning(incidents::version)
     .get_result(conn)

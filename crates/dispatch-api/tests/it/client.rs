@@ -19,6 +19,13 @@ impl W {
         }
     }
 
+    /// [`W::new`] on a manual clock: every write records the clock's time.
+    pub async fn at(clock: common::Clock) -> W {
+        W {
+            api: Api::at(clock).await,
+        }
+    }
+
     /// `method uri` as `login`, with `If-Match: "<version>"` when given and a JSON body.
     pub async fn call(
         &self,
@@ -75,6 +82,15 @@ impl W {
             .await;
         assert_eq!(r.status.as_u16(), 201, "{}", r.body);
         (r.body["id"].as_i64().unwrap(), 1)
+    }
+
+    /// How many incidents there are (a refused write adds none).
+    pub async fn incidents(&self) -> i64 {
+        incidents::table
+            .count()
+            .get_result(&mut self.api.conn().await)
+            .await
+            .unwrap()
     }
 
     pub async fn version(&self, id: i64) -> i32 {

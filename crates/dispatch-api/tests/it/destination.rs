@@ -10,7 +10,8 @@ use serde_json::{Value, json};
 use crate::client::W;
 use crate::pickers::last_entry;
 
-async fn patch(w: &W, id: i64, v: i32, body: Value) -> crate::support::Reply {
+/// `PATCH /incident/{id}` as the regulator, at version `v`.
+pub async fn patch(w: &W, id: i64, v: i32, body: Value) -> crate::support::Reply {
     w.call(
         Method::PATCH,
         &format!("/incident/{id}"),

@@ -49,6 +49,118 @@ async fn create_answers_201_with_location_etag_and_history() {
     );
 }
 
+/// The occurrence type is one of the catalogue's active types (`GET /shared/default-values`
+/// lists them): another is 400 naming the field and the allowed values, on create and on
+/// PATCH, and nothing is written; a type stored before it was retired is not judged again
+/// while another field changes (docs/dispatch-routes.md, "Occurrence types").
+#[actix_web::test]
+async fn the_occurrence_type_is_one_of_the_catalogues() {
+    use diesel::prelude::*;
+    use diesel_async::RunQueryDsl;
+    use dispatch_api::schema::dispatch::occurrence_types;
+
+    let w = W::new().await;
+    let allowed = json!([
+        "Clínico",
+        "Obstétrico",
+        "Pediátrico",
+        "Psiquiátrico",
+        "Trauma"
+    ]);
+    let listed = w.api.get("tarm", "/shared/default-values").await;
+    let names: Vec<Value> = listed.ok()["occurrence_types"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            assert_eq!(t.as_object().unwrap().len(), 2, "{{id, name}}: {t}");
+            t["name"].clone()
+        })
+        .collect();
+    assert_eq!(json!(names), allowed);
+    let before = w.incidents().await;
+    let call = |kind: &str| {
+        json!({"caller_name": "Ana", "caller_phone": "12 3456-7890", "address": "Av. Brasil 1",
+               "complaint": "queda", "occurrence_type": kind})
+    };
+    for unknown in ["Queimadura", "trauma", "Trauma "] {
+        let r = w.post("/incident", "tarm", None, call(unknown)).await;
+        assert_eq!(
+            r.problem(400, "invalid_payload").as_deref(),
+            Some("occurrence_type"),
+            "{unknown:?}"
+        );
+        assert_eq!(r.body["allowed_values"], allowed);
+        assert_eq!(
+            r.body["errors"][0]["message"],
+            "must be one of: Clínico, Obstétrico, Pediátrico, Psiquiátrico, Trauma"
+        );
+    }
+    assert_eq!(w.incidents().await, before, "nothing created");
+    let r = w.post("/incident", "tarm", None, call("Trauma")).await;
+    assert_eq!(r.status.as_u16(), 201, "{}", r.body);
+    let id = r.body["id"].as_i64().unwrap();
+    let read =
+        async || w.api.get("tarm", &format!("/incident/{id}")).await.ok()["occurrence"].clone();
+    assert_eq!(read().await["type"], "Trauma");
+
+    // The centre retires "Trauma": no longer offered, no longer accepted as a new value, yet
+    // the incident that has it takes other changes.
+    diesel::update(occurrence_types::table.filter(occurrence_types::name.eq("Trauma")))
+        .set(occurrence_types::active.eq(false))
+        .execute(&mut w.api.conn().await)
+        .await
+        .unwrap();
+    let state = w.api.state();
+    state.catalog.refresh(&state.pool).await.unwrap();
+    let listed = w.api.get("tarm", "/shared/default-values").await;
+    assert!(
+        listed.ok()["occurrence_types"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["name"] != "Trauma")
+    );
+    let patch = async |v: i32, body: Value| {
+        w.call(
+            Method::PATCH,
+            &format!("/incident/{id}"),
+            "tarm",
+            Some(v),
+            Some(body),
+        )
+        .await
+    };
+    let r = patch(1, json!({"priority": "high", "occurrence_type": "Trauma"})).await;
+    assert_eq!(r.ok()["version"], 2);
+    assert_eq!(read().await["priority"], "high");
+    let (other, _) = w.incident_in("registering").await;
+    let r = w
+        .call(
+            Method::PATCH,
+            &format!("/incident/{other}"),
+            "tarm",
+            Some(1),
+            Some(json!({"occurrence_type": "Trauma"})),
+        )
+        .await;
+    assert_eq!(
+        r.problem(400, "invalid_payload").as_deref(),
+        Some("occurrence_type")
+    );
+    assert_eq!(
+        r.body["allowed_values"],
+        json!(["Clínico", "Obstétrico", "Pediátrico", "Psiquiátrico"])
+    );
+    assert_eq!(w.version(other).await, 1);
+    // Another type, then none: both fine.
+    let r = patch(2, json!({"occurrence_type": "Clínico"})).await;
+    assert_eq!(r.ok()["version"], 3);
+    let r = patch(3, json!({"occurrence_type": null})).await;
+    assert_eq!(r.ok()["version"], 4);
+    assert_eq!(read().await["type"], Value::Null);
+}
+
 #[actix_web::test]
 async fn bodies_are_validated_with_the_field_named() {
     let w = W::new().await;

@@ -3,7 +3,7 @@
 use actix_web::http::Method;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use dispatch_api::schema::dispatch::{incident_history, incidents};
+use dispatch_api::schema::dispatch::incident_history;
 use serde_json::json;
 
 use crate::client::W;
@@ -12,13 +12,7 @@ use crate::support::Reply;
 #[actix_web::test]
 async fn a_retry_with_the_same_key_replays_and_another_body_is_refused() {
     let w = W::new().await;
-    let count = async || -> i64 {
-        incidents::table
-            .count()
-            .get_result(&mut w.api.conn().await)
-            .await
-            .unwrap()
-    };
+    let count = async || w.incidents().await;
     let before = count().await;
     let body = json!({"caller_name": "Ana", "caller_phone": "12 3456-7890",
                       "address": "Av. Brasil 1", "complaint": "queda"});

@@ -170,6 +170,21 @@ async fn detail_parameters_and_ids_are_checked() {
     }
 }
 
+/// The keys of every row of `GET /incident/mask`.
+pub const MASK_ROW_KEYS: &[&str] = &[
+    "id",
+    "number",
+    "state",
+    "caller_name",
+    "patient_name",
+    "address",
+    "created_at",
+    "priority",
+    "complaint",
+    "waiting_since",
+    "requested_vehicle_type",
+];
+
 #[actix_web::test]
 async fn the_mask_searches_names_phones_and_numbers() {
     let api = Api::new().await;
@@ -177,18 +192,7 @@ async fn the_mask_searches_names_phones_and_numbers() {
     let all = all.array();
     assert_eq!(all.len(), 20, "at most 20, newest first");
     for i in all {
-        assert_eq!(
-            keys(i),
-            set(&[
-                "id",
-                "number",
-                "state",
-                "caller_name",
-                "patient_name",
-                "address",
-                "created_at"
-            ])
-        );
+        assert_eq!(keys(i), set(MASK_ROW_KEYS));
     }
     let created: Vec<&str> = all
         .iter()
@@ -297,10 +301,13 @@ async fn regulation_and_occurrence_view_in_one_response() {
     let body = reg.ok();
     assert_eq!(
         keys(body),
-        set(&["incident", "mobile_units", "prank_calls"])
+        set(&["incident", "mobile_units", "prank_calls", "intercurrences"])
     );
     assert_detail_shape(&body["incident"]);
-    assert!(reg.header("etag").is_some());
+    assert_eq!(
+        reg.header("etag"),
+        Some(format!("\"{}\"", body["incident"]["version"]).as_str())
+    );
     let units = body["mobile_units"].as_array().unwrap();
     assert_eq!(units.len(), 1);
     assert_dispatch_shape(&units[0]);
@@ -337,10 +344,12 @@ async fn regulation_and_occurrence_view_in_one_response() {
             "incident",
             "technical_decisions",
             "dispatches",
+            "intercurrences",
             "response_times"
         ])
     );
     assert_eq!(view["incident"], body["incident"]);
+    assert_eq!(view["intercurrences"], body["intercurrences"]);
     assert_eq!(view["dispatches"], body["mobile_units"]);
     let decisions = view["technical_decisions"].as_array().unwrap();
     assert_eq!(decisions.len(), 1);
@@ -400,6 +409,17 @@ async fn fleet_screens_in_one_response() {
     );
     assert_eq!(summary["state"], "dispatched");
     assert!(summary["requested_vehicle_type"].is_object());
+    // Every fleet screen sends the incident's version as its ETag (the writes' If-Match).
+    let etag = format!("\"{}\"", summary["version"]);
+    for (login, uri) in [
+        ("frota", format!("/incident/{id}/fleet-summary")),
+        ("frota", format!("/incident/{id}/fleet-occurrence")),
+        ("regulador", format!("/incident/{id}/unit-selection")),
+        ("frota", format!("/dispatch/bff/dispatch-data/{id}")),
+    ] {
+        let r = api.get(login, &uri).await;
+        assert_eq!(r.header("etag"), Some(etag.as_str()), "{uri}");
+    }
 
     let occ = api
         .get("frota", &format!("/incident/{id}/fleet-occurrence"))
@@ -409,6 +429,9 @@ async fn fleet_screens_in_one_response() {
         keys(occ),
         set(&[
             "incident",
+            "caller_name",
+            "caller_phone",
+            "assigned_to",
             "patient",
             "technical_decision",
             "dispatches",
@@ -417,6 +440,11 @@ async fn fleet_screens_in_one_response() {
         ])
     );
     assert_eq!(&occ["incident"], summary);
+    let detail = api.get("frota", &format!("/incident/{id}")).await;
+    let detail = detail.ok();
+    assert_eq!(occ["caller_name"], detail["basic_data"]["caller_name"]);
+    assert_eq!(occ["caller_phone"], detail["basic_data"]["caller_phone"]);
+    assert_eq!(occ["assigned_to"], detail["regulation"]["assigned_to"]);
     assert_eq!(
         keys(&occ["patient"]),
         set(&["name", "age", "sex", "destination"])

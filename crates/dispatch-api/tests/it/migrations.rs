@@ -53,6 +53,50 @@ async fn migrations_revert_and_reapply_to_the_same_schema() {
     .unwrap();
 }
 
+#[derive(diesel::QueryableByName, Debug, PartialEq)]
+struct Waiting {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    id: i64,
+    #[diesel(sql_type = diesel::sql_types::Timestamptz)]
+    waiting_since: chrono::DateTime<chrono::Utc>,
+}
+
+/// `waiting_since` of the incidents stored before it existed comes from their own records: on
+/// the demo data (every state, written through the API, which records it), reverting the
+/// migration that added it and applying it again gives every incident the very instant the
+/// writes had recorded.
+#[actix_web::test]
+async fn the_queue_migration_finds_each_incidents_waiting_time_as_the_writes_recorded_it() {
+    const QUEUES: &str = "20261127100001";
+    let api = Api::new().await;
+    let url = api.db.url().to_owned();
+    tokio::task::spawn_blocking(move || {
+        let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(&url).unwrap();
+        // The migrations' own bookkeeping is found on the schema's search path.
+        conn.batch_execute("SET search_path TO dispatch, public")
+            .unwrap();
+        let read = "SELECT id, waiting_since FROM dispatch.incidents ORDER BY id";
+        let recorded: Vec<Waiting> = diesel::sql_query(read).load(&mut conn).unwrap();
+        let states = count(
+            &mut conn,
+            "SELECT count(DISTINCT state) AS n FROM dispatch.incidents",
+        );
+        assert_eq!(states, 7, "the demo data has every state");
+        loop {
+            let reverted = conn.revert_last_migration(MIGRATIONS).unwrap();
+            if reverted.to_string().replace('-', "").starts_with(QUEUES) {
+                break;
+            }
+        }
+        conn.run_pending_migrations(MIGRATIONS).unwrap();
+        let backfilled: Vec<Waiting> = diesel::sql_query(read).load(&mut conn).unwrap();
+        assert_eq!(backfilled.len(), recorded.len());
+        assert_eq!(backfilled, recorded);
+    })
+    .await
+    .unwrap();
+}
+
 #[derive(diesel::QueryableByName, Debug)]
 struct Count {
     #[diesel(sql_type = diesel::sql_types::BigInt)]

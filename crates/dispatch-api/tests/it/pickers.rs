@@ -142,3 +142,78 @@ async fn send_to_lands_on_the_regulator_chosen_in_the_user_picker() {
         json!({"regulator": {"from": null, "to": person}})
     );
 }
+
+/// The pickers never offer the caller (nobody sends or transfers an incident to themself): a
+/// regulator searching their own name in "Send to" and an employee in "Transfer to" do not
+/// find themselves, while a colleague finds them; each "Transfer to" row names the person's
+/// team and professional type as their employee record does.
+#[actix_web::test]
+async fn the_pickers_never_offer_the_caller() {
+    let w = W::new().await;
+    let api = &w.api;
+    let as_user = async |id: i64, uri: &str| {
+        let r = api.get_as_user(id, uri).await;
+        r.array()
+            .iter()
+            .map(|o| o["id"].as_i64().unwrap())
+            .collect::<Vec<i64>>()
+    };
+    let me = api.id("regulador");
+    let (name, colleague): (String, i64) = {
+        let mut conn = api.conn().await;
+        let name = users::table
+            .find(me)
+            .select(users::descriptive_name)
+            .first(&mut conn)
+            .await
+            .unwrap();
+        let colleague = users::table
+            .inner_join(profiles::table)
+            .filter(profiles::title.eq("MEDICO_REGULADOR"))
+            .filter(users::status.eq("ativo"))
+            .filter(users::id.ne(me))
+            .select(users::id)
+            .first(&mut conn)
+            .await
+            .unwrap();
+        (name, colleague)
+    };
+    let uri = format!("/user/search?q={name}");
+    assert!(!as_user(me, &uri).await.contains(&me));
+    assert!(as_user(colleague, &uri).await.contains(&me));
+    // Without a term: the whole list, the caller left out.
+    let everyone = as_user(colleague, "/user/search").await;
+    assert!(everyone.contains(&me));
+    assert!(!as_user(me, "/user/search").await.contains(&me));
+
+    // "Transfer to": the first employee by name, as the fleet operator sees them.
+    let options = api.get("frota", "/employee/search").await;
+    let first = options.array()[0].clone();
+    let person = first["id"].as_i64().unwrap();
+    assert_ne!(person, api.id("frota"));
+    let record = api
+        .get("frota", &format!("/employee/user_id/{person}"))
+        .await;
+    assert_eq!(
+        first,
+        json!({"id": person, "descriptive_name": record.ok()["descriptive_name"],
+               "team": record.ok()["team"],
+               "professional_type": record.ok()["professional_type"]})
+    );
+    let theirs = as_user(person, "/employee/search").await;
+    assert!(!theirs.contains(&person));
+    let next = options.array()[1]["id"].as_i64().unwrap();
+    assert_eq!(theirs[0], next, "the list starts with the next person");
+    let by_name = format!(
+        "/employee/search?query={}",
+        first["descriptive_name"].as_str().unwrap()
+    );
+    assert!(!as_user(person, &by_name).await.contains(&person));
+    assert!(
+        api.get("frota", &by_name)
+            .await
+            .array()
+            .iter()
+            .any(|o| o["id"] == person)
+    );
+}

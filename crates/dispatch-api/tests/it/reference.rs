@@ -23,23 +23,24 @@ async fn health_units_search_is_accent_blind_prefix_first_and_capped() {
     assert!(!found.is_empty() && found.len() <= 20);
     for h in found {
         assert_eq!(keys(h), set(&["id", "name", "city", "uf"]));
-        assert!(
-            fold(h["name"].as_str().unwrap()).contains("sao jose"),
-            "{h}"
-        );
+        let name = fold(h["name"].as_str().unwrap());
+        assert!(name.contains("sao") && name.contains("jose"), "{h}");
     }
-    // Prefix matches first, then infix ones; each group in name order.
+    // Prefix matches first, then infix ones, then the words apart; each group in name order.
     let folded: Vec<String> = names(found).iter().map(|n| fold(n)).collect();
-    let split = folded
-        .iter()
-        .position(|n| !n.starts_with("sao jose"))
-        .unwrap_or(folded.len());
-    assert!(folded[split..].iter().all(|n| !n.starts_with("sao jose")));
-    for group in [&folded[..split], &folded[split..]] {
-        let mut sorted = group.to_vec();
-        sorted.sort();
-        assert_eq!(group, &sorted[..]);
-    }
+    let group = |n: &String| {
+        if n.starts_with("sao jose") {
+            0
+        } else if n.contains("sao jose") {
+            1
+        } else {
+            2
+        }
+    };
+    let ranked: Vec<(i32, &String)> = folded.iter().map(|n| (group(n), n)).collect();
+    let mut sorted = ranked.clone();
+    sorted.sort();
+    assert_eq!(ranked, sorted);
 
     // "hospital" matches many: 20 at most, paging continues where the page ended.
     let first = api.get("tarm", "/health-unit?q=HOSPITAL").await;
@@ -71,6 +72,97 @@ async fn health_units_search_is_accent_blind_prefix_first_and_capped() {
         }
         offset += 20;
     }
+}
+
+/// Every word of `q` in any order, accent- and case-blind, and `city` narrowing to one city
+/// (its whole name, folded): the patient destination picker of docs/dispatch-routes.md.
+#[actix_web::test]
+async fn health_units_match_every_word_in_any_order_and_a_city_narrows_them() {
+    let api = Api::new().await;
+    let all: Vec<(i64, String, String)> = health_units::table
+        .filter(health_units::active)
+        .select((health_units::id, health_units::name, health_units::city))
+        .load(&mut api.conn().await)
+        .await
+        .unwrap();
+    // What a search must find, by its definition: (group, folded name, id), in order. Units
+    // of the same name in several cities come in any order among themselves, so a search is
+    // compared by its names in order and by its ids as a set.
+    let expected = |q: &str, city: Option<&str>| -> Vec<(i32, String, i64)> {
+        let words: Vec<&str> = q.split_whitespace().collect();
+        let mut hits: Vec<(i32, String, i64)> = all
+            .iter()
+            .filter(|(_, _, c)| city.is_none_or(|city| fold(c) == city))
+            .filter_map(|(id, name, _)| {
+                let n = fold(name);
+                let group = if n.starts_with(q) {
+                    0
+                } else if n.contains(q) {
+                    1
+                } else if words.iter().all(|w| n.contains(w)) {
+                    2
+                } else {
+                    return None;
+                };
+                Some((group, n, *id))
+            })
+            .collect();
+        hits.sort();
+        hits
+    };
+    let listed = async |uri: String| -> Vec<(String, i64)> {
+        let mut found = Vec::new();
+        loop {
+            let page = api
+                .get("tarm", &format!("{uri}&offset={}", found.len()))
+                .await;
+            let n = page.array().len();
+            found.extend(
+                page.array()
+                    .iter()
+                    .map(|h| (fold(h["name"].as_str().unwrap()), h["id"].as_i64().unwrap())),
+            );
+            if n < 20 {
+                return found;
+            }
+        }
+    };
+    let same = |found: &[(String, i64)], expected: &[(i32, String, i64)], what: &str| {
+        let names: Vec<&String> = found.iter().map(|f| &f.0).collect();
+        let want: Vec<&String> = expected.iter().map(|e| &e.1).collect();
+        assert_eq!(names, want, "{what}");
+        let mut ids: Vec<i64> = found.iter().map(|f| f.1).collect();
+        let mut want: Vec<i64> = expected.iter().map(|e| e.2).collect();
+        ids.sort();
+        want.sort();
+        assert_eq!(ids, want, "{what}");
+    };
+    for (q, encoded) in [
+        ("hosp sao", "hosp%20sao"),
+        ("sao hosp", "S%C3%83O%20Hosp"),
+        ("municipal hospital", "municipal%20hospital"),
+        ("sa de", "sa%20de"),
+    ] {
+        let found = listed(format!("/health-unit?q={encoded}")).await;
+        same(&found, &expected(q, None), q);
+        assert!(!found.is_empty(), "{q}");
+        let narrowed = listed(format!("/health-unit?q={encoded}&city=bel%C3%A9m")).await;
+        same(&narrowed, &expected(q, Some("belem")), q);
+        assert!(narrowed.len() < found.len(), "{q}");
+    }
+    // A city alone lists its units in name order; a city with none lists nothing.
+    let belem = listed("/health-unit?city=BELEM".to_owned()).await;
+    same(&belem, &expected("", Some("belem")), "Belém");
+    assert!(!belem.is_empty());
+    assert!(
+        api.get("tarm", "/health-unit?city=Atlantida")
+            .await
+            .array()
+            .is_empty()
+    );
+    let long = format!("/health-unit?city={}", "x".repeat(101));
+    let reply = api.get("tarm", &long).await;
+    assert_eq!(reply.problem(400, "invalid_parameter"), Some("city".into()));
 }
 
 #[actix_web::test]

@@ -3,8 +3,9 @@
 //! four search routes, the same in Rust and in SQL.
 
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::sql_types::Text;
+use diesel::sql_types::{Bool, Nullable, Text};
 use diesel_async::RunQueryDsl;
 use dispatch_api::schema::dispatch::{employees, health_units, incidents, profiles, users};
 use dispatch_api::search::fold;
@@ -38,6 +39,17 @@ fn rfc3339(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
+/// The incidents `user` holds: as their regulator or as the one they were transferred to.
+fn held_by(
+    user: i64,
+) -> Box<dyn BoxableExpression<incidents::table, Pg, SqlType = Nullable<Bool>>> {
+    Box::new(
+        incidents::regulator_id
+            .eq(user)
+            .or(incidents::assigned_to_id.eq(user)),
+    )
+}
+
 /// The incidents in `states` of the default scope (open ones, or created in the last 7
 /// days), newest first, as the database has them.
 async fn in_scope(api: &Api, states: &[&str], assigned_to: Option<i64>) -> Vec<(i64, String)> {
@@ -53,20 +65,40 @@ async fn in_scope(api: &Api, states: &[&str], assigned_to: Option<i64>) -> Vec<(
         .select((incidents::id, incidents::number))
         .into_boxed();
     if let Some(user) = assigned_to {
-        q = q.filter(
-            incidents::regulator_id
-                .eq(user)
-                .or(incidents::assigned_to_id.eq(user)),
-        );
+        q = q.filter(held_by(user));
     }
     q.load(&mut api.conn().await).await.unwrap()
+}
+
+/// The incidents in the open `states` as a work queue lists them (docs/dispatch-routes.md,
+/// "Work queues"): priority, critical first and none last, then the longest waiting in its
+/// state first, then id; all of them, whatever their age.
+async fn in_queue(api: &Api, states: &[&str], assigned_to: Option<i64>) -> Vec<i64> {
+    let mut q = incidents::table
+        .filter(incidents::state.eq_any(states.to_vec()))
+        .select((incidents::id, incidents::priority, incidents::waiting_since))
+        .into_boxed();
+    if let Some(user) = assigned_to {
+        q = q.filter(held_by(user));
+    }
+    let mut rows: Vec<(i64, Option<String>, DateTime<Utc>)> =
+        q.load(&mut api.conn().await).await.unwrap();
+    let rank = |p: &Option<String>| {
+        ["critical", "high", "medium", "low"]
+            .iter()
+            .position(|r| p.as_deref() == Some(*r))
+            .unwrap_or(4)
+    };
+    rows.sort_by_key(|(id, p, since)| (rank(p), *since, *id));
+    rows.into_iter().map(|(id, _, _)| id).collect()
 }
 
 #[actix_web::test]
 async fn a_regulator_lists_what_awaits_regulation_and_only_that() {
     let w = W::new().await;
     let api = &w.api;
-    // Two more awaiting regulation, one of them created long ago and still open.
+    // Two more awaiting regulation, one of them created long ago and still open; both
+    // without a priority, so last in the queue, the one that waits longer first.
     let (fresh, _) = w.incident_in("awaiting_regulation").await;
     let (old, _) = w.incident_in("awaiting_regulation").await;
     diesel::update(incidents::table.find(old))
@@ -74,17 +106,37 @@ async fn a_regulator_lists_what_awaits_regulation_and_only_that() {
         .execute(&mut api.conn().await)
         .await
         .unwrap();
+    let expected: Vec<i64> = in_queue(api, &["awaiting_regulation"], None).await;
+    assert!(expected.len() >= 3 && expected.len() <= 20, "{expected:?}");
+    let queue = api
+        .get("regulador", "/incident/mask?state=awaiting_regulation")
+        .await;
+    assert_eq!(
+        ids(&queue),
+        expected,
+        "every incident awaiting regulation, in queue order"
+    );
+    assert!(
+        queue
+            .array()
+            .iter()
+            .all(|i| i["state"] == "awaiting_regulation")
+    );
+    assert_eq!(ids(&queue)[expected.len() - 2..], [fresh, old]);
+    // `order=newest` lists it newest first, the old open one last.
     let expected: Vec<(i64, String)> = in_scope(api, &["awaiting_regulation"], None)
         .await
         .into_iter()
         .take(20)
         .collect();
-    assert!(expected.len() >= 3, "{expected:?}");
-    let queue = api
-        .get("regulador", "/incident/mask?state=awaiting_regulation")
+    let newest = api
+        .get(
+            "regulador",
+            "/incident/mask?state=awaiting_regulation&order=newest",
+        )
         .await;
     assert_eq!(
-        queue
+        newest
             .array()
             .iter()
             .map(|i| (
@@ -95,24 +147,39 @@ async fn a_regulator_lists_what_awaits_regulation_and_only_that() {
         expected,
         "every incident awaiting regulation, newest first, the old open one last"
     );
-    assert!(
-        queue
-            .array()
-            .iter()
-            .all(|i| i["state"] == "awaiting_regulation")
-    );
-    assert_eq!(ids(&queue)[0], fresh);
-    assert_eq!(*ids(&queue).last().unwrap(), old);
+    assert_eq!(ids(&newest)[0], fresh);
+    assert_eq!(*ids(&newest).last().unwrap(), old);
 
-    // Several states: repeated or comma-separated, the same list.
-    let both = in_scope(api, &["registering", "awaiting_regulation"], None).await;
-    let expected: Vec<i64> = both.iter().map(|(id, _)| *id).take(20).collect();
+    // Several states: repeated or comma-separated, the same queue.
+    let both = in_queue(api, &["registering", "awaiting_regulation"], None).await;
+    let expected: Vec<i64> = both.into_iter().take(20).collect();
     for q in [
         "/incident/mask?state=registering&state=awaiting_regulation",
         "/incident/mask?state=registering,awaiting_regulation",
         "/incident/mask?state=awaiting_regulation,registering&limit=20",
     ] {
         assert_eq!(ids(&api.get("regulador", q).await), expected, "{q}");
+    }
+    let page = api
+        .get(
+            "regulador",
+            "/incident/mask?state=registering,awaiting_regulation&limit=3&offset=2",
+        )
+        .await;
+    assert_eq!(ids(&page), expected[2..5]);
+    // A queue order is for work queues only: named when asked of anything else.
+    for q in [
+        "/incident/mask?state=closed&order=queue",
+        "/incident/mask?order=queue",
+        "/incident/mask?state=regulated&q=silva&order=queue",
+        "/incident/mask?state=regulated&order=oldest",
+    ] {
+        let reply = api.get("regulador", q).await;
+        assert_eq!(
+            reply.problem(400, "invalid_parameter"),
+            Some("order".into()),
+            "{q}"
+        );
     }
     // A state of the past is searched in the recent window only.
     let closed = api.get("regulador", "/incident/mask?state=closed").await;
@@ -231,15 +298,19 @@ async fn mine_lists_what_was_sent_to_the_caller() {
         "the newest first: {listed:?}"
     );
     assert_eq!(listed, expected);
-    // Their queue of incidents awaiting regulation sent to them: this one first.
+    // Their queue of incidents awaiting regulation sent to them, in queue order.
     let queue = api
         .get_with_token(
             Some(&api.token_of(other.0, std::time::Duration::from_secs(300))),
             "/incident/mask?mine=true&state=awaiting_regulation",
         )
         .await;
-    assert_eq!(queue.array()[0]["id"], id);
-    assert_eq!(queue.array()[0]["number"], number.as_str());
+    assert_eq!(
+        ids(&queue),
+        in_queue(api, &["awaiting_regulation"], Some(other.0)).await
+    );
+    let row = queue.array().iter().find(|r| r["id"] == id).unwrap();
+    assert_eq!(row["number"], number.as_str());
     // The sender no longer has it.
     let mine = api.get("regulador", "/incident/mask?mine=true").await;
     assert!(!ids(&mine).contains(&id));

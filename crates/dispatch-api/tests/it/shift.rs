@@ -834,3 +834,493 @@ mod units {
             .problem(403, "forbidden");
     }
 }
+
+// --- Queues that can be worked, complete screens, pickers --------------------------------
+// (docs/dispatch-routes.md, "Work queues", "Screens -> requests", "Pickers")
+
+mod screens {
+    use actix_web::http::Method;
+    use chrono::{DateTime, Duration, SubsecRound, Utc};
+    use common::Clock;
+    use diesel::prelude::*;
+    use diesel_async::RunQueryDsl;
+    use dispatch_api::schema::dispatch::{employees, health_units, profiles, users};
+    use serde_json::{Value, json};
+
+    use crate::client::W;
+    use crate::support::{Reply, keys, set};
+
+    /// Where a row stands in a work queue: priority (critical first, none last), then how
+    /// long it has waited, then id.
+    fn queue_key(row: &Value) -> (usize, DateTime<Utc>, i64) {
+        let rank = ["critical", "high", "medium", "low"]
+            .iter()
+            .position(|p| row["priority"] == *p)
+            .unwrap_or(4);
+        (rank, waiting(row), row["id"].as_i64().unwrap())
+    }
+
+    fn waiting(row: &Value) -> DateTime<Utc> {
+        row["waiting_since"].as_str().unwrap().parse().unwrap()
+    }
+
+    /// Every row of `/incident/mask?{query}`, page by page, as a client scrolls it.
+    async fn scrolled(w: &W, login: &str, query: &str) -> Vec<Value> {
+        let mut rows: Vec<Value> = Vec::new();
+        loop {
+            let uri = format!("/incident/mask?{query}&offset={}", rows.len());
+            let page = w.api.get(login, &uri).await.array().clone();
+            let full = page.len() == 20;
+            rows.extend(page);
+            if !full {
+                return rows;
+            }
+        }
+    }
+
+    fn ids(rows: &[Value]) -> Vec<i64> {
+        rows.iter().map(|r| r["id"].as_i64().unwrap()).collect()
+    }
+
+    /// The regulation queue is worked by priority, critical first, then by how long each call
+    /// has waited (issue 26: "the oldest, five days old, on page 4"): calls of known
+    /// priorities handed to regulation at known times on the service's clock come back in
+    /// that order, each row with its priority, complaint and waiting time, and the whole
+    /// queue is in that order page after page. Once decided, the fleet's queue rows carry
+    /// the vehicle type asked for.
+    #[actix_web::test]
+    async fn the_regulation_queue_is_worked_by_priority_then_waiting_time() {
+        let clock = Clock::manual(Utc::now().trunc_subsecs(6));
+        let w = W::at(clock.clone()).await;
+        let t0 = clock.now();
+        // (priority, when the call was handed to regulation)
+        let calls: [(Option<&str>, Duration); 7] = [
+            (Some("medium"), -Duration::days(5)),
+            (Some("critical"), Duration::minutes(3)),
+            (Some("critical"), Duration::minutes(1)),
+            (Some("high"), Duration::zero()),
+            (Some("medium"), Duration::minutes(2)),
+            (None, Duration::minutes(4)),
+            (Some("low"), Duration::minutes(5)),
+        ];
+        let mut sent = Vec::new();
+        for (n, (priority, at)) in calls.iter().enumerate() {
+            clock.set(t0 + *at);
+            let mut call = json!({"caller_name": format!("Fila {n}"),
+                "caller_phone": "(12) 99100-4321", "address": "Rua da Fila, 1",
+                "complaint": format!("queixa {n}")});
+            if let Some(p) = priority {
+                call["priority"] = json!(p);
+            }
+            let r = w.post("/incident", "tarm", None, call).await;
+            assert_eq!(r.status.as_u16(), 201, "{}", r.body);
+            let id = r.body["id"].as_i64().unwrap();
+            let uri = format!("/incident/{id}/submit");
+            w.post(&uri, "tarm", Some(1), json!({})).await.ok();
+            sent.push(id);
+        }
+        clock.set(t0 + Duration::minutes(10));
+
+        let queue = scrolled(&w, "regulador", "state=awaiting_regulation").await;
+        let order: Vec<_> = queue.iter().map(queue_key).collect();
+        let mut sorted = order.clone();
+        sorted.sort();
+        assert_eq!(order, sorted, "the whole queue in queue order");
+        let ours: Vec<i64> = ids(&queue)
+            .into_iter()
+            .filter(|id| sent.contains(id))
+            .collect();
+        assert_eq!(ours, [2, 1, 3, 0, 4, 6, 5].map(|n| sent[n]));
+        for (n, (priority, at)) in calls.iter().enumerate() {
+            let row = queue.iter().find(|r| r["id"] == sent[n]).unwrap();
+            assert_eq!(row["priority"], json!(priority), "{row}");
+            assert_eq!(row["complaint"], format!("queixa {n}"));
+            assert_eq!(waiting(row), t0 + *at, "{row}");
+            assert_eq!(row["state"], "awaiting_regulation");
+            assert_eq!(row["requested_vehicle_type"], Value::Null);
+        }
+        assert_eq!(keys(&queue[0]), set(crate::incidents::MASK_ROW_KEYS));
+        // Newest first on request; a queue order for what is no queue is refused, named.
+        let newest = scrolled(&w, "regulador", "state=awaiting_regulation&order=newest").await;
+        assert_eq!(ids(&newest)[0], sent[6]);
+        let created: Vec<&str> = newest
+            .iter()
+            .map(|r| r["created_at"].as_str().unwrap())
+            .collect();
+        let mut by_time: Vec<DateTime<Utc>> = created.iter().map(|t| t.parse().unwrap()).collect();
+        by_time.reverse();
+        assert!(by_time.is_sorted(), "{created:?}");
+        let r = w
+            .api
+            .get("regulador", "/incident/mask?q=fila&order=queue")
+            .await;
+        assert_eq!(
+            r.problem(400, "invalid_parameter").as_deref(),
+            Some("order")
+        );
+
+        // Decided: the critical call asks for a USA, the high one for no vehicle. The
+        // fleet's queue rows say what each asks for, so no request per row.
+        let defaults = w.api.get("frota", "/shared/default-values").await;
+        let usa = defaults.ok()["mobile_unit_types"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "USA")
+            .cloned()
+            .unwrap();
+        let action = w.action(true).await;
+        for (n, vehicle) in [(2, Some(&usa)), (3, None)] {
+            clock.advance(Duration::minutes(1));
+            let mut decision = json!({"action_id": action, "notes": "decidido"});
+            if let Some(t) = vehicle {
+                decision["mobile_unit_type_id"] = t["id"].clone();
+            }
+            let id = sent[n];
+            let uri = format!("/incident/{id}/technical-decision");
+            w.post(&uri, "regulador", Some(2), decision).await.ok();
+        }
+        let fleet = scrolled(&w, "frota", "state=regulated").await;
+        let order: Vec<_> = fleet.iter().map(queue_key).collect();
+        assert!(order.is_sorted(), "{order:?}");
+        let row = |id: i64| fleet.iter().find(|r| r["id"] == id).cloned().unwrap();
+        let (critical, high) = (row(sent[2]), row(sent[3]));
+        assert_eq!(critical["requested_vehicle_type"], usa);
+        assert_eq!(critical["priority"], "critical");
+        assert_eq!(critical["complaint"], "queixa 2");
+        assert_eq!(waiting(&critical), t0 + Duration::minutes(11));
+        assert_eq!(high["requested_vehicle_type"], Value::Null);
+        assert_eq!(waiting(&high), t0 + Duration::minutes(12));
+        let position = |id: i64| ids(&fleet).iter().position(|x| *x == id).unwrap();
+        assert!(position(sent[2]) < position(sent[3]));
+        // The row says what the selected incident's summary says.
+        let summary = w
+            .api
+            .get("frota", &format!("/incident/{}/fleet-summary", sent[2]))
+            .await;
+        for field in ["priority", "complaint", "requested_vehicle_type", "number"] {
+            assert_eq!(summary.ok()[field], critical[field], "{field}");
+        }
+    }
+
+    /// The `ETag` of a screen, and the version its body carries (quoted, as `If-Match` takes it).
+    fn etag(r: &Reply) -> String {
+        assert_eq!(r.status.as_u16(), 200, "{}", r.body);
+        r.header("etag").expect("an ETag").to_owned()
+    }
+
+    /// Every screen that carries the incident's version sends it as its `ETag`, the value its
+    /// writes take as `If-Match` (a stale one is 412); the regulator sees the
+    /// intercurrences; the fleet occurrence names the caller and who holds the attendance;
+    /// the pickers never offer the caller and the "Transfer to" rows name team and
+    /// professional type; hospitals are found by their words in any order, narrowed by city;
+    /// the occurrence type is one of the catalogue's.
+    #[actix_web::test]
+    async fn every_screen_shows_what_it_needs_and_its_etag_is_what_writes_take() {
+        let w = W::new().await;
+        let (id, mut v) = w.incident_in("regulated").await;
+
+        // The occurrence type: the catalogue's names, in default values; another is refused.
+        let defaults = w.api.get("tarm", "/shared/default-values").await;
+        let types: Vec<Value> = defaults.ok()["occurrence_types"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].clone())
+            .collect();
+        assert_eq!(
+            types,
+            [
+                "Clínico",
+                "Obstétrico",
+                "Pediátrico",
+                "Psiquiátrico",
+                "Trauma"
+            ]
+            .map(Value::from)
+        );
+        let patch = |v: i32, body: Value| crate::destination::patch(&w, id, v, body);
+        let r = patch(v, json!({"occurrence_type": "Queimadura"})).await;
+        assert_eq!(
+            r.problem(400, "invalid_payload").as_deref(),
+            Some("occurrence_type")
+        );
+        assert_eq!(r.body["allowed_values"], json!(types));
+        assert!(r.body["detail"].as_str().unwrap().contains("`Queimadura`"));
+        assert_eq!(w.version(id).await, v);
+        v = patch(v, json!({"occurrence_type": "Trauma"})).await.ok()["version"]
+            .as_i64()
+            .unwrap() as i32;
+
+        // Hospitals by their words in any order, then one city's.
+        let mut conn = w.api.conn().await;
+        let hospitals: Vec<i64> = diesel::insert_into(health_units::table)
+            .values(
+                [
+                    ("Hospital Regional de São Sebastião", "São Sebastião"),
+                    ("UPA São Sebastião Centro", "São Sebastião"),
+                    ("Hospital São Sebastião", "Caraguatatuba"),
+                ]
+                .iter()
+                .enumerate()
+                .map(|(n, (name, city))| {
+                    (
+                        health_units::cnes.eq(format!("99{n:05}")),
+                        health_units::name.eq(*name),
+                        health_units::city.eq(*city),
+                        health_units::uf.eq("SP"),
+                        health_units::active.eq(true),
+                    )
+                })
+                .collect::<Vec<_>>(),
+            )
+            .returning(health_units::id)
+            .get_results(&mut conn)
+            .await
+            .unwrap();
+        let state = w.api.state();
+        state.catalog.refresh(&state.pool).await.unwrap();
+        // `hosp sao` matches many demo units ("Hospital São Lucas de ..."): scrolled, every
+        // one holds both words and ours are among them.
+        let mut found: Vec<Value> = Vec::new();
+        loop {
+            let uri = format!("/health-unit?q=hosp%20sao&offset={}", found.len());
+            let page = w.api.get("regulador", &uri).await.array().clone();
+            let full = page.len() == 20;
+            found.extend(page);
+            if !full {
+                break;
+            }
+        }
+        for h in &found {
+            let name = dispatch_api::search::fold(h["name"].as_str().unwrap());
+            assert!(name.contains("hosp") && name.contains("sao"), "{h}");
+        }
+        let found = ids(&found);
+        assert!(found.contains(&hospitals[0]) && found.contains(&hospitals[2]));
+        let apart = w
+            .api
+            .get("regulador", "/health-unit?q=sebastiao%20HOSP")
+            .await;
+        assert_eq!(ids(apart.array()), [hospitals[0], hospitals[2]]);
+        let in_city = w
+            .api
+            .get(
+                "regulador",
+                "/health-unit?q=hosp%20sao&city=S%C3%83O%20SEBASTI%C3%83O",
+            )
+            .await;
+        assert_eq!(
+            in_city.ok(),
+            &json!([{"id": hospitals[0], "name": "Hospital Regional de São Sebastião",
+                     "city": "São Sebastião", "uf": "SP"}])
+        );
+        let city = w
+            .api
+            .get("regulador", "/health-unit?city=sao%20sebastiao")
+            .await;
+        assert_eq!(ids(city.array()), [hospitals[0], hospitals[1]]);
+        v = patch(v, json!({"destination_health_unit_id": hospitals[0]}))
+            .await
+            .ok()["version"]
+            .as_i64()
+            .unwrap() as i32;
+
+        // "Send to": a regulator is never offered themself, a colleague is.
+        let (colleague, colleague_name): (i64, String) = users::table
+            .inner_join(profiles::table)
+            .filter(profiles::title.eq("MEDICO_REGULADOR"))
+            .filter(users::status.eq("ativo"))
+            .filter(users::id.ne(w.api.id("regulador")))
+            .select((users::id, users::descriptive_name))
+            .first(&mut conn)
+            .await
+            .unwrap();
+        let q = colleague_name.replace(' ', "%20");
+        let theirs = w
+            .api
+            .get_as_user(colleague, &format!("/user/search?q={q}"))
+            .await;
+        assert!(
+            ids(theirs.array()).iter().all(|u| *u != colleague),
+            "{}",
+            theirs.body
+        );
+        let offered = w.api.get("regulador", &format!("/user/search?q={q}")).await;
+        assert!(ids(offered.array()).contains(&colleague));
+        let sent = w
+            .post(
+                &format!("/incident/{id}/send-to"),
+                "regulador",
+                Some(v),
+                json!({"user_id": colleague}),
+            )
+            .await;
+        v = sent.ok()["version"].as_i64().unwrap() as i32;
+
+        // "Transfer to": an employee with a team and a professional type, offered to the
+        // fleet operator with both, never to themself.
+        let (person, name): (i64, String) = employees::table
+            .inner_join(users::table)
+            .filter(employees::active)
+            .filter(users::status.eq("ativo"))
+            .filter(users::team_id.is_not_null())
+            .filter(users::professional_type_id.is_not_null())
+            .filter(users::id.ne(w.api.id("frota")))
+            .select((users::id, users::descriptive_name))
+            .first(&mut conn)
+            .await
+            .unwrap();
+        let q = name.replace(' ', "%20");
+        let own = w
+            .api
+            .get_as_user(person, &format!("/employee/search?query={q}"))
+            .await;
+        assert!(
+            ids(own.array()).iter().all(|u| *u != person),
+            "{}",
+            own.body
+        );
+        let options = w
+            .api
+            .get("frota", &format!("/employee/search?query={q}"))
+            .await;
+        let option = options
+            .array()
+            .iter()
+            .find(|o| o["id"] == person)
+            .cloned()
+            .expect("offered to the fleet operator");
+        let record = w
+            .api
+            .get("frota", &format!("/employee/user_id/{person}"))
+            .await;
+        assert_eq!(
+            option,
+            json!({"id": person, "descriptive_name": name,
+                   "team": record.ok()["team"], "professional_type": record.ok()["professional_type"]})
+        );
+        assert!(option["team"].is_object() && option["professional_type"].is_object());
+
+        // The transfer takes the fleet occurrence's ETag as its If-Match.
+        let occurrence = w
+            .api
+            .get("frota", &format!("/incident/{id}/fleet-occurrence"))
+            .await;
+        let tag = etag(&occurrence);
+        assert_eq!(tag, format!("\"{v}\""));
+        let r = w
+            .call_with(
+                Method::POST,
+                &format!("/incident/{id}/transfer"),
+                "frota",
+                None,
+                Some(json!({"user_id": person})),
+                &[("If-Match", tag.as_str())],
+            )
+            .await;
+        v = r.ok()["version"].as_i64().unwrap() as i32;
+        // The same ETag again is stale: 412, nothing written.
+        let intercurrence = defaults.ok()["intercurrences"][0].clone();
+        let record_one =
+            json!({"intercurrence_id": intercurrence["id"], "notes": "pneu furado na via"});
+        let r = w
+            .call_with(
+                Method::POST,
+                &format!("/incident/{id}/intercurrence"),
+                "frota",
+                None,
+                Some(record_one.clone()),
+                &[("If-Match", tag.as_str())],
+            )
+            .await;
+        r.problem(412, "version_conflict");
+        assert_eq!(w.version(id).await, v);
+        let r = w
+            .post(
+                &format!("/incident/{id}/intercurrence"),
+                "frota",
+                Some(v),
+                record_one,
+            )
+            .await;
+        v = r.ok()["version"].as_i64().unwrap() as i32;
+
+        // Every screen with the incident's version sends it as its ETag.
+        let screens: [(&str, String); 7] = [
+            ("frota", format!("/incident/{id}/unit-selection")),
+            ("frota", format!("/incident/{id}/fleet-summary")),
+            ("frota", format!("/incident/{id}/fleet-occurrence")),
+            ("frota", format!("/dispatch/bff/dispatch-data/{id}")),
+            ("regulador", format!("/incident/{id}/regulation")),
+            ("regulador", format!("/incident/{id}/occurrence-view")),
+            ("tarm", format!("/incident/{id}")),
+        ];
+        let mut read = Vec::new();
+        for (login, uri) in &screens {
+            let r = w.api.get(login, uri).await;
+            assert_eq!(etag(&r), format!("\"{v}\""), "{uri}");
+            read.push(r.body);
+        }
+        let [
+            selection,
+            summary,
+            occurrence,
+            data,
+            regulation,
+            view,
+            detail,
+        ] = <[Value; 7]>::try_from(read).unwrap();
+        for body in [&selection, &summary, &detail] {
+            assert_eq!(body["version"], v);
+        }
+        for body in [&occurrence, &data, &regulation, &view] {
+            assert_eq!(body["incident"]["version"], v);
+        }
+
+        // The fleet occurrence: the caller, who holds the attendance, the intercurrence.
+        let holder = json!({"id": person, "descriptive_name": name});
+        assert_eq!(occurrence["caller_name"], "Maria Souza");
+        assert_eq!(occurrence["caller_phone"], "(12) 99100-4321");
+        assert_eq!(occurrence["assigned_to"], holder);
+        assert_eq!(detail["regulation"]["assigned_to"], holder);
+        assert_eq!(
+            detail["regulation"]["regulator"],
+            json!({"id": colleague, "descriptive_name": colleague_name})
+        );
+        assert_eq!(occurrence["patient"]["destination"]["id"], hospitals[0]);
+        let recorded = occurrence["intercurrences"].as_array().unwrap();
+        assert_eq!(recorded.len(), 1);
+        assert_eq!(recorded[0]["intercurrence"], intercurrence);
+        assert_eq!(recorded[0]["notes"], "pneu furado na via");
+        assert_eq!(recorded[0]["recorded_by"]["id"], w.api.id("frota"));
+        // The regulator's screens show the same intercurrences.
+        assert_eq!(regulation["intercurrences"], occurrence["intercurrences"]);
+        assert_eq!(view["intercurrences"], occurrence["intercurrences"]);
+        assert_eq!(view["incident"]["occurrence"]["type"], "Trauma");
+
+        // A unit is dispatched with unit selection's ETag; every screen's ETag follows.
+        let unit = w.free_units().await[0];
+        let selection = w
+            .api
+            .get("frota", &format!("/incident/{id}/unit-selection"))
+            .await;
+        let tag = etag(&selection);
+        let r = w
+            .call_with(
+                Method::POST,
+                &format!("/incident/{id}/dispatch"),
+                "frota",
+                None,
+                Some(json!({"mobile_unit_id": unit})),
+                &[("If-Match", tag.as_str())],
+            )
+            .await;
+        assert_eq!(r.status.as_u16(), 201, "{}", r.body);
+        let v = r.body["incident_version"].as_i64().unwrap();
+        for (login, uri) in &screens {
+            let r = w.api.get(login, uri).await;
+            assert_eq!(etag(&r), format!("\"{v}\""), "{uri}");
+        }
+    }
+}

@@ -252,6 +252,12 @@ impl Api {
     pub async fn get(&self, login: &str, uri: &str) -> Reply {
         self.get_as(Some(login), uri).await
     }
+
+    /// GET `uri` as the user `id` (any user of the data, not only the demo logins).
+    pub async fn get_as_user(&self, id: i64, uri: &str) -> Reply {
+        let token = self.token_of(id, Duration::from_secs(300));
+        self.get_with_token(Some(&token), uri).await
+    }
 }
 
 /// Opens a socket at `url`, subscribes to incident `id` and returns the first text answer.

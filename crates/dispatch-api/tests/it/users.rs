@@ -200,11 +200,16 @@ async fn the_employee_of_a_user_and_the_transfer_to_search() {
         .await
         .problem(400, "invalid_parameter");
 
-    let found = api.get("frota", "/employee/search?query=fabio%20da").await;
+    // "Transfer to" offers them to others, with their team and professional type, and
+    // never to themself.
+    let found = api.get("tarm", "/employee/search?query=fabio%20da").await;
     assert_eq!(
         found.ok(),
-        &json!([{"id": id, "descriptive_name": "Fábio da Frota"}])
+        &json!([{"id": id, "descriptive_name": "Fábio da Frota",
+                 "team": body["team"], "professional_type": body["professional_type"]}])
     );
+    let own = api.get("frota", "/employee/search?query=fabio%20da").await;
+    assert_eq!(own.ok(), &json!([]));
     let inactive: Vec<i64> = employees::table
         .filter(employees::active.eq(false))
         .select(employees::user_id)
@@ -215,7 +220,10 @@ async fn the_employee_of_a_user_and_the_transfer_to_search() {
     let all = api.get("frota", "/employee/search?limit=20").await;
     assert_eq!(all.array().len(), 20);
     for e in all.array() {
-        assert_eq!(keys(e), set(&["id", "descriptive_name"]));
+        assert_eq!(
+            keys(e),
+            set(&["id", "descriptive_name", "team", "professional_type"])
+        );
         assert!(!inactive.iter().any(|id| e["id"] == *id));
     }
     // The ex-employee "Ivo Inativo" is no candidate.
@@ -240,6 +248,7 @@ async fn default_values_come_from_the_token_and_active_lists() {
             "mobile_unit_types",
             "technical_decision_actions",
             "intercurrences",
+            "occurrence_types",
             "professional_types"
         ])
     );
@@ -267,6 +276,16 @@ async fn default_values_come_from_the_token_and_active_lists() {
     assert!(!names("intercurrences").contains(&"Falta de combustível".to_owned()));
     assert!(!names("professional_types").contains(&"Telefonista".to_owned()));
     assert_eq!(names("technical_decision_actions").len(), 7);
+    assert_eq!(
+        names("occurrence_types"),
+        [
+            "Clínico",
+            "Obstétrico",
+            "Pediátrico",
+            "Psiquiátrico",
+            "Trauma"
+        ]
+    );
 
     let old = api.get("tarm", "/shared/possible-values").await;
     assert_eq!(old.header("deprecation"), Some("true"));

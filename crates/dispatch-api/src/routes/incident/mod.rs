@@ -7,8 +7,6 @@ pub mod screens;
 pub mod units;
 pub mod writes;
 
-use actix_web::HttpResponse;
-
 use super::Routes;
 
 pub fn routes(r: &mut Routes<'_>) {
@@ -16,11 +14,4 @@ pub fn routes(r: &mut Routes<'_>) {
     screens::routes(r);
     writes::routes(r);
     units::routes(r);
-}
-
-/// `ETag: "<version>"`: the `If-Match` value the writes will require.
-fn with_etag(version: i32) -> actix_web::HttpResponseBuilder {
-    let mut res = HttpResponse::Ok();
-    res.insert_header((actix_web::http::header::ETAG, format!("\"{version}\"")));
-    res
 }

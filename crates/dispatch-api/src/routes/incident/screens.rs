@@ -5,7 +5,6 @@ use actix_web::web;
 use common::extract::Path;
 use tokio::try_join;
 
-use super::with_etag;
 use crate::domain::Refusal;
 use crate::domain::dispatch::Status;
 use crate::domain::phone;
@@ -13,7 +12,7 @@ use crate::routes::access_log::route;
 use crate::routes::extract::{
     Caller, Fleet, FleetOrRegulator, Regulator, RegulatorOrTarm, TimesReader,
 };
-use crate::routes::{Reply, Routes, ok};
+use crate::routes::{Reply, Routes, ok, with_etag};
 use crate::state::AppState;
 use crate::store::{dispatches, incidents, times};
 use crate::views::*;
@@ -30,7 +29,7 @@ pub fn routes(r: &mut Routes<'_>) {
 /// Unit selection screen: the patient and the vehicle of the incident.
 #[utoipa::path(get, path = "/incident/{id}/unit-selection", tag = "screens",
     params(("id" = i64, Path, description = "incident id")),
-    responses((status = 200, body = UnitSelection)))]
+    responses((status = 200, body = UnitSelection, headers(("ETag" = String, description = "the incident's version, quoted: the `If-Match` its writes take")))))]
 pub async fn unit_selection(
     state: web::Data<AppState>,
     user: Caller<FleetOrRegulator>,
@@ -45,7 +44,7 @@ pub async fn unit_selection(
         .access_log
         .record(user.id, id.0, route::UNIT_SELECTION, state.clock.now())
         .await;
-    ok(&UnitSelection {
+    Ok(with_etag(s.version).json(UnitSelection {
         id: s.id,
         number: s.number,
         state: s.state,
@@ -56,13 +55,13 @@ pub async fn unit_selection(
             .into_iter()
             .filter(|d| d.status != Status::Released)
             .collect(),
-    })
+    }))
 }
 
 /// Fleet operator's incident selection: the basic data only.
 #[utoipa::path(get, path = "/incident/{id}/fleet-summary", tag = "screens",
     params(("id" = i64, Path, description = "incident id")),
-    responses((status = 200, body = IncidentFleetSummary)))]
+    responses((status = 200, body = IncidentFleetSummary, headers(("ETag" = String, description = "the incident's version, quoted: the `If-Match` its writes take")))))]
 pub async fn fleet_summary(
     state: web::Data<AppState>,
     user: Caller<Fleet>,
@@ -76,13 +75,13 @@ pub async fn fleet_summary(
         .access_log
         .record(user.id, id.0, route::FLEET_SUMMARY, state.clock.now())
         .await;
-    ok(&row.summary)
+    Ok(with_etag(row.summary.version).json(row.summary))
 }
 
-/// The fleet occurrence screen, whole: four statements in one pipeline.
+/// The fleet occurrence screen, whole: five statements in one pipeline.
 #[utoipa::path(get, path = "/incident/{id}/fleet-occurrence", tag = "screens",
     params(("id" = i64, Path, description = "incident id")),
-    responses((status = 200, body = FleetOccurrence)))]
+    responses((status = 200, body = FleetOccurrence, headers(("ETag" = String, description = "the incident's version, quoted: the `If-Match` its writes take")))))]
 pub async fn fleet_occurrence(
     state: web::Data<AppState>,
     user: Caller<Fleet>,
@@ -103,32 +102,35 @@ pub async fn fleet_occurrence(
         .access_log
         .record(user.id, id, route::FLEET_OCCURRENCE, state.clock.now())
         .await;
-    ok(&FleetOccurrence {
+    Ok(with_etag(row.summary.version).json(FleetOccurrence {
         incident: row.summary,
+        caller_name: row.caller_name,
+        caller_phone: row.caller_phone,
+        assigned_to: row.assigned_to,
         patient: row.patient,
         technical_decision: decisions.into_iter().last(),
         dispatches: units,
         intercurrences,
         response_times,
-    })
+    }))
 }
 
-/// What a regulating physician reads: the incident, its units and the prank calls of the
-/// caller's phone; three statements in one pipeline.
+/// What a regulating physician reads: the incident, its units, the prank calls of the
+/// caller's phone and the intercurrences; four statements in one pipeline.
 #[utoipa::path(get, path = "/incident/{id}/regulation", tag = "screens",
     params(("id" = i64, Path, description = "incident id")),
-    responses((status = 200, body = RegulationDetail,
-        headers(("ETag" = String, description = "the incident's version, quoted")))))]
+    responses((status = 200, body = RegulationDetail, headers(("ETag" = String, description = "the incident's version, quoted: the `If-Match` its writes take")))))]
 pub async fn regulation(
     state: web::Data<AppState>,
     user: Caller<Regulator>,
     id: Path<i64>,
 ) -> Reply {
     let (id, conn) = (id.0, state.pool.get().await?);
-    let (incident, units, pranks) = try_join!(
+    let (incident, units, pranks, intercurrences) = try_join!(
         incidents::detail(&conn, id),
         dispatches::of_incident(&conn, id),
         incidents::prank_calls_of_incident(&conn, id),
+        incidents::recorded_intercurrences(&conn, id),
     )?;
     let incident = incident.ok_or_else(|| Refusal::not_found("incident", id))?;
     state
@@ -143,24 +145,26 @@ pub async fn regulation(
         incident,
         mobile_units: units,
         prank_calls,
+        intercurrences,
     }))
 }
 
-/// Every tab of the occurrence view: three statements in one pipeline.
+/// Every tab of the occurrence view, the intercurrences included: five statements in one
+/// pipeline.
 #[utoipa::path(get, path = "/incident/{id}/occurrence-view", tag = "screens",
     params(("id" = i64, Path, description = "incident id")),
-    responses((status = 200, body = OccurrenceView,
-        headers(("ETag" = String, description = "the incident's version, quoted")))))]
+    responses((status = 200, body = OccurrenceView, headers(("ETag" = String, description = "the incident's version, quoted: the `If-Match` its writes take")))))]
 pub async fn occurrence_view(
     state: web::Data<AppState>,
     user: Caller<RegulatorOrTarm>,
     id: Path<i64>,
 ) -> Reply {
     let (id, conn) = (id.0, state.pool.get().await?);
-    let (incident, decisions, units, timeline) = try_join!(
+    let (incident, decisions, units, intercurrences, timeline) = try_join!(
         incidents::detail(&conn, id),
         incidents::decisions(&conn, id),
         dispatches::of_incident(&conn, id),
+        incidents::recorded_intercurrences(&conn, id),
         times::timeline(&conn, id, state.clock.now()),
     )?;
     let (incident, response_times) = incident
@@ -174,6 +178,7 @@ pub async fn occurrence_view(
         incident,
         technical_decisions: decisions,
         dispatches: units,
+        intercurrences,
         response_times,
     }))
 }

@@ -76,6 +76,7 @@ pub async fn create(
             fields.destination_health_unit_id,
         )
         .await?;
+        check_occurrence_type(c, fields.occurrence_type.as_deref()).await?;
         let id: i64 = diesel::select(diesel::dsl::sql::<diesel::sql_types::BigInt>(
             "nextval(pg_get_serial_sequence('dispatch.incidents', 'id'))",
         ))
@@ -89,6 +90,7 @@ pub async fn create(
                 incidents::created_by.eq(by.id()),
                 incidents::created_at.eq(by.at),
                 incidents::updated_at.eq(by.at),
+                incidents::waiting_since.eq(by.at),
                 incidents::call_received_at.eq(received),
                 incidents::caller_phone_key.eq(phone::key_of(&fields.caller_phone)),
                 &fields,
@@ -158,6 +160,22 @@ async fn check_destination(
     Ok(reference::destination(active, field, unit)?)
 }
 
+/// An occurrence type (`None`: none, or clearing it) names an active type of the catalogue,
+/// judged by `domain::reference::occurrence_type`; one statement reads the active names.
+async fn check_occurrence_type(c: &mut AsyncPgConnection, value: Option<&str>) -> Result<()> {
+    let Some(value) = value else { return Ok(()) };
+    let active: Vec<String> = occurrence_types::table
+        .filter(occurrence_types::active)
+        .select(occurrence_types::name)
+        .order_by((
+            crate::store::search_order(occurrence_types::name),
+            occurrence_types::id,
+        ))
+        .load(c)
+        .await?;
+    Ok(reference::occurrence_type(value, active)?)
+}
+
 /// `PATCH /incident/{id}`: `apply` edits a copy of the forms; only what differs is written
 /// and recorded. Allowed while the incident is open.
 pub async fn patch(
@@ -182,6 +200,9 @@ pub async fn patch(
                 next.destination_health_unit_id,
             )
             .await?;
+        }
+        if next.occurrence_type != cur.fields.occurrence_type {
+            check_occurrence_type(c, next.occurrence_type.as_deref()).await?;
         }
         let mut changes = Changes::new();
         let before = in_name_order(&cur.fields);

@@ -7,10 +7,12 @@ use diesel::result::Error;
 use diesel::sql_types::Bool;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
-use crate::domain::incident::State;
+use diesel::expression::SqlLiteral;
+
+use crate::domain::incident::{Priority, State};
 use crate::schema::dispatch::*;
-use crate::search::{Mask, MaskTerm, Scope};
-use crate::store::{WriteLimit, digits_of};
+use crate::search::{Mask, MaskTerm, Order, Scope};
+use crate::store::{WriteLimit, digits_of, priority_rank, ref_option};
 use crate::views::IncidentMaskItem;
 /// One statement of the mask search: its rows, the newest first.
 type MaskQuery<'a> = diesel::dsl::IntoBoxed<
@@ -39,6 +41,10 @@ pub async fn mask(
     mask: &Mask,
     caller: i64,
 ) -> Result<Vec<IncidentMaskItem>, Error> {
+    if mask.order == Order::Queue {
+        let rows = queue(conn, mask, caller).await?;
+        return Ok(rows.into_iter().map(IncidentMaskItem::from).collect());
+    }
     let any_age: Vec<Part<'_>> = vec![Part::same_plan(|| filtered(mask))];
     let rows: Vec<MaskRow> = match &mask.term {
         Some(MaskTerm::Number(number)) => {
@@ -70,6 +76,40 @@ pub async fn mask(
         None => read(conn, mask, caller, &[&|q| q], &scope(mask)).await?,
     };
     Ok(rows.into_iter().map(IncidentMaskItem::from).collect())
+}
+
+/// A work queue's page (docs/dispatch-routes.md, "Work queues"): the incidents in its states
+/// by priority, critical first, then the longest waiting in its state first; one statement
+/// over the open incidents only (every open incident is in the default scope, whatever its
+/// age): a long queue of one state is read along the partial index `incidents_queue` and
+/// stops at the page. `mine` keeps the caller's among them.
+/// The states and the page size are bound, so PostgreSQL plans each request for its states:
+/// the partial index needs them at planning, and one state is an equality so that the
+/// index's order is the queue's.
+async fn queue(conn: &AsyncPgConnection, mask: &Mask, caller: i64) -> Result<Vec<MaskRow>, Error> {
+    let mut q = incidents::table
+        .select(MaskRow::as_select())
+        .order_by((
+            priority_rank(incidents::priority),
+            incidents::waiting_since,
+            incidents::id,
+        ))
+        .into_boxed();
+    q = match mask.states.as_deref().unwrap_or_default() {
+        [one] => q.filter(incidents::state.eq(*one)),
+        many => q.filter(incidents::state.eq_any(many.to_vec())),
+    };
+    if mask.mine {
+        q = q.filter(
+            incidents::regulator_id
+                .eq(caller)
+                .or(incidents::assigned_to_id.eq(caller)),
+        );
+    }
+    q.limit(mask.limit)
+        .offset(mask.offset)
+        .load(&mut &*conn)
+        .await
 }
 
 /// A kind of match: the filter it adds.
@@ -250,10 +290,18 @@ impl From<MaskRow> for IncidentMaskItem {
             patient_name: r.patient_name,
             address: r.address,
             created_at: r.created_at,
+            priority: r.priority,
+            complaint: r.complaint,
+            waiting_since: r.waiting_since,
+            requested_vehicle_type: r.requested_vehicle_type.map(ref_option),
         }
     }
 }
 
+/// A row of the mask. The vehicle type is a subquery in the select list: PostgreSQL
+/// evaluates it only for the rows the statement returns or skips by its OFFSET (after the
+/// LIMIT when the rows come in index order, past a sort too, being expensive), so it never
+/// changes which index a search reads (plans at 2 M in bench/scale/README.md).
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = incidents, check_for_backend(diesel::pg::Pg))]
 struct MaskRow {
@@ -264,4 +312,10 @@ struct MaskRow {
     patient_name: Option<String>,
     address: String,
     created_at: DateTime<Utc>,
+    priority: Option<Priority>,
+    complaint: String,
+    waiting_since: DateTime<Utc>,
+    #[diesel(select_expression = super::requested_vehicle_type())]
+    #[diesel(select_expression_type = SqlLiteral<super::VehicleTypeRecord>)]
+    requested_vehicle_type: Option<(i32, String)>,
 }

@@ -6,8 +6,10 @@ mod mask;
 pub use mask::mask;
 
 use chrono::{DateTime, Utc};
+use diesel::expression::SqlLiteral;
 use diesel::prelude::*;
 use diesel::result::Error;
+use diesel::sql_types::{Integer, Nullable, Record, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use crate::domain::form::IncidentForm;
@@ -166,35 +168,55 @@ pub async fn history(mut conn: &AsyncPgConnection, id: i64) -> Result<Vec<Histor
 pub struct FleetRow {
     pub summary: IncidentFleetSummary,
     pub patient: Patient,
+    /// The caller and who holds the attendance now (the fleet occurrence shows them).
+    pub caller_name: String,
+    pub caller_phone: String,
+    pub assigned_to: Option<UserOption>,
 }
 
-/// The fleet row with the vehicle type of the latest technical decision and the patient's
-/// destination, in one statement (a correlated subquery picks the latest decision).
+/// The SQL type of [`requested_vehicle_type`]: `(id, name)` or null.
+pub(crate) type VehicleTypeRecord = Nullable<Record<(Integer, Text)>>;
+
+/// The vehicle type the incident's latest technical decision asks for, `(id, name)`, or null
+/// (no decision yet, or the latest asks for none): a correlated subquery of `incidents`, one
+/// probe of `technical_decisions_incident` per incident row it is evaluated for.
+pub(crate) fn requested_vehicle_type() -> SqlLiteral<VehicleTypeRecord> {
+    diesel::dsl::sql(
+        "(SELECT ROW(t.id, t.name) FROM dispatch.mobile_unit_types t \
+          WHERE t.id = (SELECT td.mobile_unit_type_id FROM dispatch.technical_decisions td \
+                         WHERE td.incident_id = incidents.id \
+                         ORDER BY td.decided_at DESC, td.id DESC LIMIT 1))",
+    )
+}
+
+/// The fleet row with the vehicle type of the latest technical decision, the patient's
+/// destination and the assignee, in one statement.
 pub async fn fleet_row(mut conn: &AsyncPgConnection, id: i64) -> Result<Option<FleetRow>, Error> {
-    let latest_vehicle = diesel::dsl::sql::<diesel::sql_types::Nullable<diesel::sql_types::Integer>>(
-        "(SELECT td.mobile_unit_type_id FROM dispatch.technical_decisions td \
-          WHERE td.incident_id = incidents.id ORDER BY td.decided_at DESC, td.id DESC LIMIT 1)",
-    );
     type Row = (
         FleetIncidentRow,
-        Option<i32>,
-        Option<String>,
+        Option<(i32, String)>,
         Option<HealthUnitRow>,
+        Option<(i64, String)>,
     );
     let row: Option<Row> = incidents::table
-        .left_join(mobile_unit_types::table.on(mobile_unit_types::id.nullable().eq(latest_vehicle)))
         .left_join(health_units::table)
+        .left_join(
+            assignee_user
+                .on(incidents::assigned_to_id.eq(assignee_user.field(users::id).nullable())),
+        )
         .filter(incidents::id.eq(id))
         .select((
             FleetIncidentRow::as_select(),
-            mobile_unit_types::id.nullable(),
-            mobile_unit_types::name.nullable(),
+            requested_vehicle_type(),
             Option::<HealthUnitRow>::as_select(),
+            assignee_user
+                .fields((users::id, users::descriptive_name))
+                .nullable(),
         ))
         .first(&mut conn)
         .await
         .optional()?;
-    Ok(row.map(|(r, vt_id, vt_name, destination)| FleetRow {
+    Ok(row.map(|(r, vehicle, destination, assignee)| FleetRow {
         summary: IncidentFleetSummary {
             id: r.id,
             number: r.number,
@@ -205,7 +227,7 @@ pub async fn fleet_row(mut conn: &AsyncPgConnection, id: i64) -> Result<Option<F
             city: r.city,
             complaint: r.complaint,
             priority: r.priority,
-            requested_vehicle_type: crate::store::opt_ref(vt_id, vt_name),
+            requested_vehicle_type: vehicle.map(ref_option),
         },
         patient: Patient {
             name: r.patient_name,
@@ -213,6 +235,9 @@ pub async fn fleet_row(mut conn: &AsyncPgConnection, id: i64) -> Result<Option<F
             sex: r.patient_sex,
             destination: destination.map(Into::into),
         },
+        caller_name: r.caller_name,
+        caller_phone: r.caller_phone,
+        assigned_to: opt_user(assignee),
     }))
 }
 
@@ -231,6 +256,8 @@ struct FleetIncidentRow {
     patient_name: Option<String>,
     patient_age: Option<i32>,
     patient_sex: Option<Sex>,
+    caller_name: String,
+    caller_phone: String,
 }
 
 /// Whether the incident exists, so an empty list of its rows can tell 404 from `[]`. Cheap
