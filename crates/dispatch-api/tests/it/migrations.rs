@@ -31,14 +31,21 @@ const SHAPE: &str = "SELECT concat_ws(E'\\n',
     (SELECT string_agg(routine_name, E'\\n' ORDER BY routine_name)
        FROM information_schema.routines WHERE routine_schema = 'dispatch')) AS shape";
 
+/// A connection the migrations run on, as `migrate` runs them: their own bookkeeping is
+/// found on the schema's search path.
+fn harness(url: &str) -> AsyncConnectionWrapper<AsyncPgConnection> {
+    let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(url).unwrap();
+    conn.batch_execute("SET search_path TO dispatch, public")
+        .unwrap();
+    conn
+}
+
 #[actix_web::test]
 async fn migrations_revert_and_reapply_to_the_same_schema() {
     let api = Api::new().await;
     let url = api.db.url().to_owned();
     tokio::task::spawn_blocking(move || {
-        let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(&url).unwrap();
-        conn.batch_execute("SET search_path TO dispatch, public")
-            .unwrap();
+        let mut conn = harness(&url);
         let before: Shape = diesel::sql_query(SHAPE).get_result(&mut conn).unwrap();
         let reverted = conn.revert_all_migrations(MIGRATIONS).unwrap().len();
         let applied = conn.run_pending_migrations(MIGRATIONS).unwrap().len();
@@ -71,10 +78,7 @@ async fn the_queue_migration_finds_each_incidents_waiting_time_as_the_writes_rec
     let api = Api::new().await;
     let url = api.db.url().to_owned();
     tokio::task::spawn_blocking(move || {
-        let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(&url).unwrap();
-        // The migrations' own bookkeeping is found on the schema's search path.
-        conn.batch_execute("SET search_path TO dispatch, public")
-            .unwrap();
+        let mut conn = harness(&url);
         let read = "SELECT id, waiting_since FROM dispatch.incidents ORDER BY id";
         let recorded: Vec<Waiting> = diesel::sql_query(read).load(&mut conn).unwrap();
         let states = count(
