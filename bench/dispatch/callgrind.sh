@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Instructions per request of GET /health-unit?q=sao jose against GET /bench/constant (the same
-# bytes through the same App and middleware), counted by valgrind's callgrind: repeatable
-# whatever else the machine runs, unlike run.sh's req/s. From the workspace root:
+# Instructions per request of GET /health-unit?q=sao jose (or ROUTE) against GET /bench/constant
+# (the same bytes through the same App and middleware), counted by valgrind's callgrind:
+# repeatable whatever else the machine runs, unlike run.sh's req/s. From the workspace root:
 #   bench/dispatch/callgrind.sh                 # builds, then N=200 requests of each route
 #   BIN=/tmp/other-build bench/dispatch/callgrind.sh   # a given binary (built with `bench`)
-# Prints instructions per request of each route and constant / health-unit: what the
+#   ROUTE=/incident/2704 bench/dispatch/callgrind.sh   # another GET route (path and query)
+# Prints instructions per request of each route and constant / route: what the
 # health-unit search reaches of the framework ceiling in user-space work (the kernel's share
 # of a request, the same for both routes, is not counted, so req/s ratios come out higher).
 # The dumps stay in $OUT (default a temporary directory, printed) for callgrind_annotate.
-# Environment: PGURL (default postgres://postgres@127.0.0.1:5432), N (200), PORT (18091),
+# Environment: PGURL (default postgres://postgres@127.0.0.1:5432), N (200), PORT (18091), ROUTE,
 # TARGET_DIR (target-dispatch), OUT, CALLGRIND_ARGS (more valgrind options, such as
 # --cache-sim=yes for L1 misses).
 set -euo pipefail
@@ -38,7 +39,8 @@ psql -X -q "$PGURL/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "C
 "$BIN" seed > /dev/null
 TOKEN=$("$BIN" token --login regulador --ttl 1h)
 BASE=http://127.0.0.1:$PORT
-SEARCH="$BASE/health-unit?q=sao%20jose"
+ROUTE=${ROUTE:-/health-unit?q=sao%20jose}
+SEARCH="$BASE$ROUTE"
 
 SERVER=
 wait_up() {
@@ -84,15 +86,15 @@ callgrind_control -z "$SERVER" > /dev/null 2>&1
 requests "$BASE/bench/constant" "$N"
 callgrind_control -d constant "$SERVER" > /dev/null 2>&1
 requests "$SEARCH" "$N"
-callgrind_control -d health-unit "$SERVER" > /dev/null 2>&1
+callgrind_control -d route "$SERVER" > /dev/null 2>&1
 stop
 
 # Each dump's total (the `summary:` line) over N.
 total() { grep -lx "desc: Trigger: dump $1" "$OUT"/callgrind.out.* | head -1 | xargs awk '/^summary:/ {print $2; exit}'; }
 C=$(total constant)
-H=$(total health-unit)
-awk -v c="$C" -v h="$H" -v n="$N" -v out="$OUT" 'BEGIN {
+H=$(total route)
+awk -v c="$C" -v h="$H" -v n="$N" -v out="$OUT" -v route="$ROUTE" 'BEGIN {
   printf "instructions per request, %d requests each (dumps in %s):\n", n, out
-  printf "  GET /bench/constant          %10.0f\n", c / n
-  printf "  GET /health-unit?q=sao jose  %10.0f\n", h / n
-  printf "constant / health-unit = %.2f\n", c / h }'
+  printf "  GET /bench/constant  %10.0f\n", c / n
+  printf "  GET %-16s %10.0f\n", route, h / n
+  printf "constant / route = %.2f\n", c / h }'

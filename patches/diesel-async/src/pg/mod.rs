@@ -7,7 +7,7 @@
 use self::error_helper::ErrorHelper;
 use self::row::PgRow;
 use self::serialize::ToSqlHelper;
-use crate::stmt_cache::{CallbackHelper, QueryFragmentHelper};
+use crate::stmt_cache::{lookup_only, CacheLookup, CallbackHelper, QueryFragmentHelper};
 use crate::{AnsiTransactionManager, AsyncConnection, AsyncConnectionCore, SimpleAsyncConnection};
 use diesel::connection::statement_cache::{
     PrepareForCache, QueryFragmentForCachedStatement, StatementCache,
@@ -166,7 +166,7 @@ const FAKE_OID: u32 = 0;
 /// [tokio_postgres_rustls]: https://docs.rs/tokio-postgres-rustls/0.12.0/tokio_postgres_rustls/
 pub struct AsyncPgConnection {
     conn: tokio_postgres::Client,
-    stmt_cache: Mutex<StatementCache<diesel::pg::Pg, Statement>>,
+    stmt_cache: Mutex<StatementCache<diesel::pg::Pg, CachedStatement>>,
     transaction_state: Mutex<AnsiTransactionManager>,
     metadata_cache: Mutex<PgMetadataCache>,
     connection_future: Option<broadcast::Receiver<Arc<tokio_postgres::Error>>>,
@@ -344,6 +344,22 @@ impl Drop for AsyncPgConnection {
     }
 }
 
+/// A prepared statement as the statement cache keeps it: with its SQL, which the
+/// instrumentation's `finish_query` event shows, so that a statement found in the cache by
+/// its query's type needs its SQL built only once, when it is prepared.
+#[derive(Clone)]
+struct CachedStatement {
+    statement: Statement,
+    sql: Arc<str>,
+}
+
+/// A query as far as it is known before its future runs: the statement the cache holds for
+/// its type (its SQL not built), or its SQL.
+enum StatementOrSql {
+    Cached(CachedStatement),
+    Sql(QueryResult<String>),
+}
+
 /// A statement to run: one prepared (and maybe cached) on the connection, or the SQL text
 /// with its parameter types, sent as the unnamed statement in the same round trip as its
 /// execution (the statement cache is disabled).
@@ -425,7 +441,7 @@ fn prepare_statement_helper<'conn>(
     _is_for_cache: PrepareForCache,
     metadata: &[PgTypeMetadata],
 ) -> CallbackHelper<
-    impl Future<Output = QueryResult<(Statement, &'conn tokio_postgres::Client)>> + Send,
+    impl Future<Output = QueryResult<(CachedStatement, &'conn tokio_postgres::Client)>> + Send,
 > {
     let bind_types = metadata
         .iter()
@@ -437,14 +453,14 @@ fn prepare_statement_helper<'conn>(
     //
     // The probleme with not cloning it is that we then cannot express
     // the right result lifetime anymore (at least not easily)
-    let sql = sql.to_string();
+    let sql = Arc::<str>::from(sql);
     CallbackHelper(async move {
         let bind_types = bind_types?;
-        let stmt = conn
+        let statement = conn
             .prepare_typed(&sql, &bind_types)
             .await
-            .map_err(ErrorHelper);
-        Ok((stmt?, conn))
+            .map_err(ErrorHelper)?;
+        Ok((CachedStatement { statement, sql }, conn))
     })
 }
 
@@ -597,19 +613,62 @@ impl AsyncPgConnection {
         // which both are `Send`.
         // We also collect the query id (essentially an integer) and the safe_to_cache flag here
         // so there is no need to even access the query in the async block below
-        let mut query_builder = PgQueryBuilder::default();
-
         let bind_data = construct_bind_data(&query);
+        let is_safe_to_cache_prepared = query.is_safe_to_cache_prepared(&Pg);
+        let query_id = T::query_id();
+
+        // A query identified by its type whose statement is cached needs no SQL (as with
+        // diesel's `PgConnection`); any other query has its SQL built here.
+        let statement_or_sql = match (query_id, &is_safe_to_cache_prepared) {
+            (Some(id), Ok(true)) if !self.unnamed_statements => {
+                self.lookup_statement_by_type(id, &query)
+            }
+            _ => None,
+        }
+        .unwrap_or_else(|| {
+            let mut query_builder = PgQueryBuilder::default();
+            StatementOrSql::Sql(
+                query
+                    .to_sql(&mut query_builder, &Pg)
+                    .map(|()| query_builder.finish()),
+            )
+        });
 
         // The code that doesn't need the `T` generic parameter is in a separate function to reduce LLVM IR lines
         self.with_prepared_statement_after_sql_built(
             callback,
-            query.is_safe_to_cache_prepared(&Pg),
-            T::query_id(),
-            query.to_sql(&mut query_builder, &Pg),
-            query_builder,
+            is_safe_to_cache_prepared,
+            query_id,
+            statement_or_sql,
             bind_data,
         )
+    }
+
+    /// The statement the cache holds for a query identified by its type, found without
+    /// building the query's SQL, or the SQL (built by the cache's look-up) when the statement
+    /// is not cached yet: it is then prepared and cached in the query's future. `None` when
+    /// another pipelined query of this connection holds the cache (preparing a statement).
+    fn lookup_statement_by_type(
+        &self,
+        query_id: std::any::TypeId,
+        query: &dyn QueryFragmentForCachedStatement<Pg>,
+    ) -> Option<StatementOrSql> {
+        let mut stmt_cache = self.stmt_cache.try_lock().ok()?;
+        // The instrumentation hears of a statement being cached when it is prepared.
+        let lookup = stmt_cache.cached_statement_non_generic(
+            Some(query_id),
+            query,
+            &Pg,
+            &[],
+            (),
+            lookup_only,
+            &mut |_: InstrumentationEvent<'_>| {},
+        );
+        Some(match lookup {
+            Ok(CacheLookup::Cached(statement)) => StatementOrSql::Cached(statement),
+            Ok(CacheLookup::Sql(sql)) => StatementOrSql::Sql(Ok(sql)),
+            Err(e) => StatementOrSql::Sql(Err(e)),
+        })
     }
 
     fn with_prepared_statement_after_sql_built<'a, F, R>(
@@ -617,8 +676,7 @@ impl AsyncPgConnection {
         callback: fn(&'a tokio_postgres::Client, PreparedQuery, Vec<ToSqlHelper>) -> F,
         is_safe_to_cache_prepared: QueryResult<bool>,
         query_id: Option<std::any::TypeId>,
-        to_sql_result: QueryResult<()>,
-        query_builder: PgQueryBuilder,
+        statement_or_sql: StatementOrSql,
         bind_data: BindData,
     ) -> BoxFuture<'a, QueryResult<R>>
     where
@@ -639,7 +697,10 @@ impl AsyncPgConnection {
         } = bind_data;
 
         async move {
-            let sql = to_sql_result.map(|_| query_builder.finish())?;
+            let (cached, sql) = match statement_or_sql {
+                StatementOrSql::Cached(cached) => (Some(cached), String::new()),
+                StatementOrSql::Sql(sql) => (None, sql?),
+            };
             let res = async {
             let is_safe_to_cache_prepared = is_safe_to_cache_prepared?;
             collect_bind_result?;
@@ -696,7 +757,9 @@ impl AsyncPgConnection {
                         })?;
                 }
             }
-            let stmt = if unnamed_statements {
+            let stmt = if let Some(cached) = &cached {
+                PreparedQuery::Named(cached.statement.clone())
+            } else if unnamed_statements {
                 PreparedQuery::Unnamed {
                     sql: sql.clone(),
                     types: bind_collector
@@ -729,6 +792,7 @@ impl AsyncPgConnection {
                     )
                     .await?
                     .0
+                    .statement
                     .clone();
                 PreparedQuery::Named(stmt)
             };
@@ -748,7 +812,7 @@ impl AsyncPgConnection {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .on_connection_event(InstrumentationEvent::finish_query(
-                    &StrQueryHelper::new(&sql),
+                    &StrQueryHelper::new(cached.as_ref().map_or(sql.as_str(), |c| &c.sql)),
                     r.as_ref().err(),
                 ));
 
