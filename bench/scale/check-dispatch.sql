@@ -112,12 +112,84 @@ SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a de
 SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'caller phone key', i.id, i.caller_phone FROM incidents i
   WHERE i.caller_phone LIKE '(%' AND i.caller_phone_key <> regexp_replace(i.caller_phone, '\D', '', 'g')) v(c, id, x) GROUP BY c;
 
+-- The phases the reports read (docs/dispatch-routes.md, "How the report is kept"): one row per
+-- incident and per dispatch, with the incident's call time, priority, the unit and where it
+-- takes the patient; every phase complete exactly when both its times are there in order,
+-- out of order exactly when they are reversed, and its seconds their interval; the units an
+-- incident's phases name are the first assigned, the first on scene and the last released.
+SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'incident phases kept', coalesce(i.id, k.incident_id), i.state FROM incidents i
+   FULL JOIN incident_phases k ON k.incident_id = i.id
+  WHERE i.id IS NULL OR k.incident_id IS NULL OR k.call_received_at <> i.call_received_at
+     OR k.priority IS DISTINCT FROM i.priority) v(c, id, x) GROUP BY c;
+SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'unit phases kept', coalesce(d.incident_id, k.incident_id), d.status FROM dispatches d
+   JOIN incidents i ON i.id = d.incident_id
+   FULL JOIN unit_phases k ON k.dispatch_id = d.id
+  WHERE d.id IS NULL OR k.dispatch_id IS NULL OR k.incident_id <> d.incident_id
+     OR k.call_received_at <> i.call_received_at OR k.priority IS DISTINCT FROM i.priority
+     OR k.mobile_unit_id <> d.mobile_unit_id
+     OR k.health_unit_id IS DISTINCT FROM coalesce(d.destination_id, i.destination_health_unit_id)
+) v(c, id, x) GROUP BY c;
+SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'unit phase is its two times', d.incident_id, p.phase || ': ' || p.status FROM unit_phases k
+   JOIN dispatches d ON d.id = k.dispatch_id
+  CROSS JOIN LATERAL (VALUES
+     ('turnout', k.turnout_status, k.turnout_seconds, d.assigned_at, d.en_route_at),
+     ('travel', k.travel_status, k.travel_seconds, d.en_route_at, d.on_scene_at),
+     ('on_scene', k.on_scene_status, k.on_scene_seconds, d.on_scene_at, d.transporting_at),
+     ('transport', k.transport_status, k.transport_seconds, d.transporting_at, d.at_destination_at),
+     ('hospital_hold', k.hospital_hold_status, k.hospital_hold_seconds, d.at_destination_at,
+      d.handed_over_at),
+     ('return_to_service', k.return_to_service_status, k.return_to_service_seconds,
+      coalesce(d.handed_over_at, d.at_destination_at), d.released_at)
+  ) AS p(phase, status, seconds, started, ended)
+  WHERE (p.status = 'complete') <> coalesce(p.ended >= p.started, false)
+     OR (p.status = 'out_of_order') <> coalesce(p.ended < p.started, false)
+     OR p.seconds IS DISTINCT FROM
+        CASE WHEN p.ended >= p.started THEN extract(epoch FROM p.ended - p.started)::float8 END
+) v(c, id, x) GROUP BY c;
+SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (WITH m AS (
+    SELECT incident_id,
+           (array_agg(id ORDER BY assigned_at, id))[1] AS first_assigned,
+           (array_agg(id ORDER BY on_scene_at, id) FILTER (WHERE on_scene_at IS NOT NULL))[1]
+               AS first_on_scene,
+           (array_agg(id ORDER BY released_at DESC, id) FILTER (WHERE released_at IS NOT NULL))[1]
+               AS last_released,
+           bool_or(released_at IS NULL) AS any_unreleased
+      FROM dispatches GROUP BY incident_id)
+ SELECT 'incident phase is its two times', i.id, p.phase || ': ' || p.status
+   FROM incident_phases k
+   JOIN incidents i ON i.id = k.incident_id
+   LEFT JOIN m ON m.incident_id = i.id
+   LEFT JOIN dispatches da ON da.id = k.activation_dispatch_id
+   LEFT JOIN dispatches dr ON dr.id = k.response_dispatch_id
+   LEFT JOIN dispatches dt ON dt.id = k.total_dispatch_id
+  CROSS JOIN LATERAL (VALUES
+     ('call_taking', k.call_taking_status, k.call_taking_seconds, i.call_received_at,
+      i.submitted_at, true),
+     ('regulation', k.regulation_status, k.regulation_seconds, i.submitted_at, i.regulated_at,
+      true),
+     ('activation', k.activation_status, k.activation_seconds, i.regulated_at, da.assigned_at,
+      k.activation_dispatch_id IS NOT DISTINCT FROM m.first_assigned),
+     ('response', k.response_status, k.response_seconds, i.call_received_at, dr.on_scene_at,
+      k.response_dispatch_id IS NOT DISTINCT FROM m.first_on_scene),
+     ('total', k.total_status, k.total_seconds, i.call_received_at, dt.released_at,
+      k.total_dispatch_id IS NOT DISTINCT FROM
+          CASE WHEN NOT m.any_unreleased AND i.state IN ('closed', 'cancelled', 'prank')
+               THEN m.last_released END)
+  ) AS p(phase, status, seconds, started, ended, by_the_right_unit)
+  WHERE NOT p.by_the_right_unit
+     OR (p.status = 'complete') <> coalesce(p.ended >= p.started, false)
+     OR (p.status = 'out_of_order') <> coalesce(p.ended < p.started, false)
+     OR p.seconds IS DISTINCT FROM
+        CASE WHEN p.ended >= p.started THEN extract(epoch FROM p.ended - p.started)::float8 END
+) v(c, id, x) GROUP BY c;
+
 -- The rebuilt constraints and indexes are all there and valid.
 SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'constraint not validated', NULL::bigint, conname::text FROM pg_constraint
   WHERE connamespace = 'dispatch'::regnamespace AND NOT convalidated) v(c, id, x) GROUP BY c;
 SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'index not valid', NULL::bigint, indexrelid::regclass::text FROM pg_index
   WHERE indrelid::regclass::text IN ('incidents', 'incident_history', 'technical_decisions',
-                                     'dispatches', 'incident_intercurrences', 'prank_calls')
+                                     'dispatches', 'incident_intercurrences', 'prank_calls',
+                                     'incident_phases', 'unit_phases')
     AND NOT (indisvalid AND indisready)) v(c, id, x) GROUP BY c;
 SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a detail" FROM (SELECT 'a secondary index is missing', NULL::bigint, name FROM (VALUES
     ('incidents_search'), ('incidents_newest'), ('incidents_state'), ('incidents_caller_phone_key'),
@@ -125,5 +197,6 @@ SELECT c AS "check", count(*) AS violations, min(id) AS "an id", min(x) AS "a de
     ('incidents_assignee'), ('incidents_queue'),
     ('incidents_number_key'), ('incident_history_incident'), ('prank_calls_phone_key'),
     ('prank_calls_incident_id_key'), ('technical_decisions_incident'), ('dispatches_incident'),
-    ('dispatches_unit_busy'), ('incident_intercurrences_incident')) AS v(name)
+    ('dispatches_unit_busy'), ('incident_intercurrences_incident'),
+    ('incident_phases_received'), ('unit_phases_received')) AS v(name)
   WHERE to_regclass('dispatch.' || name) IS NULL) v(c, id, x) GROUP BY c;

@@ -6,8 +6,9 @@
 --
 -- Shape:
 -- * Every incident is a copy of a demo incident (its template): state, forms, users, history,
---   technical decision, dispatch, intercurrence and prank call, every time shifted by the
---   same amount, so each incident keeps the demo's durations and its invariants.
+--   technical decision, dispatch, intercurrence, prank call and the phases the reports read
+--   (incident_phases, unit_phases: the demo's were judged by its writes), every time shifted
+--   by the same amount, so each incident keeps the demo's durations and its invariants.
 -- * Generated incidents copy only demo incidents in a final state (closed, cancelled,
 --   prank). The demo incidents themselves become the newest 3,000 (the last ~20 hours at
 --   2 M), so the only open incidents are the demo's 300, all in the last hours.
@@ -61,6 +62,8 @@ CREATE TABLE scale_build.demo_decisions AS SELECT * FROM technical_decisions;
 CREATE TABLE scale_build.demo_dispatches AS SELECT * FROM dispatches;
 CREATE TABLE scale_build.demo_intercurrences AS SELECT * FROM incident_intercurrences;
 CREATE TABLE scale_build.demo_pranks AS SELECT * FROM prank_calls;
+CREATE TABLE scale_build.demo_incident_phases AS SELECT * FROM incident_phases;
+CREATE TABLE scale_build.demo_unit_phases AS SELECT * FROM unit_phases;
 CREATE INDEX ON scale_build.demo_history (incident_id);
 CREATE TABLE scale_build.templates AS
     SELECT row_number() OVER (ORDER BY id) - 1 AS i, id
@@ -208,20 +211,23 @@ SELECT 'fk' AS kind, c.relname AS tbl, k.conname AS name, pg_get_constraintdef(k
   FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid
  WHERE c.relnamespace = 'dispatch'::regnamespace AND k.contype = 'f'
    AND c.relname IN ('incidents', 'incident_history', 'technical_decisions', 'dispatches',
-                     'incident_intercurrences', 'prank_calls', 'patient_access_log')
+                     'incident_intercurrences', 'prank_calls', 'patient_access_log',
+                     'incident_phases', 'unit_phases')
 UNION ALL
 SELECT 'unique', c.relname, k.conname, pg_get_constraintdef(k.oid)
   FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid
  WHERE c.relnamespace = 'dispatch'::regnamespace AND k.contype = 'u'
    AND c.relname IN ('incidents', 'incident_history', 'technical_decisions', 'dispatches',
-                     'incident_intercurrences', 'prank_calls')
+                     'incident_intercurrences', 'prank_calls', 'incident_phases',
+                     'unit_phases')
 UNION ALL
 SELECT 'index', c.relname, i.relname, pg_get_indexdef(i.oid)
   FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class c ON c.oid = x.indrelid
  WHERE c.relnamespace = 'dispatch'::regnamespace AND NOT x.indisprimary
    AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.oid AND k.conrelid = c.oid)
    AND c.relname IN ('incidents', 'incident_history', 'technical_decisions', 'dispatches',
-                     'incident_intercurrences', 'prank_calls');
+                     'incident_intercurrences', 'prank_calls', 'incident_phases',
+                     'unit_phases');
 
 SELECT format('ALTER TABLE dispatch.%I DROP CONSTRAINT %I', tbl, name)
   FROM scale_build.ddl WHERE kind IN ('fk', 'unique') ORDER BY kind = 'unique', name \gexec
@@ -233,14 +239,14 @@ SELECT format('DROP INDEX dispatch.%I', name) FROM scale_build.ddl WHERE kind = 
 -- names incidents too: its foreign key is dropped above and rebuilt below (the seed reads
 -- nothing, so it is empty).
 TRUNCATE incidents, incident_history, technical_decisions, dispatches, incident_intercurrences,
-         prank_calls, offload_alerts RESTART IDENTITY;
+         prank_calls, offload_alerts, incident_phases, unit_phases RESTART IDENTITY;
 
 INSERT INTO incidents (id, number, state, version, created_by, created_at, updated_at,
                        caller_name, caller_phone, caller_phone_key, address, city, complaint,
                        related_incident_id, occurrence_type, priority, occurrence_notes,
                        patient_name, patient_age, patient_sex, regulator_id, assigned_to_id,
                        regulated_at, conclusion, closed_at, call_received_at, submitted_at,
-                       waiting_since)
+                       waiting_since, destination_health_unit_id)
 SELECT p.p, p.number, d.state, d.version, d.created_by, d.created_at + p.delta,
        d.updated_at + p.delta,
        coalesce(p.caller_name, d.caller_name), coalesce(p.caller_phone, d.caller_phone),
@@ -254,7 +260,8 @@ SELECT p.p, p.number, d.state, d.version, d.created_by, d.created_at + p.delta,
             ELSE p.other_patient END,
        d.patient_age, d.patient_sex, d.regulator_id, d.assigned_to_id,
        d.regulated_at + p.delta, d.conclusion, d.closed_at + p.delta,
-       d.call_received_at + p.delta, d.submitted_at + p.delta, d.waiting_since + p.delta
+       d.call_received_at + p.delta, d.submitted_at + p.delta, d.waiting_since + p.delta,
+       d.destination_health_unit_id
   FROM scale_build.plan p
   JOIN scale_build.demo_incidents d ON d.id = p.template
  ORDER BY p.p;
@@ -282,6 +289,57 @@ SELECT p.p, x.mobile_unit_id, x.status, x.destination_id, x.assigned_by, x.assig
   FROM scale_build.plan p
   JOIN scale_build.demo_dispatches x ON x.incident_id = p.template
  ORDER BY x.assigned_at + p.delta, p.p, x.id;
+
+-- Each copied dispatch and its template (an incident has one dispatch per unit at a time).
+CREATE TABLE scale_build.dispatch_map AS
+SELECT x.id AS template_id, d.id, d.incident_id
+  FROM scale_build.plan p
+  JOIN scale_build.demo_dispatches x ON x.incident_id = p.template
+  JOIN dispatches d ON d.incident_id = p.p AND d.mobile_unit_id = x.mobile_unit_id
+                   AND d.assigned_at = x.assigned_at + p.delta;
+CREATE UNIQUE INDEX ON scale_build.dispatch_map (incident_id, template_id);
+
+-- The phases: the template's, judged by the demo's writes; only the call's time moves (every
+-- time moved by the same amount, so every status and interval stays), and the dispatches
+-- named are the copies'.
+INSERT INTO incident_phases (incident_id, call_received_at, priority,
+                             call_taking_status, call_taking_seconds, regulation_status,
+                             regulation_seconds, activation_status, activation_seconds,
+                             activation_dispatch_id, response_status, response_seconds,
+                             response_dispatch_id, total_status, total_seconds,
+                             total_dispatch_id)
+SELECT p.p, x.call_received_at + p.delta, x.priority,
+       x.call_taking_status, x.call_taking_seconds, x.regulation_status, x.regulation_seconds,
+       x.activation_status, x.activation_seconds, ma.id,
+       x.response_status, x.response_seconds, mr.id,
+       x.total_status, x.total_seconds, mt.id
+  FROM scale_build.plan p
+  JOIN scale_build.demo_incident_phases x ON x.incident_id = p.template
+  LEFT JOIN scale_build.dispatch_map ma
+         ON ma.template_id = x.activation_dispatch_id
+        AND ma.incident_id = p.p
+  LEFT JOIN scale_build.dispatch_map mr
+         ON mr.template_id = x.response_dispatch_id
+        AND mr.incident_id = p.p
+  LEFT JOIN scale_build.dispatch_map mt
+         ON mt.template_id = x.total_dispatch_id
+        AND mt.incident_id = p.p
+ ORDER BY x.call_received_at + p.delta, p.p;
+
+INSERT INTO unit_phases (dispatch_id, incident_id, call_received_at, priority, mobile_unit_id,
+                         health_unit_id, turnout_status, turnout_seconds, travel_status,
+                         travel_seconds, on_scene_status, on_scene_seconds, transport_status,
+                         transport_seconds, hospital_hold_status, hospital_hold_seconds,
+                         return_to_service_status, return_to_service_seconds)
+SELECT m.id, m.incident_id, x.call_received_at + p.delta, x.priority, x.mobile_unit_id,
+       x.health_unit_id, x.turnout_status, x.turnout_seconds, x.travel_status,
+       x.travel_seconds, x.on_scene_status, x.on_scene_seconds, x.transport_status,
+       x.transport_seconds, x.hospital_hold_status, x.hospital_hold_seconds,
+       x.return_to_service_status, x.return_to_service_seconds
+  FROM scale_build.dispatch_map m
+  JOIN scale_build.plan p ON p.p = m.incident_id
+  JOIN scale_build.demo_unit_phases x ON x.dispatch_id = m.template_id
+ ORDER BY x.call_received_at + p.delta, m.id;
 
 INSERT INTO incident_intercurrences (incident_id, intercurrence_id, notes, recorded_by,
                                      recorded_at)

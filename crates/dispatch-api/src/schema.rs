@@ -98,6 +98,27 @@ pub mod dispatch {
     }
 
     diesel::table! {
+        dispatch.incident_phases (incident_id) {
+            incident_id -> Int8,
+            call_received_at -> Timestamptz,
+            priority -> Nullable<Text>,
+            call_taking_status -> Text,
+            call_taking_seconds -> Nullable<Float8>,
+            regulation_status -> Text,
+            regulation_seconds -> Nullable<Float8>,
+            activation_status -> Text,
+            activation_seconds -> Nullable<Float8>,
+            activation_dispatch_id -> Nullable<Int8>,
+            response_status -> Text,
+            response_seconds -> Nullable<Float8>,
+            response_dispatch_id -> Nullable<Int8>,
+            total_status -> Text,
+            total_seconds -> Nullable<Float8>,
+            total_dispatch_id -> Nullable<Int8>,
+        }
+    }
+
+    diesel::table! {
         dispatch.incidents (id) {
             id -> Int8,
             number -> Text,
@@ -282,6 +303,29 @@ pub mod dispatch {
     }
 
     diesel::table! {
+        dispatch.unit_phases (dispatch_id) {
+            dispatch_id -> Int8,
+            incident_id -> Int8,
+            call_received_at -> Timestamptz,
+            priority -> Nullable<Text>,
+            mobile_unit_id -> Int8,
+            health_unit_id -> Nullable<Int8>,
+            turnout_status -> Text,
+            turnout_seconds -> Nullable<Float8>,
+            travel_status -> Text,
+            travel_seconds -> Nullable<Float8>,
+            on_scene_status -> Text,
+            on_scene_seconds -> Nullable<Float8>,
+            transport_status -> Text,
+            transport_seconds -> Nullable<Float8>,
+            hospital_hold_status -> Text,
+            hospital_hold_seconds -> Nullable<Float8>,
+            return_to_service_status -> Text,
+            return_to_service_seconds -> Nullable<Float8>,
+        }
+    }
+
+    diesel::table! {
         dispatch.users (id) {
             id -> Int8,
             login -> Text,
@@ -307,6 +351,7 @@ pub mod dispatch {
     diesel::joinable!(incident_intercurrences -> incidents (incident_id));
     diesel::joinable!(incident_intercurrences -> intercurrences (intercurrence_id));
     diesel::joinable!(incident_intercurrences -> users (recorded_by));
+    diesel::joinable!(incident_phases -> incidents (incident_id));
     diesel::joinable!(incidents -> health_units (destination_health_unit_id));
     diesel::joinable!(mobile_unit_positions -> mobile_units (mobile_unit_id));
     diesel::joinable!(mobile_unit_positions -> users (reported_by));
@@ -324,6 +369,8 @@ pub mod dispatch {
     diesel::joinable!(technical_decisions -> technical_decision_actions (action_id));
     diesel::joinable!(technical_decisions -> users (regulator_id));
     diesel::joinable!(unallocated -> users (user_id));
+    diesel::joinable!(unit_phases -> dispatches (dispatch_id));
+    diesel::joinable!(unit_phases -> incidents (incident_id));
     diesel::joinable!(users -> professional_types (professional_type_id));
     diesel::joinable!(users -> profiles (profile_id));
     diesel::joinable!(users -> teams (team_id));
@@ -337,6 +384,7 @@ pub mod dispatch {
         idempotency_keys,
         incident_history,
         incident_intercurrences,
+        incident_phases,
         incidents,
         intercurrences,
         mobile_unit_positions,
@@ -353,6 +401,7 @@ pub mod dispatch {
         technical_decision_actions,
         technical_decisions,
         unallocated,
+        unit_phases,
         users,
     );
 }

@@ -326,29 +326,56 @@ fn judge(s: Span, target: Option<i32>, now: DateTime<Utc>) -> Interval {
 }
 
 /// What the incident's phases read of its units: the first assignment, the first unit on
-/// scene, and the last release once every unit is released and the incident is final.
+/// scene, and the last release once every unit is released and the incident is final; and
+/// which dispatch each of those times is (of two at the same instant, the lower id): the unit
+/// a report files the incident's phase under (docs/dispatch-routes.md, "The report").
 pub struct UnitMarks {
     pub first_assigned: Option<DateTime<Utc>>,
     pub first_on_scene: Option<DateTime<Utc>>,
     pub last_released: Option<DateTime<Utc>>,
     pub any_unreleased: bool,
     pub any: bool,
+    pub first_assigned_by: Option<i64>,
+    pub first_on_scene_by: Option<i64>,
+    pub last_released_by: Option<i64>,
 }
 
 impl UnitMarks {
     pub fn of(incident: &IncidentTimes, units: &[UnitTimes]) -> Self {
         let any_unreleased = units.iter().any(|u| u.released_at.is_none());
         let done = !units.is_empty() && !any_unreleased && incident.state.is_final();
+        let first_assigned = units.iter().min_by_key(|u| (u.assigned_at, u.dispatch_id));
+        let first_on_scene = units
+            .iter()
+            .filter_map(|u| Some((u.on_scene_at?, u.dispatch_id)))
+            .min();
+        // The latest release; of two at the same instant, the lower id.
+        let last_released = units
+            .iter()
+            .filter_map(|u| Some((u.released_at?, std::cmp::Reverse(u.dispatch_id))))
+            .max()
+            .filter(|_| done);
         UnitMarks {
-            first_assigned: units.iter().map(|u| u.assigned_at).min(),
-            first_on_scene: units.iter().filter_map(|u| u.on_scene_at).min(),
-            last_released: if done {
-                units.iter().filter_map(|u| u.released_at).max()
-            } else {
-                None
-            },
+            first_assigned: first_assigned.map(|u| u.assigned_at),
+            first_on_scene: first_on_scene.map(|(at, _)| at),
+            last_released: last_released.map(|(at, _)| at),
             any_unreleased,
             any: !units.is_empty(),
+            first_assigned_by: first_assigned.map(|u| u.dispatch_id),
+            first_on_scene_by: first_on_scene.map(|(_, id)| id),
+            last_released_by: last_released.map(|(_, id)| id.0),
+        }
+    }
+
+    /// The dispatch whose time ended one of the incident's phases: the first assigned for
+    /// `activation`, the first on scene for `response`, the last released for `total`; none
+    /// for the others (no unit takes part in `call_taking` and `regulation`).
+    pub fn ended_by(&self, phase: Phase) -> Option<i64> {
+        match phase {
+            Phase::Activation => self.first_assigned_by,
+            Phase::Response => self.first_on_scene_by,
+            Phase::Total => self.last_released_by,
+            _ => None,
         }
     }
 }
@@ -694,6 +721,36 @@ mod tests {
         ] {
             assert_eq!(by_phase(&units, p).status, PhaseStatus::NotReached, "{p}");
         }
+    }
+
+    #[test]
+    fn an_incidents_phases_are_filed_under_the_unit_whose_time_ended_them() {
+        // Two units assigned at the same instant (the lower id is first), the second on
+        // scene first, both released at the same instant (the lower id is last released).
+        let one = UnitTimes {
+            dispatch_id: 7,
+            on_scene_at: Some(t(14)),
+            ..unit()
+        };
+        let two = UnitTimes {
+            dispatch_id: 5,
+            ..unit()
+        };
+        let closed = incident(State::Closed);
+        let marks = UnitMarks::of(&closed, &[one.clone(), two.clone()]);
+        assert_eq!(marks.ended_by(Phase::Activation), Some(5));
+        assert_eq!(marks.ended_by(Phase::Response), Some(5));
+        assert_eq!(marks.ended_by(Phase::Total), Some(5));
+        assert_eq!(marks.ended_by(Phase::CallTaking), None);
+        let later = UnitTimes {
+            released_at: Some(t(90)),
+            ..one.clone()
+        };
+        let marks = UnitMarks::of(&closed, &[later, two.clone()]);
+        assert_eq!(marks.ended_by(Phase::Total), Some(7));
+        // Not over until every unit is released and the incident is final.
+        let open = incident(State::Dispatched);
+        assert_eq!(UnitMarks::of(&open, &[one, two]).ended_by(Phase::Total), None);
     }
 
     #[test]

@@ -1,8 +1,7 @@
 //! Response times (docs/dispatch-routes.md, "Response times"): the targets, an incident's
 //! timeline (the phases judged by `domain::times`) and the report, computed in PostgreSQL
-//! from the times the writes recorded. The report's SQL judges each phase by the same rules
-//! as `domain::times` (a test compares the two on every incident of the demo data,
-//! `tests/it/times.rs`).
+//! from the phases the writes keep already judged by `domain::times` (`store::phases`),
+//! against the targets as they are when the report is read.
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -234,32 +233,20 @@ pub async fn timeline(
     }))
 }
 
-/// Every phase of the incidents whose call was received in `[$1, $2)`, judged as
-/// `domain::times` judges them: `(incident_id, dispatch_id, priority, received, phase,
-/// status, seconds, target)`. `dispatch_id` is the unit a unit's phase is of, or the one that
-/// ended an incident's phase (first assigned, first on scene, last released); null for
-/// `call_taking` and `regulation`. Rows named `judged`; `d` holds the units with their
-/// vehicle type, base and destination.
+/// The kept phases (`store::phases`) of the incidents whose call was received in `[$1, $2)`,
+/// one row per phase, with the target of the incident's priority as it is now: rows named
+/// `judged`, `(incident_id, dispatch_id, priority, received, phase, status, seconds,
+/// target)`. `dispatch_id` is the unit a unit's phase is of, or the one that ended an
+/// incident's phase (first assigned, first on scene, last released); null for `call_taking`
+/// and `regulation`. `i` holds the range's incidents, `u` their units (unit, destination).
 const JUDGED: &str = r#"
-inc AS (
-    SELECT i.id, i.state, i.priority, i.call_received_at, i.submitted_at, i.regulated_at,
-           i.destination_health_unit_id,
-           i.state NOT IN ('closed', 'cancelled', 'prank') AS open
-      FROM dispatch.incidents i
-     WHERE i.call_received_at >= $1 AND i.call_received_at < $2
+i AS (
+    SELECT * FROM dispatch.incident_phases
+     WHERE call_received_at >= $1 AND call_received_at < $2
 ),
-d AS (
-    SELECT d.id, d.incident_id, d.assigned_at, d.en_route_at, d.on_scene_at,
-           d.transporting_at, d.at_destination_at, d.handed_over_at, d.released_at,
-           mt.name AS vehicle_type, mu.base,
-           COALESCE(d.destination_id, inc.destination_health_unit_id) AS health_unit_id
-      FROM inc
-     -- Each incident's few units along `dispatches_incident` (a month is some 100,000
-     -- incidents among millions of dispatches: probing beats scanning them all).
-     -- (`OFFSET 0` keeps the planner from turning the probes back into a scan of them all.)
-     CROSS JOIN LATERAL (SELECT * FROM dispatch.dispatches x WHERE x.incident_id = inc.id OFFSET 0) d
-      JOIN dispatch.mobile_units mu ON mu.id = d.mobile_unit_id
-      JOIN dispatch.mobile_unit_types mt ON mt.id = mu.type_id
+u AS (
+    SELECT * FROM dispatch.unit_phases
+     WHERE call_received_at >= $1 AND call_received_at < $2
 ),
 -- The target of every phase for every priority ('' for none): the priority's own, else `any`.
 tg AS (
@@ -271,81 +258,39 @@ tg AS (
       LEFT JOIN dispatch.response_targets t ON t.phase = p.phase AND t.priority = pr.priority
       LEFT JOIN dispatch.response_targets ta ON ta.phase = p.phase AND ta.priority = 'any'
 ),
-marks AS (
-    SELECT incident_id,
-           min(assigned_at) AS first_assigned,
-           min(on_scene_at) AS first_on_scene,
-           max(released_at) AS last_released,
-           bool_or(released_at IS NULL) AS any_unreleased,
-           (array_agg(id ORDER BY assigned_at, id))[1] AS first_assigned_id,
-           (array_agg(id ORDER BY on_scene_at, id)
-               FILTER (WHERE on_scene_at IS NOT NULL))[1] AS first_on_scene_id,
-           (array_agg(id ORDER BY released_at DESC, id)
-               FILTER (WHERE released_at IS NOT NULL))[1] AS last_released_id
-      FROM d
-     GROUP BY incident_id
-),
-spans AS (
-    SELECT inc.id AS incident_id, p.dispatch_id, inc.priority, inc.call_received_at AS received,
-           p.phase, p.started, p.ended, p.evidence, true AS needs_start, p.open
-      FROM inc
-      LEFT JOIN marks m ON m.incident_id = inc.id
+kept AS (
+    SELECT i.incident_id, p.dispatch_id, i.priority, i.call_received_at AS received,
+           p.phase, p.status, p.seconds
+      FROM i
      CROSS JOIN LATERAL (VALUES
-        ('call_taking', NULL::bigint, inc.call_received_at, inc.submitted_at,
-         inc.regulated_at IS NOT NULL OR m.incident_id IS NOT NULL
-             OR inc.state IN ('awaiting_regulation', 'regulated', 'dispatched', 'closed'),
-         inc.open),
-        ('regulation', NULL::bigint, inc.submitted_at, inc.regulated_at,
-         m.incident_id IS NOT NULL OR inc.state IN ('regulated', 'dispatched', 'closed'),
-         inc.open),
-        ('activation', m.first_assigned_id, inc.regulated_at, m.first_assigned, false, inc.open),
-        ('response', m.first_on_scene_id, inc.call_received_at, m.first_on_scene, false,
-         inc.open OR coalesce(m.any_unreleased, false)),
-        ('total', m.last_released_id, inc.call_received_at,
-         CASE WHEN m.incident_id IS NOT NULL AND NOT m.any_unreleased AND NOT inc.open
-              THEN m.last_released END,
-         false, inc.open OR coalesce(m.any_unreleased, false))
-     ) AS p(phase, dispatch_id, started, ended, evidence, open)
+        ('call_taking', i.call_taking_status, i.call_taking_seconds, NULL::bigint),
+        ('regulation', i.regulation_status, i.regulation_seconds, NULL::bigint),
+        ('activation', i.activation_status, i.activation_seconds, i.activation_dispatch_id),
+        ('response', i.response_status, i.response_seconds, i.response_dispatch_id),
+        ('total', i.total_status, i.total_seconds, i.total_dispatch_id)
+     ) AS p(phase, status, seconds, dispatch_id)
     UNION ALL
-    SELECT d.incident_id, d.id, inc.priority, inc.call_received_at,
-           p.phase, p.started, p.ended, p.evidence, p.phase <> 'return_to_service',
-           d.released_at IS NULL
-      FROM d
-      JOIN inc ON inc.id = d.incident_id
+    SELECT u.incident_id, u.dispatch_id, u.priority, u.call_received_at,
+           p.phase, p.status, p.seconds
+      FROM u
      CROSS JOIN LATERAL (VALUES
-        ('turnout', d.assigned_at, d.en_route_at,
-         num_nonnulls(d.on_scene_at, d.transporting_at, d.at_destination_at, d.handed_over_at) > 0),
-        ('travel', d.en_route_at, d.on_scene_at,
-         num_nonnulls(d.transporting_at, d.at_destination_at, d.handed_over_at) > 0),
-        ('on_scene', d.on_scene_at, d.transporting_at,
-         num_nonnulls(d.at_destination_at, d.handed_over_at) > 0),
-        ('transport', d.transporting_at, d.at_destination_at, d.handed_over_at IS NOT NULL),
-        ('hospital_hold', d.at_destination_at, d.handed_over_at, d.released_at IS NOT NULL),
-        ('return_to_service', coalesce(d.handed_over_at, d.at_destination_at), d.released_at,
-         false)
-     ) AS p(phase, started, ended, evidence)
+        ('turnout', u.turnout_status, u.turnout_seconds),
+        ('travel', u.travel_status, u.travel_seconds),
+        ('on_scene', u.on_scene_status, u.on_scene_seconds),
+        ('transport', u.transport_status, u.transport_seconds),
+        ('hospital_hold', u.hospital_hold_status, u.hospital_hold_seconds),
+        ('return_to_service', u.return_to_service_status, u.return_to_service_seconds)
+     ) AS p(phase, status, seconds)
 ),
 judged AS (
-    SELECT s.incident_id, s.dispatch_id, s.priority, s.received, s.phase,
-           CASE WHEN s.started IS NOT NULL AND s.ended IS NOT NULL AND s.ended >= s.started
-                    THEN 'complete'
-                WHEN s.started IS NOT NULL AND s.ended IS NOT NULL THEN 'out_of_order'
-                WHEN s.started IS NOT NULL AND s.evidence THEN 'missing'
-                WHEN s.started IS NOT NULL AND s.open THEN 'running'
-                WHEN s.started IS NOT NULL THEN 'not_reached'
-                WHEN s.ended IS NOT NULL AND s.needs_start THEN 'missing'
-                WHEN s.open THEN 'pending'
-                ELSE 'not_reached'
-           END AS status,
-           CASE WHEN s.ended >= s.started
-                THEN extract(epoch FROM s.ended - s.started)::float8 END AS seconds,
-           tg.target
-      FROM spans s
-      JOIN tg ON tg.phase = s.phase AND tg.priority = coalesce(s.priority, '')
+    SELECT k.incident_id, k.dispatch_id, k.priority, k.received, k.phase, k.status,
+           k.seconds, tg.target
+      FROM kept k
+      JOIN tg ON tg.phase = k.phase AND tg.priority = coalesce(k.priority, '')
 )
 "#;
 
-/// One judged phase, as the report's SQL sees it (for the test that holds it to the domain).
+/// One kept phase, as the report's SQL sees it (for the tests that hold it to the domain).
 #[derive(Debug, Clone, QueryableByName, PartialEq)]
 pub struct JudgedRow {
     #[diesel(sql_type = BigInt)]
@@ -362,7 +307,7 @@ pub struct JudgedRow {
     pub target: Option<i32>,
 }
 
-/// Every judged phase of the calls received in `[from, to)`.
+/// Every kept phase of the calls received in `[from, to)`, with its current target.
 pub async fn judged(
     mut conn: &AsyncPgConnection,
     from: DateTime<Utc>,
@@ -409,13 +354,14 @@ struct StatsRow {
 /// How long one report's statement may run (bench/scale/README.md: a month at 2 M).
 pub const REPORT_TIMEOUT: &str = "20s";
 
-/// The group's key and label, as SQL over `judged j` and the unit `u` (from `d`).
+/// The group's key and label, as SQL over `judged j` and its unit `u`, the unit's `mu` and
+/// vehicle type `mt`, and the destination `h`.
 fn group_sql(by: Option<GroupBy>) -> (&'static str, &'static str) {
     match by {
         None => ("NULL::text", "NULL::text"),
         Some(GroupBy::Priority) => ("j.priority", "j.priority"),
-        Some(GroupBy::VehicleType) => ("u.vehicle_type", "u.vehicle_type"),
-        Some(GroupBy::Base) => ("u.base", "u.base"),
+        Some(GroupBy::VehicleType) => ("mt.name", "mt.name"),
+        Some(GroupBy::Base) => ("mu.base", "mu.base"),
         Some(GroupBy::HealthUnit) => ("u.health_unit_id::text", "h.name"),
         Some(GroupBy::Hour) => (
             "to_char(j.received AT TIME ZONE $3, 'HH24')",
@@ -446,7 +392,10 @@ pub async fn report(
         by,
         Some(GroupBy::VehicleType | GroupBy::Base | GroupBy::HealthUnit)
     ) {
-        "LEFT JOIN d u ON u.id = j.dispatch_id LEFT JOIN dispatch.health_units h ON h.id = u.health_unit_id"
+        "LEFT JOIN u ON u.dispatch_id = j.dispatch_id \
+         LEFT JOIN dispatch.mobile_units mu ON mu.id = u.mobile_unit_id \
+         LEFT JOIN dispatch.mobile_unit_types mt ON mt.id = mu.type_id \
+         LEFT JOIN dispatch.health_units h ON h.id = u.health_unit_id"
     } else {
         ""
     };
@@ -465,7 +414,7 @@ pub async fn report(
                     AS within_target,
                 count(*) FILTER (WHERE j.status = 'missing') AS missing,
                 count(*) FILTER (WHERE j.status = 'out_of_order') AS out_of_order,
-                (SELECT count(*) FROM inc) AS incidents
+                (SELECT count(*) FROM i) AS incidents
            FROM judged j
            {units}
           WHERE $3::text IS NOT NULL

@@ -16,7 +16,7 @@ use crate::domain::incident::State;
 use crate::domain::user::CurrentUser;
 use crate::error::Result;
 use crate::schema::dispatch::{incident_history, incidents};
-use crate::store::INCIDENT_CHANNEL;
+use crate::store::{INCIDENT_CHANNEL, phases};
 
 /// The incident as a write found it, locked until the transaction ends: its state, version,
 /// editable fields and the people it names (for the history of a write that changes them).
@@ -147,7 +147,8 @@ pub struct Written {
 }
 
 /// Raises the version (checked again in the WHERE, so the write is race-free even without
-/// the lock), moves the state (a move restarts `waiting_since` at the write's instant),
+/// the lock), moves the state (a move restarts `waiting_since` at the write's instant), keeps
+/// the incident's judged phases (`phases::refresh`),
 /// appends the history row and queues the NOTIFY.
 pub async fn commit(
     conn: &mut AsyncPgConnection,
@@ -181,6 +182,8 @@ pub async fn commit(
     let version = version.ok_or(Refusal::VersionConflict {
         current: locked.version,
     })?;
+    // The phases the reports read, judged again with what this write changed.
+    phases::refresh(conn, locked.id, by.at).await?;
     append_history(conn, locked.id, version, by, action, &changes).await?;
     announce(conn, locked.id, version, changes.groups()).await?;
     Ok(Written {

@@ -13,7 +13,10 @@ use common::Clock;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use dispatch_api::realtime::WsSettings;
+use dispatch_api::domain::times::Phase;
 use dispatch_api::schema::dispatch::*;
+use dispatch_api::store::phases::{IncidentPhasesRow, UnitPhasesRow};
+use dispatch_api::views::IncidentTimeline;
 use serde_json::{Value, json};
 
 use crate::client::W;
@@ -320,6 +323,17 @@ async fn a_shift_with_known_times_is_timed_phase_by_phase_and_flags_what_is_miss
     );
     let activation = phase(&tc.ok()["phases"], "activation");
     assert_eq!(activation["seconds"], json!(90.0));
+
+    // What the report reads was kept by the writes, phase by phase, as the timeline judges
+    // it: the hold not recorded and the regulation out of order included.
+    let statuses =
+        assert_kept_as_the_timeline_judges(shift.api(), t0(), t0() + Duration::hours(4)).await;
+    let expect: std::collections::BTreeMap<String, usize> =
+        [("complete", 31), ("missing", 1), ("out_of_order", 1)]
+            .into_iter()
+            .map(|(s, n)| (s.to_owned(), n))
+            .collect();
+    assert_eq!(statuses, expect);
 }
 
 /// `percentile_cont`: the value at rank `f * (n - 1)`, interpolated between its neighbours.
@@ -470,6 +484,48 @@ async fn the_report_counts_percentiles_and_shares_are_the_injected_ones_in_json_
         .collect();
     assert_eq!(hours, ["09", "10", "11", "12", "13", "14", "15"]);
 
+    // By base and by vehicle type: a unit's phases under its unit, the incident's response
+    // under the unit on scene first (here the only one), call taking and regulation under no
+    // unit (`key: null`, last).
+    let sent: Vec<i64> = (0..plan.len()).map(|i| units[i % units.len()]).collect();
+    let described: Vec<(i64, String, String)> = mobile_units::table
+        .inner_join(mobile_unit_types::table)
+        .filter(mobile_units::id.eq_any(&sent))
+        .select((mobile_units::id, mobile_units::base, mobile_unit_types::name))
+        .load(&mut shift.api().conn().await)
+        .await
+        .unwrap();
+    for group_by in ["base", "vehicle_type"] {
+        let mut expected = std::collections::BTreeMap::<String, i64>::new();
+        for unit in &sent {
+            let (_, base, kind) = described.iter().find(|(id, _, _)| id == unit).unwrap();
+            let key = if group_by == "base" { base } else { kind };
+            *expected.entry(key.clone()).or_default() += 1;
+        }
+        let r = shift
+            .api()
+            .get(
+                "admin",
+                &format!("/reports/response-times?from={from}&to={to}&group_by={group_by}"),
+            )
+            .await;
+        let groups = r.ok()["groups"].as_array().unwrap();
+        let keys: Vec<Value> = groups.iter().map(|g| g["key"].clone()).collect();
+        let mut want: Vec<Value> = expected.keys().map(|k| json!(k)).collect();
+        want.push(Value::Null);
+        assert_eq!(keys, want, "{group_by}");
+        for g in groups {
+            let n = g["key"]
+                .as_str()
+                .map_or(0, |k| expected[k]);
+            for unit_phase in ["activation", "turnout", "travel", "response", "total"] {
+                assert_eq!(phase(&g["phases"], unit_phase)["count"], json!(n), "{g}");
+            }
+            let taken = if g["key"].is_null() { 7 } else { 0 };
+            assert_eq!(phase(&g["phases"], "call_taking")["count"], json!(taken), "{g}");
+        }
+    }
+
     // Who may, and what a bad range is.
     for login in ["tarm", "frota"] {
         shift.api().get(login, &uri).await.problem(403, "forbidden");
@@ -558,26 +614,42 @@ async fn the_report_counts_percentiles_and_shares_are_the_injected_ones_in_json_
     assert_eq!(high["within_target_share"], Value::Null);
 }
 
-/// The report's SQL judges every phase as the domain does: on every incident of the demo
-/// data (seeded through the API's writes), status and seconds alike.
-#[actix_web::test]
-async fn the_reports_sql_and_the_domain_judge_every_demo_phase_alike() {
-    let api = Api::new().await;
+/// The unit an incident's phase is filed under, found here from the timeline's own times:
+/// the first assigned (`activation`), the first on scene (`response`), the last released once
+/// every unit is and the incident is final (`total`); of two at the same instant, the lower id.
+fn ended_by(t: &IncidentTimeline, phase: Phase) -> Option<i64> {
+    let units = &t.dispatches;
+    match phase {
+        Phase::Activation => units.iter().min_by_key(|d| (d.times.assigned_at, d.id)),
+        Phase::Response => units
+            .iter()
+            .filter(|d| d.times.on_scene_at.is_some())
+            .min_by_key(|d| (d.times.on_scene_at, d.id)),
+        Phase::Total if t.state.is_final() && units.iter().all(|d| d.times.released_at.is_some()) => {
+            units
+                .iter()
+                .min_by_key(|d| (std::cmp::Reverse(d.times.released_at), d.id))
+        }
+        _ => None,
+    }
+    .map(|d| d.id)
+}
+
+/// Holds the phases the writes kept (what the report reads, `store::times::judged`) to the
+/// timeline (the domain, judged now) for every incident whose call was received in
+/// `[from, to)`: every phase of the incident and of each unit, no more and no fewer, with
+/// its status, seconds, current target, and the unit an incident's phase is filed under.
+/// Answers how many phases of each status there were.
+async fn assert_kept_as_the_timeline_judges(
+    api: &Api,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> std::collections::BTreeMap<String, usize> {
     let conn = api.conn().await;
-    let (from, to): (Option<DateTime<Utc>>, Option<DateTime<Utc>>) = incidents::table
-        .select((
-            diesel::dsl::min(incidents::call_received_at),
-            diesel::dsl::max(incidents::call_received_at),
-        ))
-        .first(&mut api.conn().await)
-        .await
-        .unwrap();
-    let (from, to) = (from.unwrap(), to.unwrap() + Duration::seconds(1));
     let rows = dispatch_api::store::times::judged(&conn, from, to)
         .await
         .unwrap();
     let ids: std::collections::BTreeSet<i64> = rows.iter().map(|r| r.incident_id).collect();
-    assert!(ids.len() >= 80, "{}", ids.len());
     let now = api.state().clock.now();
     let mut statuses = std::collections::BTreeMap::<String, usize>::new();
     for id in ids {
@@ -587,33 +659,111 @@ async fn the_reports_sql_and_the_domain_judge_every_demo_phase_alike() {
             .unwrap();
         let mut domain = Vec::new();
         for p in &t.phases {
-            domain.push((None, p.clone()));
+            domain.push((ended_by(&t, p.phase), p.clone()));
         }
         for d in &t.dispatches {
             for p in &d.phases {
                 domain.push((Some(d.id), p.clone()));
             }
         }
+        let kept: Vec<_> = rows.iter().filter(|r| r.incident_id == id).collect();
+        assert_eq!(kept.len(), domain.len(), "incident {id}: {kept:?}");
         for (dispatch, p) in domain {
-            let unit = p.phase.is_units();
-            let sql = rows
+            let sql = kept
                 .iter()
-                .find(|r| {
-                    r.incident_id == id
-                        && r.phase == p.phase.as_str()
-                        && (!unit || r.dispatch_id == dispatch)
-                })
-                .unwrap_or_else(|| panic!("incident {id}: no SQL row for {}", p.phase));
+                .find(|r| r.phase == p.phase.as_str() && r.dispatch_id == dispatch)
+                .unwrap_or_else(|| {
+                    panic!("incident {id}: no kept {} of dispatch {dispatch:?}", p.phase)
+                });
             assert_eq!(sql.status, p.status.as_str(), "incident {id} {}", p.phase);
             assert_eq!(sql.seconds, p.seconds, "incident {id} {}", p.phase);
             assert_eq!(sql.target, p.target_seconds, "incident {id} {}", p.phase);
             *statuses.entry(sql.status.clone()).or_default() += 1;
         }
     }
+    statuses
+}
+
+/// The phases the writes kept are the domain's: on every incident of the demo data (seeded
+/// through the API's writes), status, seconds, target and unit alike.
+#[actix_web::test]
+async fn the_kept_phases_and_the_domain_judge_every_demo_phase_alike() {
+    let api = Api::new().await;
+    let (from, to): (Option<DateTime<Utc>>, Option<DateTime<Utc>>) = incidents::table
+        .select((
+            diesel::dsl::min(incidents::call_received_at),
+            diesel::dsl::max(incidents::call_received_at),
+        ))
+        .first(&mut api.conn().await)
+        .await
+        .unwrap();
+    let statuses =
+        assert_kept_as_the_timeline_judges(&api, from.unwrap(), to.unwrap() + Duration::seconds(1))
+            .await;
+    assert!(statuses.values().sum::<usize>() >= 80 * 5, "{statuses:?}");
     // The demo holds every kind of phase a centre sees.
     for status in ["complete", "running", "pending", "not_reached", "missing"] {
         assert!(statuses.get(status).is_some_and(|n| *n > 0), "{statuses:?}");
     }
+}
+
+/// Every kept row of the database, in key order.
+async fn all_kept(conn: &mut common::db::Conn) -> (Vec<IncidentPhasesRow>, Vec<UnitPhasesRow>) {
+    let incidents = incident_phases::table
+        .order_by(incident_phases::incident_id)
+        .select(IncidentPhasesRow::as_select())
+        .load(conn)
+        .await
+        .unwrap();
+    let units = unit_phases::table
+        .order_by(unit_phases::dispatch_id)
+        .select(UnitPhasesRow::as_select())
+        .load(conn)
+        .await
+        .unwrap();
+    (incidents, units)
+}
+
+/// The migration that judged the incidents stored before the writes kept their phases
+/// (set-based SQL, run once) judges every demo incident as the writes did: emptied and run
+/// again, it writes the same rows.
+#[actix_web::test]
+async fn the_backfill_judges_every_demo_phase_as_the_writes_do() {
+    use diesel_async::SimpleAsyncConnection;
+    let api = Api::new().await;
+    let mut conn = api.conn().await;
+    let written = all_kept(&mut conn).await;
+    let incidents: i64 = incidents::table
+        .count()
+        .get_result(&mut conn)
+        .await
+        .unwrap();
+    let dispatched: i64 = dispatches::table
+        .count()
+        .get_result(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(
+        (written.0.len(), written.1.len()),
+        (incidents as usize, dispatched as usize)
+    );
+    conn.batch_execute("TRUNCATE dispatch.incident_phases, dispatch.unit_phases")
+        .await
+        .unwrap();
+    assert_eq!(all_kept(&mut conn).await, (vec![], vec![]));
+    conn.batch_execute(include_str!(
+        "../../migrations/2026-11-27-000902_response_phases_backfill/up.sql"
+    ))
+    .await
+    .unwrap();
+    let backfilled = all_kept(&mut conn).await;
+    for (w, b) in written.0.iter().zip(&backfilled.0) {
+        assert_eq!(b, w);
+    }
+    for (w, b) in written.1.iter().zip(&backfilled.1) {
+        assert_eq!(b, w);
+    }
+    assert_eq!(backfilled, written);
 }
 
 /// A unit held at a hospital's door: nobody writes, yet the followers of the `offload` queue
@@ -755,6 +905,84 @@ async fn a_unit_held_at_the_door_alerts_every_follower_once_and_its_hand_over_cl
     }
     one.stop().await;
     two.stop().await;
+}
+
+/// A priority or a patient's destination changed after the unit was sent moves the kept
+/// phases with it: the report files the call under its new priority (judged by that
+/// priority's target) and the unit's phases under the new hospital.
+#[actix_web::test]
+async fn a_priority_or_destination_changed_later_moves_the_kept_phases_and_the_report() {
+    let shift = Shift::new().await;
+    let units = shift.w.free_units().await;
+    let hospital: (i64, String) = health_units::table
+        .filter(health_units::active)
+        .select((health_units::id, health_units::name))
+        .order_by(health_units::id)
+        .first(&mut shift.api().conn().await)
+        .await
+        .unwrap();
+    let mut s = full(0);
+    s.priority = "medium";
+    s.close = None;
+    s.steps.truncate(2); // on scene at c + 650: response 700 s
+    let (id, dispatch) = shift.drive(&s, units[0]).await;
+    let dispatch = dispatch.unwrap();
+    let (from, to) = ("2031-03-10T12:00:00Z", "2031-03-10T13:00:00Z");
+    let report = |group_by: &'static str| {
+        let api = shift.api();
+        async move {
+            let uri = format!("/reports/response-times?from={from}&to={to}&group_by={group_by}");
+            api.get("admin", &uri).await.ok().clone()
+        }
+    };
+    let before = report("priority").await;
+    assert_eq!(before["groups"][0]["key"], "medium");
+    let response = phase(&before["groups"][0]["phases"], "response");
+    assert_eq!((&response["count"], &response["within_target"]), (&json!(1), &json!(1)));
+    let before = report("health_unit").await;
+    assert_eq!(before["groups"][0]["key"], Value::Null);
+    assert_eq!(phase(&before["groups"][0]["phases"], "travel")["count"], 1);
+
+    shift.at(s.created + 700);
+    let v = shift.w.version(id).await;
+    let r = shift
+        .w
+        .call(
+            Method::PATCH,
+            &format!("/incident/{id}"),
+            "regulador",
+            Some(v),
+            Some(json!({"priority": "critical", "destination_health_unit_id": hospital.0})),
+        )
+        .await;
+    assert_eq!(r.status.as_u16(), 200, "{}", r.body);
+    let conn = shift.api().conn().await;
+    let (kept, units_kept) = dispatch_api::store::phases::stored(&conn, id)
+        .await
+        .unwrap();
+    let kept = kept.unwrap();
+    assert_eq!(kept.priority.map(|p| p.as_str()), Some("critical"));
+    assert_eq!(kept.response_seconds, Some(700.0));
+    assert_eq!(kept.response_dispatch_id, Some(dispatch));
+    assert_eq!(units_kept.len(), 1);
+    assert_eq!(units_kept[0].health_unit_id, Some(hospital.0));
+    assert_eq!(units_kept[0].priority.map(|p| p.as_str()), Some("critical"));
+
+    // Now a critical call, over its 600 s target; the unit's phases at that hospital.
+    let after = report("priority").await;
+    let keys: Vec<&Value> = after["groups"].as_array().unwrap().iter().map(|g| &g["key"]).collect();
+    assert_eq!(keys, [&json!("critical")]);
+    let response = phase(&after["groups"][0]["phases"], "response");
+    assert_eq!(
+        (&response["count"], &response["within_target"], &response["p50_seconds"]),
+        (&json!(1), &json!(0), &json!(700.0))
+    );
+    let after = report("health_unit").await;
+    let hospital_group = &after["groups"][0];
+    assert_eq!(hospital_group["key"], json!(hospital.0.to_string()));
+    assert_eq!(hospital_group["label"], json!(hospital.1));
+    assert_eq!(phase(&hospital_group["phases"], "travel")["count"], 1);
+    assert_eq!(phase(&hospital_group["phases"], "response")["count"], 1);
 }
 
 #[actix_web::test]

@@ -27,6 +27,7 @@ use crate::domain::incident::{self, Edit, State};
 use crate::domain::{Refusal, phone, reference, times};
 use crate::error::{Error, Result};
 use crate::schema::dispatch::*;
+use crate::store::phases;
 use crate::store::writes::{self, Author, Changes, Written, lock};
 use crate::views::UserOption;
 
@@ -97,6 +98,7 @@ pub async fn create(
             ))
             .execute(c)
             .await?;
+        phases::refresh(c, id, by.at).await?;
         let mut changes = Changes::new()
             .field(ChangeGroup::State, "state", None::<&str>, "registering")
             .field(

@@ -1,0 +1,2 @@
+DROP TABLE dispatch.unit_phases;
+DROP TABLE dispatch.incident_phases;
