@@ -229,9 +229,10 @@ SELECT format('DROP INDEX dispatch.%I', name) FROM scale_build.ddl WHERE kind = 
 
 -- 5. Write everything again in time order: the demo incidents at the top ids, the new ones
 -- below. TRUNCATE fires no row trigger (incident_history's append-only trigger is for
--- UPDATE and DELETE) and restarts the ids.
+-- UPDATE and DELETE) and restarts the ids. The patients' access log (empty after the seed,
+-- which reads nothing) references the incidents, so it goes too.
 TRUNCATE incidents, incident_history, technical_decisions, dispatches, incident_intercurrences,
-         prank_calls, offload_alerts RESTART IDENTITY;
+         prank_calls, offload_alerts, patient_access_log RESTART IDENTITY;
 
 INSERT INTO incidents (id, number, state, version, created_by, created_at, updated_at,
                        caller_name, caller_phone, caller_phone_key, address, city, complaint,
