@@ -203,12 +203,14 @@ SELECT p.p, p.demo, p.template, p.created_at, p.delta,
 DROP TABLE scale_build.timed;
 
 -- 4. Drop secondary indexes and constraints of the incident tables; saved to be rebuilt.
+-- The patients' access log (empty after the seed) references the incidents and refuses
+-- TRUNCATE (it is append-only): its foreign key is dropped and created again too.
 CREATE TABLE scale_build.ddl AS
 SELECT 'fk' AS kind, c.relname AS tbl, k.conname AS name, pg_get_constraintdef(k.oid) AS def
   FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid
  WHERE c.relnamespace = 'dispatch'::regnamespace AND k.contype = 'f'
    AND c.relname IN ('incidents', 'incident_history', 'technical_decisions', 'dispatches',
-                     'incident_intercurrences', 'prank_calls')
+                     'incident_intercurrences', 'prank_calls', 'patient_access_log')
 UNION ALL
 SELECT 'unique', c.relname, k.conname, pg_get_constraintdef(k.oid)
   FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid
@@ -229,10 +231,9 @@ SELECT format('DROP INDEX dispatch.%I', name) FROM scale_build.ddl WHERE kind = 
 
 -- 5. Write everything again in time order: the demo incidents at the top ids, the new ones
 -- below. TRUNCATE fires no row trigger (incident_history's append-only trigger is for
--- UPDATE and DELETE) and restarts the ids. The patients' access log (empty after the seed,
--- which reads nothing) references the incidents, so it goes too.
+-- UPDATE and DELETE) and restarts the ids.
 TRUNCATE incidents, incident_history, technical_decisions, dispatches, incident_intercurrences,
-         prank_calls, offload_alerts, patient_access_log RESTART IDENTITY;
+         prank_calls, offload_alerts RESTART IDENTITY;
 
 INSERT INTO incidents (id, number, state, version, created_by, created_at, updated_at,
                        caller_name, caller_phone, caller_phone_key, address, city, complaint,
