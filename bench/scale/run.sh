@@ -35,7 +35,8 @@ WORK=$(mktemp -d)
 export JWT_SECRET=bench-secret-bench-secret-bench-secret-0 RUST_LOG=warn LOG_FORMAT=json
 # The pool is the service's own default unless DATABASE_POOL_SIZE is set: what a deployment
 # that sets nothing gets.
-POOL="${DATABASE_POOL_SIZE:-the service's default (2 x $(nproc) cores + 1)}"
+DEFAULT_POOL="the default of the service (2 x $(nproc) cores + 1)"
+POOL=${DATABASE_POOL_SIZE:-$DEFAULT_POOL}
 
 if [ -z "${BIN:-}" ]; then
   build_release
