@@ -206,6 +206,8 @@ SELECT p.p, p.demo, p.template, p.created_at, p.delta,
 DROP TABLE scale_build.timed;
 
 -- 4. Drop secondary indexes and constraints of the incident tables; saved to be rebuilt.
+-- The patients' access log (empty after the seed) references the incidents and refuses
+-- TRUNCATE (it is append-only): its foreign key is dropped and created again too.
 CREATE TABLE scale_build.ddl AS
 SELECT 'fk' AS kind, c.relname AS tbl, k.conname AS name, pg_get_constraintdef(k.oid) AS def
   FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid

@@ -14,7 +14,8 @@
 # statement that ran past the 5 s statement_timeout), so read r/s together with it.
 # Environment: PGURL, TARGET_DIR, BIN (see lib.sh and build-dispatch.sh), N (2000000),
 # SCALE_DB (scale_dispatch_<N>), DEMO_DB (scale_dispatch_demo), DURATION (s per route, 10),
-# CONNECTIONS (16), DATABASE_POOL_SIZE (each server's pool: two per core), PORT (18190; the
+# CONNECTIONS (16), DATABASE_POOL_SIZE (each server's pool; unset, the service's default of
+# 2 x cores + 1, docs/operations.md "Sizing the pool"), PORT (18190; the
 # large database's server takes PORT+1), ROUTES (an egrep filter on the route names), ROUNDS
 # (1: each route measured once per database; more: the median of that many, the order
 # alternating), KEEP_DEMO (1 keeps the demo database).
@@ -32,9 +33,10 @@ ROUTES=${ROUTES:-.}
 ROUNDS=${ROUNDS:-1}
 WORK=$(mktemp -d)
 export JWT_SECRET=bench-secret-bench-secret-bench-secret-0 RUST_LOG=warn LOG_FORMAT=json
-# Two connections per core (the database shares this machine's cores): with more, the
-# backends outnumber the cores and the tail waits on the scheduler (bench/scale/README.md).
-export DATABASE_POOL_SIZE=${DATABASE_POOL_SIZE:-$((2 * $(nproc)))}
+# The pool is the service's own default unless DATABASE_POOL_SIZE is set: what a deployment
+# that sets nothing gets.
+DEFAULT_POOL="the default of the service (2 x $(nproc) cores + 1)"
+POOL=${DATABASE_POOL_SIZE:-$DEFAULT_POOL}
 
 if [ -z "${BIN:-}" ]; then
   build_release
@@ -81,9 +83,12 @@ for side in demo scale; do
 done
 USER_ID=$(sql "$DEMO_DB" "SELECT id FROM users WHERE login = 'regulador'")
 [ "$USER_ID" = "$(sql "$SCALE_DB" "SELECT id FROM users WHERE login = 'regulador'")" ]
-# A phone prefix (area code and first five digits) of a recent incident, and an incident number
-# both databases have.
+# A phone prefix (area code and first five digits) of a recent incident; the demo city's
+# common prefix (the five digits most of the demo's phones start with: its prank callers'
+# and the city's mobiles, about one call in seven); and an incident number both databases
+# have.
 PHONE_PREFIX=$(sql "$SCALE_DB" "SELECT left(regexp_replace(caller_phone, '\\D', '', 'g'), 7) FROM incidents ORDER BY created_at DESC LIMIT 1 OFFSET 500")
+COMMON_PREFIX=$(sql "$DEMO_DB" "SELECT left(regexp_replace(caller_phone, '\\D', '', 'g'), 5) FROM incidents GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1")
 NUMBER=2026-000123
 TOKENS=()
 for login in regulador frota; do
@@ -104,6 +109,7 @@ GET /incident/mask?q=maria|r|/incident/mask?q=maria
 GET /incident/mask?q=rua|r|/incident/mask?q=rua
 GET /incident/mask?q=santos|r|/incident/mask?q=santos
 GET /incident/mask?q=<phone prefix $PHONE_PREFIX>|r|/incident/mask?q=$PHONE_PREFIX
+GET /incident/mask?q=<common prefix $COMMON_PREFIX>|r|/incident/mask?q=$COMMON_PREFIX
 GET /incident/mask?q=<number $NUMBER>|r|/incident/mask?q=$NUMBER
 GET /incident/mask?state=awaiting_regulation|r|/incident/mask?state=awaiting_regulation
 GET /incident/mask?mine=true|r|/incident/mask?mine=true
@@ -161,7 +167,8 @@ median() { # file of "rps p99 errors" lines -> "median rps, median p99, total er
   echo "$rps $p99 $(awk '{n += $3} END {print n + 0}' "$1")"
 }
 
-log "measuring: $DURATION s per route and database, $ROUNDS round(s), $CONNECTIONS connections"
+log "measuring: $DURATION s per route and database, $ROUNDS round(s), $CONNECTIONS connections, pool $POOL"
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 RESULTS=$WORK/results.txt
 while IFS='|' read -r name who path values; do
   echo "$name" | grep -Eq -- "$ROUTES" || continue
@@ -193,8 +200,8 @@ done <<< "$ROUTE_LIST"
 
 INCIDENTS=$(sql "$SCALE_DB" "SELECT count(*) FROM incidents")
 echo
-echo "$(date -u +'%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "demo: 3,000 incidents; scale: $INCIDENTS incidents ($SCALE_DB); $CONNECTIONS connections, $DURATION s per route, median of $ROUNDS round(s)"
+echo "$(date -u +'%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average $LOAD_START at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+echo "demo: 3,000 incidents; scale: $INCIDENTS incidents ($SCALE_DB); $CONNECTIONS connections, pool $POOL, $DURATION s per route, median of $ROUNDS round(s)"
 printf '| %-46s | %9s | %9s | %9s | %9s | %6s | %6s |\n' route "demo r/s" "demo p99" \
   "scale r/s" "scale p99" ratio non2xx
 printf '|%s|%s|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..48})" "----------:" "----------:" \

@@ -110,7 +110,12 @@ async fn a_statement_cached_by_its_type_is_run_without_building_its_sql_again() 
 
     let mut results = Vec::new();
     for value in 1..=5 {
-        results.push(plus_one(value, &built).get_result::<i32>(&mut conn).await.unwrap());
+        results.push(
+            plus_one(value, &built)
+                .get_result::<i32>(&mut conn)
+                .await
+                .unwrap(),
+        );
     }
 
     // Each run bound its own value to the one statement.
@@ -171,12 +176,21 @@ async fn with_the_cache_disabled_every_run_sends_its_sql() {
 
     let mut results = Vec::new();
     for value in 1..=3 {
-        results.push(plus_one(value, &built).get_result::<i32>(&mut conn).await.unwrap());
+        results.push(
+            plus_one(value, &built)
+                .get_result::<i32>(&mut conn)
+                .await
+                .unwrap(),
+        );
     }
 
     assert_eq!(results, [2, 3, 4]);
     assert_eq!(built.count(), 3, "the unnamed statement is sent as text");
     let heard = heard.lock().unwrap();
-    assert!(heard.cached.is_empty(), "nothing cached: {:?}", heard.cached);
+    assert!(
+        heard.cached.is_empty(),
+        "nothing cached: {:?}",
+        heard.cached
+    );
     assert_eq!(heard.finished, vec!["SELECT ($1 + $2)"; 3]);
 }

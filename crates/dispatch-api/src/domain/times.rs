@@ -750,7 +750,10 @@ mod tests {
         assert_eq!(marks.ended_by(Phase::Total), Some(7));
         // Not over until every unit is released and the incident is final.
         let open = incident(State::Dispatched);
-        assert_eq!(UnitMarks::of(&open, &[one, two]).ended_by(Phase::Total), None);
+        assert_eq!(
+            UnitMarks::of(&open, &[one, two]).ended_by(Phase::Total),
+            None
+        );
     }
 
     #[test]

@@ -157,8 +157,7 @@ fn judge(
             let (on_scene_status, on_scene_seconds) = k(Phase::OnScene);
             let (transport_status, transport_seconds) = k(Phase::Transport);
             let (hospital_hold_status, hospital_hold_seconds) = k(Phase::HospitalHold);
-            let (return_to_service_status, return_to_service_seconds) =
-                k(Phase::ReturnToService);
+            let (return_to_service_status, return_to_service_seconds) = k(Phase::ReturnToService);
             UnitPhasesRow {
                 dispatch_id: u.dispatch.id,
                 incident_id: incident.id,

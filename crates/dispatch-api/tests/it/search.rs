@@ -424,6 +424,120 @@ async fn old_incidents_are_reached_by_window_or_identifier_only() {
     assert_eq!(ids(&prefix), [id]);
 }
 
+/// Gives these incidents a caller (and patient) name and a phone, its key as the writes store it.
+async fn call_from(api: &Api, ids: &[i64], name: &str, phone: &str) {
+    diesel::update(incidents::table.filter(incidents::id.eq_any(ids)))
+        .set((
+            incidents::caller_name.eq(name),
+            incidents::patient_name.eq(name),
+            incidents::caller_phone.eq(phone),
+            incidents::caller_phone_key.eq(dispatch_api::domain::phone::key_of(phone)),
+        ))
+        .execute(&mut api.conn().await)
+        .await
+        .unwrap();
+}
+
+/// A phone prefix or a word shared by more than a page of incidents answers the newest of
+/// them in order, page by page, and with a state filter: whether the first statement of the
+/// search finds them among the window's newest incidents (25 per row asked for) or the
+/// statement planned for the term does, further back; a phone stored with the country code
+/// or without.
+#[actix_web::test]
+async fn a_common_prefix_or_word_answers_its_newest_matches_page_by_page() {
+    let api = Api::new().await;
+    let mut conn = api.conn().await;
+    // Every incident in the recent window, an hour apart, in their order.
+    let all: Vec<i64> = incidents::table
+        .order_by((incidents::created_at.desc(), incidents::id.desc()))
+        .select(incidents::id)
+        .load(&mut conn)
+        .await
+        .unwrap();
+    assert!(all.len() >= 80, "{} incidents", all.len());
+    let now = Utc::now();
+    for (i, id) in all.iter().enumerate() {
+        diesel::update(incidents::table.find(id))
+            .set(incidents::created_at.eq(now - Duration::hours(i as i64 + 1)))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+    }
+    let window: Vec<(i64, String)> = incidents::table
+        .filter(incidents::id.eq_any(&all))
+        .order_by((incidents::created_at.desc(), incidents::id.desc()))
+        .select((incidents::id, incidents::state))
+        .load(&mut conn)
+        .await
+        .unwrap();
+    let at = |positions: std::ops::Range<usize>| -> Vec<i64> {
+        window[positions].iter().step_by(2).map(|w| w.0).collect()
+    };
+    // 30 among the newest, 10 at the back, and another prefix only at the back (three of
+    // them, past the newest 25 or 50 that a page of one or two reads first).
+    let (newest, back, other) = (at(0..60), at(61..80), at(60..65));
+    call_from(&api, &newest[..15], "Zenóbia Quelhas", "(47) 3210-4455").await;
+    call_from(&api, &newest[15..], "Zenóbia Quelhas", "+55 47 3210-7788").await;
+    call_from(&api, &back, "Ana Aquelhas", "(47) 3210-9900").await;
+    call_from(&api, &other, "Otília Prates", "(47) 3299-1234").await;
+
+    // What each search must answer: the window's order, word-prefix matches first.
+    let in_order = |groups: &[&[i64]], state: Option<&str>| -> Vec<i64> {
+        groups
+            .iter()
+            .flat_map(|group| {
+                window
+                    .iter()
+                    .filter(|w| group.contains(&w.0) && state.is_none_or(|s| w.1 == s))
+                    .map(|w| w.0)
+            })
+            .collect()
+    };
+    let both: Vec<i64> = newest.iter().chain(&back).copied().collect();
+    let cases: [(&str, Vec<i64>, Option<&str>); 5] = [
+        ("473210", in_order(&[&both], None), None),
+        ("(47) 3210", in_order(&[&both], None), None),
+        ("quelhas", in_order(&[&newest, &back], None), None),
+        ("473210", in_order(&[&both], Some("closed")), Some("closed")),
+        ("473299", in_order(&[&other], None), None),
+    ];
+    for (q, expected, state) in cases {
+        assert!(expected.len() >= 3, "{q}: {expected:?}");
+        for (limit, offset) in [
+            (20, 0),
+            (20, 20),
+            (20, 40),
+            (7, 3),
+            (1, 0),
+            (1, 29),
+            (2, 1),
+            (3, 0),
+        ] {
+            let mut params = vec![
+                ("q", q.to_owned()),
+                ("limit", limit.to_string()),
+                ("offset", offset.to_string()),
+            ];
+            params.extend(state.map(|s| ("state", s.to_owned())));
+            let params: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let found = api.get("tarm", &uri("/incident/mask", &params)).await;
+            let page: Vec<i64> = expected.iter().skip(offset).take(limit).copied().collect();
+            assert_eq!(
+                ids(&found),
+                page,
+                "{q} limit {limit} offset {offset} {state:?}"
+            );
+        }
+    }
+    // A page of 20 of the 40: the 20 newest, with what was written.
+    let first = api
+        .get("tarm", &uri("/incident/mask", &[("q", "473210")]))
+        .await;
+    assert_eq!(ids(&first), newest[..20]);
+    assert_eq!(first.array()[0]["caller_name"], "Zenóbia Quelhas");
+    assert_eq!(first.array()[19]["patient_name"], "Zenóbia Quelhas");
+}
+
 #[actix_web::test]
 async fn the_window_is_bounded_and_named_when_refused() {
     let api = Api::new().await;

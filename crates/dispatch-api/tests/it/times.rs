@@ -12,8 +12,8 @@ use chrono::{DateTime, Duration, Utc};
 use common::Clock;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use dispatch_api::realtime::WsSettings;
 use dispatch_api::domain::times::Phase;
+use dispatch_api::realtime::WsSettings;
 use dispatch_api::schema::dispatch::*;
 use dispatch_api::store::phases::{IncidentPhasesRow, UnitPhasesRow};
 use dispatch_api::views::IncidentTimeline;
@@ -491,7 +491,11 @@ async fn the_report_counts_percentiles_and_shares_are_the_injected_ones_in_json_
     let described: Vec<(i64, String, String)> = mobile_units::table
         .inner_join(mobile_unit_types::table)
         .filter(mobile_units::id.eq_any(&sent))
-        .select((mobile_units::id, mobile_units::base, mobile_unit_types::name))
+        .select((
+            mobile_units::id,
+            mobile_units::base,
+            mobile_unit_types::name,
+        ))
         .load(&mut shift.api().conn().await)
         .await
         .unwrap();
@@ -515,14 +519,16 @@ async fn the_report_counts_percentiles_and_shares_are_the_injected_ones_in_json_
         want.push(Value::Null);
         assert_eq!(keys, want, "{group_by}");
         for g in groups {
-            let n = g["key"]
-                .as_str()
-                .map_or(0, |k| expected[k]);
+            let n = g["key"].as_str().map_or(0, |k| expected[k]);
             for unit_phase in ["activation", "turnout", "travel", "response", "total"] {
                 assert_eq!(phase(&g["phases"], unit_phase)["count"], json!(n), "{g}");
             }
             let taken = if g["key"].is_null() { 7 } else { 0 };
-            assert_eq!(phase(&g["phases"], "call_taking")["count"], json!(taken), "{g}");
+            assert_eq!(
+                phase(&g["phases"], "call_taking")["count"],
+                json!(taken),
+                "{g}"
+            );
         }
     }
 
@@ -625,7 +631,9 @@ fn ended_by(t: &IncidentTimeline, phase: Phase) -> Option<i64> {
             .iter()
             .filter(|d| d.times.on_scene_at.is_some())
             .min_by_key(|d| (d.times.on_scene_at, d.id)),
-        Phase::Total if t.state.is_final() && units.iter().all(|d| d.times.released_at.is_some()) => {
+        Phase::Total
+            if t.state.is_final() && units.iter().all(|d| d.times.released_at.is_some()) =>
+        {
             units
                 .iter()
                 .min_by_key(|d| (std::cmp::Reverse(d.times.released_at), d.id))
@@ -673,7 +681,10 @@ async fn assert_kept_as_the_timeline_judges(
                 .iter()
                 .find(|r| r.phase == p.phase.as_str() && r.dispatch_id == dispatch)
                 .unwrap_or_else(|| {
-                    panic!("incident {id}: no kept {} of dispatch {dispatch:?}", p.phase)
+                    panic!(
+                        "incident {id}: no kept {} of dispatch {dispatch:?}",
+                        p.phase
+                    )
                 });
             assert_eq!(sql.status, p.status.as_str(), "incident {id} {}", p.phase);
             assert_eq!(sql.seconds, p.seconds, "incident {id} {}", p.phase);
@@ -938,7 +949,10 @@ async fn a_priority_or_destination_changed_later_moves_the_kept_phases_and_the_r
     let before = report("priority").await;
     assert_eq!(before["groups"][0]["key"], "medium");
     let response = phase(&before["groups"][0]["phases"], "response");
-    assert_eq!((&response["count"], &response["within_target"]), (&json!(1), &json!(1)));
+    assert_eq!(
+        (&response["count"], &response["within_target"]),
+        (&json!(1), &json!(1))
+    );
     let before = report("health_unit").await;
     assert_eq!(before["groups"][0]["key"], Value::Null);
     assert_eq!(phase(&before["groups"][0]["phases"], "travel")["count"], 1);
@@ -970,11 +984,20 @@ async fn a_priority_or_destination_changed_later_moves_the_kept_phases_and_the_r
 
     // Now a critical call, over its 600 s target; the unit's phases at that hospital.
     let after = report("priority").await;
-    let keys: Vec<&Value> = after["groups"].as_array().unwrap().iter().map(|g| &g["key"]).collect();
+    let keys: Vec<&Value> = after["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| &g["key"])
+        .collect();
     assert_eq!(keys, [&json!("critical")]);
     let response = phase(&after["groups"][0]["phases"], "response");
     assert_eq!(
-        (&response["count"], &response["within_target"], &response["p50_seconds"]),
+        (
+            &response["count"],
+            &response["within_target"],
+            &response["p50_seconds"]
+        ),
         (&json!(1), &json!(0), &json!(700.0))
     );
     let after = report("health_unit").await;

@@ -3,8 +3,9 @@
 use chrono::{DateTime, Utc};
 use diesel::pg::Pg;
 use diesel::prelude::*;
+use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::result::Error;
-use diesel::sql_types::Bool;
+use diesel::sql_types::{Bool, Nullable};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use diesel::expression::SqlLiteral;
@@ -12,8 +13,9 @@ use diesel::expression::SqlLiteral;
 use crate::domain::incident::{Priority, State};
 use crate::schema::dispatch::*;
 use crate::search::{Mask, MaskTerm, Order, Scope};
-use crate::store::{WriteLimit, digits_of, priority_rank, ref_option};
+use crate::store::{LimitWritten, WriteLimit, digits_of, priority_rank, ref_option};
 use crate::views::IncidentMaskItem;
+
 /// One statement of the mask search: its rows, the newest first.
 type MaskQuery<'a> = diesel::dsl::IntoBoxed<
     'a,
@@ -48,17 +50,19 @@ pub async fn mask(
     let any_age: Vec<Part<'_>> = vec![Part::same_plan(|| filtered(mask))];
     let rows: Vec<MaskRow> = match &mask.term {
         Some(MaskTerm::Number(number)) => {
-            let number = number.clone();
-            let matching: Matching<'_> = &move |q| q.filter(incidents::number.eq(number.clone()));
-            read(conn, mask, caller, &[matching], &any_age).await?
+            let number = &|| condition(Box::new(incidents::number.eq(number.clone())));
+            read(conn, mask, caller, &[Some(Kind::of(number))], &any_age).await?
         }
         Some(MaskTerm::Phone(digits)) => {
-            let matching: Matching<'_> = &|q| q.filter(phone_is(digits));
-            read(conn, mask, caller, &[matching], &any_age).await?
+            let phone = &|| condition(phone_is(digits));
+            read(conn, mask, caller, &[Some(Kind::of(phone))], &any_age).await?
         }
         Some(MaskTerm::PhonePrefix(digits)) => {
-            let matching: Matching<'_> = &|q| q.filter(phone_starts_with(digits));
-            read(conn, mask, caller, &[matching], &scope(mask)).await?
+            let prefix = Kind {
+                condition: &|| condition(phone_starts_with(digits)),
+                among_newest: &|| Box::new(phone_words(digits).and(phone_starts_with(digits))),
+            };
+            read(conn, mask, caller, &[Some(prefix)], &scope(mask)).await?
         }
         Some(MaskTerm::Text(p)) => {
             let word = || {
@@ -66,14 +70,18 @@ pub async fn mask(
                     .like(p.prefix.clone())
                     .or(incidents::search_text.like(p.word_prefix.clone()))
             };
-            let words: Matching<'_> = &|q| q.filter(word());
-            let inside: Matching<'_> = &|q| {
-                q.filter(incidents::search_text.like(p.infix.clone()))
-                    .filter(diesel::dsl::not(word()))
+            let words: Matching<'_> = &|| Box::new(word());
+            let inside: Matching<'_> = &|| {
+                Box::new(
+                    incidents::search_text
+                        .like(p.infix.clone())
+                        .and(diesel::dsl::not(word())),
+                )
             };
-            read(conn, mask, caller, &[words, inside], &scope(mask)).await?
+            let kinds = [Some(Kind::of(words)), Some(Kind::of(inside))];
+            read(conn, mask, caller, &kinds, &scope(mask)).await?
         }
-        None => read(conn, mask, caller, &[&|q| q], &scope(mask)).await?,
+        None => read(conn, mask, caller, &[None], &scope(mask)).await?,
     };
     Ok(rows.into_iter().map(IncidentMaskItem::from).collect())
 }
@@ -112,14 +120,42 @@ async fn queue(conn: &AsyncPgConnection, mask: &Mask, caller: i64) -> Result<Vec
         .await
 }
 
-/// A kind of match: the filter it adds.
-type Matching<'m> = &'m dyn Fn(MaskQuery<'static>) -> MaskQuery<'static>;
+/// What a row of `incidents` must meet (null counts as not met, as in `WHERE`).
+type Condition = Box<dyn BoxableExpression<incidents::table, Pg, SqlType = Nullable<Bool>>>;
 
-/// A part of the scope: the rows it reads, newest first, and whether one plan serves every
-/// value it is run with.
+/// A condition, built anew for each statement.
+type Matching<'m> = &'m dyn Fn() -> Condition;
+
+/// A kind of match (a term's absence: `None`, every row of the scope): the condition its
+/// rows meet, and the same condition as `newest_matches` tests it on each of a window's
+/// newest rows, where a cheaper test may come first.
+#[derive(Clone, Copy)]
+struct Kind<'m> {
+    condition: Matching<'m>,
+    among_newest: Matching<'m>,
+}
+
+impl<'m> Kind<'m> {
+    fn of(condition: Matching<'m>) -> Self {
+        Kind {
+            condition,
+            among_newest: condition,
+        }
+    }
+}
+
+/// A condition that is never null, as a `Condition`.
+fn condition(
+    expression: Box<dyn BoxableExpression<incidents::table, Pg, SqlType = Bool>>,
+) -> Condition {
+    Box::new(expression.nullable())
+}
+
+/// A part of the scope: the rows it reads, newest first, whether one plan serves every value
+/// it is run with, and the window of creation times it covers, when it is one.
 ///
-/// When it does, the page size is written into the statement rather than bound, so that
-/// PostgreSQL may keep one generic plan for the prepared statement instead of planning it
+/// When one plan serves, the page size is written into the statement rather than bound, so
+/// that PostgreSQL may keep one generic plan for the prepared statement instead of planning it
 /// again on every request: with `LIMIT $n` the planner prices a generic plan as if it read a
 /// tenth of the rows, which at millions of incidents never beats planning anew, and planning
 /// cost a quarter of the queue's throughput at 2 M incidents (bench/scale/README.md). A part
@@ -128,9 +164,21 @@ type Matching<'m> = &'m dyn Fn(MaskQuery<'static>) -> MaskQuery<'static>;
 /// newest incidents), a phone prefix (its index needs the prefix at planning), the older open
 /// incidents (the partial index `incidents_open` needs the states at planning) and an
 /// explicit range (a rare state in a month reads `incidents_state`).
+///
+/// A word or a phone prefix in a window is first looked for among the window's newest rows
+/// (`newest_matches`), whose plan is the same for every term; the statement planned for the
+/// term runs only when they do not fill the page.
 struct Part<'m> {
     rows: Box<dyn Fn() -> MaskQuery<'static> + 'm>,
     same_plan: bool,
+    window: Option<Window>,
+}
+
+/// Incidents created at or after `since` (and before `until`, when given).
+#[derive(Clone, Copy)]
+struct Window {
+    since: DateTime<Utc>,
+    until: Option<DateTime<Utc>>,
 }
 
 impl<'m> Part<'m> {
@@ -139,6 +187,7 @@ impl<'m> Part<'m> {
         Part {
             rows: Box::new(rows),
             same_plan: true,
+            window: None,
         }
     }
 
@@ -147,6 +196,15 @@ impl<'m> Part<'m> {
         Part {
             rows: Box::new(rows),
             same_plan: false,
+            window: None,
+        }
+    }
+
+    /// The part is this window, read newest first.
+    fn window(self, since: DateTime<Utc>, until: Option<DateTime<Utc>>) -> Self {
+        Part {
+            window: Some(Window { since, until }),
+            ..self
         }
     }
 }
@@ -166,11 +224,14 @@ fn filtered(mask: &Mask) -> MaskQuery<'static> {
 /// The parts of the scope, in the order their rows come.
 fn scope(mask: &Mask) -> Vec<Part<'_>> {
     match mask.scope {
-        Scope::Between { since, until } => vec![Part::per_value(move || {
-            filtered(mask)
-                .filter(incidents::created_at.ge(since))
-                .filter(incidents::created_at.lt(until))
-        })],
+        Scope::Between { since, until } => vec![
+            Part::per_value(move || {
+                filtered(mask)
+                    .filter(incidents::created_at.ge(since))
+                    .filter(incidents::created_at.lt(until))
+            })
+            .window(since, Some(until)),
+        ],
         Scope::Recent { since } => {
             let open: Vec<State> = OPEN
                 .into_iter()
@@ -178,9 +239,10 @@ fn scope(mask: &Mask) -> Vec<Part<'_>> {
                 .collect();
             // The window is read along `incidents_newest` from its newest end, whatever the
             // states asked for: one plan for every request.
-            let mut parts: Vec<Part<'_>> = vec![Part::same_plan(move || {
-                filtered(mask).filter(incidents::created_at.ge(since))
-            })];
+            let mut parts: Vec<Part<'_>> = vec![
+                Part::same_plan(move || filtered(mask).filter(incidents::created_at.ge(since)))
+                    .window(since, None),
+            ];
             if !open.is_empty() {
                 parts.push(Part::per_value(move || {
                     filtered(mask)
@@ -199,7 +261,7 @@ async fn read(
     conn: &AsyncPgConnection,
     mask: &Mask,
     caller: i64,
-    matching: &[Matching<'_>],
+    kinds: &[Option<Kind<'_>>],
     parts: &[Part<'_>],
 ) -> Result<Vec<MaskRow>, Error> {
     let wanted = (mask.offset + mask.limit) as usize;
@@ -209,14 +271,26 @@ async fn read(
         Some(MaskTerm::Text(_) | MaskTerm::PhonePrefix(_))
     );
     let mut rows: Vec<MaskRow> = Vec::new();
-    for kind in matching {
+    for kind in kinds {
         for part in parts {
             if rows.len() >= wanted {
                 break;
             }
-            let query = || kind((part.rows)());
+            let query = || match kind {
+                Some(kind) => (part.rows)().filter((kind.condition)()),
+                None => (part.rows)(),
+            };
             let mine = mask.mine.then_some(caller);
             let n = wanted - rows.len();
+            if term_decides_plan && mine.is_none() {
+                if let (Some(kind), Some(window)) = (kind, part.window) {
+                    let hit = (kind.among_newest)();
+                    if let Some(found) = newest_matches(conn, mask, window, hit, n).await? {
+                        rows.extend(found);
+                        continue;
+                    }
+                }
+            }
             rows.extend(if part.same_plan && !term_decides_plan && mine.is_none() {
                 query().limit_written(n).load(&mut &*conn).await?
             } else {
@@ -225,6 +299,85 @@ async fn read(
         }
     }
     Ok(rows.into_iter().skip(mask.offset as usize).collect())
+}
+
+/// How many of a window's newest rows `newest_matches` reads for each row it is asked for: a
+/// term found in one recent incident in 25 or more (a common surname, a street kind, the
+/// city's usual phone prefix) fills a page of 20 from the newest 500.
+const NEWEST_ROWS_PER_ROW: usize = 25;
+/// The most rows `newest_matches` reads; a deeper page goes to the statement planned for its
+/// term at once.
+const NEWEST_ROWS_MAX: usize = 2_000;
+
+/// The `n` newest rows of `window` that meet `hit` (and the mask's states), when they lie
+/// among its newest `NEWEST_ROWS_PER_ROW * n` rows; `None` when fewer do.
+///
+/// One statement that reads the window's newest rows along `incidents_newest` and tests each
+/// (`FirstMatches`): its plan does not depend on the term, so PostgreSQL keeps a generic plan
+/// for it, and the planner's estimate of how common the term is, which can be far off in
+/// the recent window (a phone prefix rare in the history and common this week), cannot
+/// lead it to read every match of the term instead (bench/scale/README.md, "Things found").
+async fn newest_matches(
+    conn: &AsyncPgConnection,
+    mask: &Mask,
+    window: Window,
+    hit: Condition,
+    n: usize,
+) -> Result<Option<Vec<MaskRow>>, Error> {
+    let newest = n * NEWEST_ROWS_PER_ROW;
+    if newest > NEWEST_ROWS_MAX {
+        return Ok(None);
+    }
+    let hit: Condition = match &mask.states {
+        Some(states) => Box::new(hit.and(incidents::state.eq_any(states.clone()).nullable())),
+        None => hit,
+    };
+    let mut rows = incidents::table
+        .select((hit, MaskRow::as_select()))
+        .filter(incidents::created_at.ge(window.since))
+        .order_by((incidents::created_at.desc(), incidents::id.desc()))
+        .into_boxed();
+    if let Some(until) = window.until {
+        rows = rows.filter(incidents::created_at.lt(until));
+    }
+    let found: Vec<(Option<bool>, MaskRow)> = FirstMatches {
+        newest: rows.limit_written(newest),
+        n,
+    }
+    .load(&mut &*conn)
+    .await?;
+    Ok((found.len() == n).then(|| found.into_iter().map(|(_, row)| row).collect()))
+}
+
+/// `SELECT * FROM (<newest>) AS newest (hit) WHERE hit ORDER BY created_at DESC, id DESC
+/// LIMIT <n>`: the first `n` rows of `newest` (rows of `incidents` newest first, led by a
+/// boolean column) whose boolean is true. The subquery keeps its own plan: PostgreSQL does not
+/// push the outer condition into a subquery with a limit, so the rows are read in the window's
+/// order and the reading stops at the `n`-th match. `n` is written into the text, as
+/// `LimitWritten` does.
+struct FirstMatches<Q> {
+    newest: LimitWritten<Q>,
+    n: usize,
+}
+
+impl<Q: Query> Query for FirstMatches<Q> {
+    type SqlType = Q::SqlType;
+}
+
+impl<Q> QueryId for FirstMatches<Q> {
+    type QueryId = ();
+    // The text differs with the limits: the statement cache keys such a query by its text.
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl<Q: QueryFragment<Pg>> QueryFragment<Pg> for FirstMatches<Q> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        out.push_sql("SELECT * FROM (");
+        self.newest.walk_ast(out.reborrow())?;
+        out.push_sql(") AS newest (hit) WHERE hit ORDER BY created_at DESC, id DESC LIMIT ");
+        out.push_sql(&self.n.to_string());
+        Ok(())
+    }
 }
 
 /// The `n` newest rows of `query`; with `mine`, only the caller's: those it regulates and
@@ -271,6 +424,21 @@ fn phone_starts_with(
         phone_digits()
             .like(format!("{digits}%"))
             .or(phone_digits().like(format!("55{digits}%"))),
+    )
+}
+
+/// A condition every phone that `phone_starts_with(digits)` takes also meets, at the cost of
+/// a LIKE on the search text instead of a regular expression over the phone: the search text
+/// holds the caller's phone digits as a word of their own (migration 2026-11-24-000601), and
+/// digits are not changed by its folding, so a phone whose digits start with `digits` (or
+/// `55` and `digits`) has a word of the search text starting with them. Tested before
+/// `phone_starts_with` on each of a window's newest rows, it spares the regular expression on
+/// almost every row that cannot match.
+fn phone_words(digits: &str) -> Condition {
+    Box::new(
+        incidents::search_text
+            .like(format!("% {digits}%"))
+            .or(incidents::search_text.like(format!("% 55{digits}%"))),
     )
 }
 
