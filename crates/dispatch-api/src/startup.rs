@@ -59,7 +59,8 @@ pub async fn serve(ctx: Context) -> anyhow::Result<()> {
         service_keys(&ctx.config.jwt_secret, tokens.max_lifetime),
     )
     .with_time_zone(&settings.centre_time_zone)
-    .with_access_log(AccessLog::start(pool.clone(), settings.access_log()));
+    .with_access_log(AccessLog::start(pool.clone(), settings.access_log()))
+    .with_fleet(settings.fleet());
     // Only in the benchmark's build: its baseline runs without the access log
     // (bench/access_log/run.sh).
     #[cfg(feature = "bench")]
@@ -67,7 +68,6 @@ pub async fn serve(ctx: Context) -> anyhow::Result<()> {
         tracing::warn!("BENCH_ACCESS_LOG=off: reads are not recorded (benchmark baseline)");
         state = state.with_access_log(AccessLog::off());
     }
-    .with_fleet(settings.fleet());
     check_time_zone(&pool, &state).await?;
     if let Some(config) = tokens.idp {
         let idp = IdpVerifier::new(config)?;
