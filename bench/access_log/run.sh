@@ -7,6 +7,8 @@
 # screen's read is recorded like) with the access log off (BENCH_ACCESS_LOG=off, the
 # baseline) and on, alternating ROUNDS times in one run, and prints on / off (target >= 0.9).
 # After the run it checks that every request answered while the log was on was recorded.
+# Where the time goes: the CPU the service and its PostgreSQL connections (the backends of
+# the benchmark's database) used during each measured round, in ms per 1,000 reads.
 # Environment: PGURL (default postgres://postgres@127.0.0.1:5432), DURATION (s, 15),
 # CONNECTIONS (32), ROUNDS (2), PORT (18091), TARGET_DIR (target-dispatch), BIN.
 set -euo pipefail
@@ -41,33 +43,61 @@ start() { # BENCH_ACCESS_LOG value: on | off
 # SIGTERM: the server writes what its access log holds before it exits.
 stop() { [ -n "$SERVER" ] && kill "$SERVER" && wait "$SERVER" 2> /dev/null || true; SERVER=; }
 trap 'stop; rm -rf "$WORK"' EXIT
+# CPU ticks (user + system) the service and the benchmark database's backends have used.
+ticks() { # -> "service postgres"
+  local pg=0 t
+  for pid in $(psql -X -qtA "$DATABASE_URL" -c \
+      "SELECT pid FROM pg_stat_activity WHERE datname = '$DB' AND pid <> pg_backend_pid()"); do
+    t=$(awk '{print $14 + $15}' "/proc/$pid/stat" 2> /dev/null || echo 0); pg=$((pg + t))
+  done
+  echo "$(awk '{print $14 + $15}' "/proc/$SERVER/stat") $pg"
+}
+HZ=$(getconf CLK_TCK)
 logged() { psql -X -qtA "$DATABASE_URL" -c "SELECT count(*) FROM dispatch.patient_access_log"; }
 
-run() { # mode -> "rps p99 requests"
+# CPU ms per 1,000 reads from a tick difference.
+per_1k() { awk -v t="$1" -v n="$2" -v hz="$HZ" 'BEGIN {printf "%.0f", t * 1e6 / hz / n}'; }
+# Requests wrk counted as answered (all of them, less non-2xx/3xx) in its outputs.
+answered() { awk '/requests in/ {n += $1} /Non-2xx/ {n -= $NF} END {print n}' "$@"; }
+
+run() { # mode -> "rps p99 requests service-ms/1k postgres-ms/1k answered-with-warm-up"
   start "$1"
   wrk -t2 -c"$CONNECTIONS" -d3s -H "Authorization: Bearer $TOKEN" \
-    -s bench/dispatch/random_incident.lua "http://127.0.0.1:$PORT" > /dev/null  # warm-up
+    -s bench/dispatch/random_incident.lua "http://127.0.0.1:$PORT" > "$WORK/$1-warm-up.txt"
+  read -r svc0 pg0 <<< "$(ticks)"
   wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --latency -H "Authorization: Bearer $TOKEN" \
     -s bench/dispatch/random_incident.lua "http://127.0.0.1:$PORT" > "$WORK/$1.txt"
+  # The writer may still hold the round's last batch: its cost belongs to the round.
+  sleep 0.5
+  read -r svc1 pg1 <<< "$(ticks)"
   stop
-  echo "$(awk '/Requests\/sec/ {print $2}' "$WORK/$1.txt") $(awk '$1 == "99%" {print $2}' "$WORK/$1.txt") $(awk '/requests in/ {print $1}' "$WORK/$1.txt")"
+  local n; n=$(awk '/requests in/ {print $1}' "$WORK/$1.txt")
+  echo "$(awk '/Requests\/sec/ {print $2}' "$WORK/$1.txt") $(awk '$1 == "99%" {print $2}' "$WORK/$1.txt") $n" \
+    "$(per_1k $((svc1 - svc0)) "$n") $(per_1k $((pg1 - pg0)) "$n")" \
+    "$(answered "$WORK/$1-warm-up.txt" "$WORK/$1.txt")"
 }
 
-printf '%-8s %-5s %12s %10s %10s\n' round log "req/s" p99 requests
-off_sum=0; on_sum=0; on_requests=0
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-8s %-5s %12s %10s %10s %14s %14s\n' round log "req/s" p99 requests "service ms/1k" "postgres ms/1k"
+
+off_sum=0; on_sum=0; on_requests=0; on_answered=0
 before=$(logged)
 for round in $(seq "$ROUNDS"); do
-  read -r rps p99 n <<< "$(run off)"
-  printf '%-8s %-5s %12s %10s %10s\n' "$round" off "$rps" "$p99" "$n"
+  read -r rps p99 n svc pg _ <<< "$(run off)"
+  printf '%-8s %-5s %12s %10s %10s %14s %14s\n' "$round" off "$rps" "$p99" "$n" "$svc" "$pg"
   off_sum=$(awk -v a="$off_sum" -v b="$rps" 'BEGIN {print a + b}')
   start_count=$(logged)
-  read -r rps p99 n <<< "$(run on)"
-  printf '%-8s %-5s %12s %10s %10s\n' "$round" on "$rps" "$p99" "$n"
+  read -r rps p99 n svc pg answered <<< "$(run on)"
+  printf '%-8s %-5s %12s %10s %10s %14s %14s\n' "$round" on "$rps" "$p99" "$n" "$svc" "$pg"
   on_sum=$(awk -v a="$on_sum" -v b="$rps" 'BEGIN {print a + b}')
-  # wrk's count plus its warm-up: every answered read of the round is an entry.
-  on_requests=$((on_requests + $(logged) - start_count))
+  # wrk's count plus its warm-up: every answered read of the round is an entry (a read
+  # still in flight when wrk stops may be answered and recorded too, so at least that many).
+  on_requests=$((on_requests + $(logged) - start_count)); on_answered=$((on_answered + answered))
 done
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "entries written while on: $on_requests (off rounds wrote $(( $(logged) - before - on_requests )))"
+echo "entries written while on: $on_requests for $on_answered reads answered" \
+  "(off rounds wrote $(( $(logged) - before - on_requests )))"
+[ "$on_requests" -ge "$on_answered" ] || echo "MISSING: $((on_answered - on_requests)) answered reads not recorded"
 awk -v on="$on_sum" -v off="$off_sum" 'BEGIN {
   printf "incident reads, access log on / off = %.3f (target >= 0.9)\n", on / off }'

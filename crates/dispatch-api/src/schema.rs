@@ -359,8 +359,6 @@ pub mod dispatch {
     diesel::joinable!(mobile_units -> teams (team_id));
     diesel::joinable!(offload_alerts -> dispatches (dispatch_id));
     diesel::joinable!(offload_alerts -> health_units (health_unit_id));
-    diesel::joinable!(patient_access_log -> incidents (incident_id));
-    diesel::joinable!(patient_access_log -> users (user_id));
     diesel::joinable!(prank_calls -> incidents (incident_id));
     diesel::joinable!(prank_calls -> users (recorded_by));
     diesel::joinable!(response_targets -> users (updated_by));

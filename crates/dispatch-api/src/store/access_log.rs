@@ -64,11 +64,13 @@ fn page(mut rows: Vec<Row>) -> AccessLogPage {
     }
 }
 
+// The log has no foreign keys (docs/dispatch-access-log.md, "Consistency without foreign
+// keys"): the joins name their columns.
 macro_rules! listing {
     () => {
         patient_access_log::table
-            .inner_join(users::table)
-            .inner_join(incidents::table)
+            .inner_join(users::table.on(users::id.eq(patient_access_log::user_id)))
+            .inner_join(incidents::table.on(incidents::id.eq(patient_access_log::incident_id)))
             .select((
                 patient_access_log::at,
                 users::id,

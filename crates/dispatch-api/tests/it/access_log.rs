@@ -5,7 +5,7 @@ use chrono::{Duration, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use dispatch_api::access_log::{AccessLog, AccessLogSettings};
-use dispatch_api::schema::dispatch::{incidents, patient_access_log};
+use dispatch_api::schema::dispatch::{incidents, patient_access_log, users};
 
 use crate::support::Api;
 
@@ -101,5 +101,81 @@ async fn the_table_refuses_to_be_rewritten() {
     assert_eq!(
         entries(&api).await,
         vec![(id, api.id("tarm"), "GET /incident/{id}".to_owned())]
+    );
+}
+
+/// Without foreign keys on the log (docs/dispatch-access-log.md, "Consistency without
+/// foreign keys"), deleting an incident or a user it names is still refused, by the log's
+/// own triggers; a user it does not name can be deleted.
+#[actix_web::test]
+async fn an_incident_or_a_user_the_log_names_cannot_be_deleted() {
+    let api = Api::new().await;
+    let mut conn = api.conn().await;
+    let incident: i64 = incidents::table
+        .select(incidents::id)
+        .first(&mut conn)
+        .await
+        .unwrap();
+    let profile: i32 = users::table
+        .filter(users::id.eq(api.id("regulador")))
+        .select(users::profile_id)
+        .first(&mut conn)
+        .await
+        .unwrap();
+    // Two people nothing else refers to: one reads the incident, the other reads nothing.
+    let mut new_user = async |login: &str| -> i64 {
+        diesel::insert_into(users::table)
+            .values((
+                users::login.eq(login),
+                users::descriptive_name.eq(login),
+                users::profile_id.eq(profile),
+            ))
+            .returning(users::id)
+            .get_result(&mut conn)
+            .await
+            .unwrap()
+    };
+    let reader = new_user("leitor.auditoria").await;
+    let bystander = new_user("sem.leituras").await;
+    let log = AccessLog::start(api.db.pool(), AccessLogSettings::default());
+    log.record(reader, incident, "GET /incident/{id}", Utc::now())
+        .await;
+    log.flush().await;
+
+    let mut conn = api.conn().await;
+    for (statement, named) in [
+        (
+            format!("DELETE FROM dispatch.users WHERE id = {reader}"),
+            format!("user {reader} is named by patient_access_log: DELETE refused"),
+        ),
+        (
+            format!("UPDATE dispatch.users SET id = 999999 WHERE id = {reader}"),
+            format!("user {reader} is named by patient_access_log: UPDATE refused"),
+        ),
+        (
+            format!("DELETE FROM dispatch.incidents WHERE id = {incident}"),
+            format!("incident {incident} is named by patient_access_log: DELETE refused"),
+        ),
+    ] {
+        let err = diesel::sql_query(&statement)
+            .execute(&mut conn)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains(&named), "{statement}: {err}");
+    }
+    diesel::sql_query(format!("DELETE FROM dispatch.users WHERE id = {bystander}"))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let left: Vec<i64> = users::table
+        .filter(users::id.eq_any([reader, bystander]))
+        .select(users::id)
+        .load(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(left, vec![reader]);
+    assert_eq!(
+        entries(&api).await,
+        vec![(incident, reader, "GET /incident/{id}".to_owned())]
     );
 }
