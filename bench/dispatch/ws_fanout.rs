@@ -307,7 +307,15 @@ async fn main() -> anyhow::Result<()> {
     );
     println!(
         "{:>11} {:>10} {:>7} {:>7} {:>7} {:>7} {:>9} {:>9} {:>10}",
-        "subscribers", "deliveries", "p50", "p90", "p99", "max", "last p50", "last p99", "p99/target"
+        "subscribers",
+        "deliveries",
+        "p50",
+        "p90",
+        "p99",
+        "max",
+        "last p50",
+        "last p99",
+        "p99/target"
     );
     for r in &rounds {
         let p99 = ms(percentile(&r.deliveries, 0.99));

@@ -282,13 +282,14 @@ async fn read(
             };
             let mine = mask.mine.then_some(caller);
             let n = wanted - rows.len();
-            if term_decides_plan && mine.is_none() {
-                if let (Some(kind), Some(window)) = (kind, part.window) {
-                    let hit = (kind.among_newest)();
-                    if let Some(found) = newest_matches(conn, mask, window, hit, n).await? {
-                        rows.extend(found);
-                        continue;
-                    }
+            if term_decides_plan
+                && mine.is_none()
+                && let (Some(kind), Some(window)) = (kind, part.window)
+            {
+                let hit = (kind.among_newest)();
+                if let Some(found) = newest_matches(conn, mask, window, hit, n).await? {
+                    rows.extend(found);
+                    continue;
                 }
             }
             rows.extend(if part.same_plan && !term_decides_plan && mine.is_none() {
