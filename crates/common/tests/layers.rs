@@ -26,7 +26,7 @@ const LAYERS: &[Layer] = &[
     },
     Layer {
         name: "plumbing",
-        modules: &["auth", "extract", "db", "listen", "routes"],
+        modules: &["auth", "extract", "db", "listen", "routes", "pages"],
     },
     Layer {
         name: "types",
