@@ -148,8 +148,15 @@ async fn patch(replica: &Replica, token: &str, id: i64, version: i64, body: Valu
 
 /// An incident to follow: the seeded one with the smallest id.
 async fn an_incident(api: &Api) -> (i64, i64) {
-    let d = api.get("tarm", "/incident/mask?limit=1").await;
-    let id = d.array()[0]["id"].as_i64().unwrap();
+    nth_incident(api, 0).await
+}
+
+/// The seeded incident `n` places after the first in the mask's order (id and version).
+async fn nth_incident(api: &Api, n: usize) -> (i64, i64) {
+    let d = api
+        .get("tarm", &format!("/incident/mask?limit={}", n + 1))
+        .await;
+    let id = d.array()[n]["id"].as_i64().unwrap();
     let v = api.get("tarm", &format!("/incident/{id}")).await.ok()["version"]
         .as_i64()
         .unwrap();
@@ -503,14 +510,7 @@ async fn every_subscriber_hears_each_version_in_order_and_a_vanished_one_holds_u
     for _ in 0..VERSIONS / 2 {
         early.push(next(&mut sockets[1], 10).await.expect("the first half")["version"].clone());
     }
-    let (other, other_version) = {
-        let d = api.get("regulador", "/incident/mask?limit=2").await;
-        let o = d.array()[1]["id"].as_i64().unwrap();
-        let v = api.get("regulador", &format!("/incident/{o}")).await.ok()["version"]
-            .as_i64()
-            .unwrap();
-        (o, v)
-    };
+    let (other, other_version) = nth_incident(&api, 1).await;
     send(
         &mut sockets[0],
         json!({"type": "subscribe", "incident_id": other}),
