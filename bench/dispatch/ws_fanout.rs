@@ -69,6 +69,23 @@ fn rss_kb(pid: u32) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// CPU time (user + system) a process has used, in clock ticks (fields 14 and 15 of
+/// /proc/<pid>/stat; 100 a second on Linux).
+fn cpu_ticks(pid: &str) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces: count from the parenthesis closing it.
+    let mut fields = stat[stat.rfind(')')? + 2..].split_whitespace().skip(11);
+    let user: u64 = fields.next()?.parse().ok()?;
+    let system: u64 = fields.next()?.parse().ok()?;
+    Some(user + system)
+}
+
+/// The CPU time of `pids` together, in ms.
+fn cpu_ms(pids: &[String]) -> f64 {
+    let ticks: u64 = pids.iter().filter_map(|p| cpu_ticks(p)).sum();
+    ticks as f64 * 10.0
+}
+
 /// The `version` of an `incident.updated` frame, read without a JSON parser (the clients
 /// should cost as little as possible: they share the machine with the servers).
 fn version_of(text: &str) -> Option<i32> {
@@ -138,6 +155,10 @@ struct Round {
     missing: usize,
     rss: Vec<Option<u64>>,
     connect: Duration,
+    /// CPU time per write (ms) of the replicas together, and of this process (the clients
+    /// and the writer), over the round's writes.
+    server_cpu: f64,
+    client_cpu: f64,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -192,6 +213,9 @@ async fn round(
     tokio::time::sleep(Duration::from_secs(1)).await;
     let rss = pids.iter().map(|&p| rss_kb(p)).collect();
 
+    let servers: Vec<String> = pids.iter().map(u32::to_string).collect();
+    let me = ["self".to_owned()];
+    let cpu_before = (cpu_ms(&servers), cpu_ms(&me));
     let mut commits = Vec::with_capacity(writes);
     for n in 0..writes {
         let age = (n % 100) as i32;
@@ -222,6 +246,10 @@ async fn round(
         tokio::time::sleep(gap).await;
     }
 
+    let per_write = |before: f64, after: f64| (after - before) / writes.max(1) as f64;
+    let server_cpu = per_write(cpu_before.0, cpu_ms(&servers));
+    let client_cpu = per_write(cpu_before.1, cpu_ms(&me));
+
     let mut deliveries = Vec::with_capacity(subscribers * writes);
     let mut slowest = vec![Duration::ZERO; writes];
     let mut missing = subscribers * writes;
@@ -247,6 +275,8 @@ async fn round(
         missing,
         rss,
         connect,
+        server_cpu,
+        client_cpu,
     })
 }
 
@@ -333,6 +363,16 @@ async fn main() -> anyhow::Result<()> {
         );
     }
     println!("p99/target: the p99 over TARGET_MS = {target_ms} ms (<= 1.00 meets it)");
+    println!(
+        "CPU per write (ms, user + system, over the round's writes and their pauses): \
+         the replicas together, and the client process (subscribers and writer)"
+    );
+    for r in &rounds {
+        println!(
+            "{:>11} subscribers: replicas {:.1} ms, client {:.1} ms",
+            r.subscribers, r.server_cpu, r.client_cpu
+        );
+    }
     println!("memory (RSS) per replica, idle: no socket, then the round's sockets subscribed");
     for (i, pid) in pids.iter().enumerate() {
         let before = idle.get(i).copied().flatten().unwrap_or(0);

@@ -17,13 +17,15 @@
 //! the followers of a change.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::{mpsc, watch};
+use actix_web::web::Bytes;
+use tokio::sync::watch;
 
 use super::authority::Ending;
 use super::notice::{IncidentNotice, MineNotice, QueueNotice};
+use super::outbox::Outbox;
 use super::protocol::ServerMessage;
 use super::settings::WsSettings;
 use crate::domain::queue::Queue;
@@ -33,36 +35,32 @@ use crate::views::{OffloadAlert, OffloadNotice};
 #[cfg(test)]
 mod tests;
 
-/// What the hub and a socket's task share besides the queue.
-struct Signals {
-    /// Something could not be queued; the task calls [`Hub::catch_up`] once it has room.
-    behind: AtomicBool,
-    /// Set once, when the socket's authority ends.
-    end: watch::Sender<Option<Ending>>,
-}
-
-/// One socket as its task sees it: its queue and its signals.
+/// One socket as its task sees it: its queue of frames (which the connection reads) and the
+/// signal of its authority's end.
 #[derive(Clone)]
 pub struct Client {
     pub id: u64,
-    tx: mpsc::Sender<Arc<str>>,
-    signals: Arc<Signals>,
+    outbox: Outbox,
+    /// Set once, when the socket's authority ends.
+    end: Arc<watch::Sender<Option<Ending>>>,
 }
 
 impl Client {
-    /// Queues a message without waiting; false when the queue is full (or the socket gone).
-    fn offer(&self, text: Arc<str>) -> bool {
-        self.tx.try_send(text).is_ok()
+    /// Queues an event's frame without waiting; false when the queue is full (the outbox
+    /// then marks the socket behind: its task calls [`Hub::catch_up`] once it has room),
+    /// or the socket is closing.
+    fn offer(&self, frame: &Bytes) -> bool {
+        self.outbox.offer(frame)
     }
 
     /// Whether the hub holds something this socket missed.
     pub fn is_behind(&self) -> bool {
-        self.signals.behind.load(Ordering::Acquire)
+        self.outbox.is_behind()
     }
 
     /// Changes once, when the socket's authority ends.
     pub fn ended(&self) -> watch::Receiver<Option<Ending>> {
-        self.signals.end.subscribe()
+        self.end.subscribe()
     }
 }
 
@@ -117,16 +115,16 @@ struct Socket {
 }
 
 impl Socket {
-    /// Remembers that the socket missed something; it will collect it with `catch_up`.
+    /// Remembers that the socket missed something (its outbox, refusing it, marked it
+    /// behind); it will collect it with `catch_up`.
     fn owe(&mut self) -> &mut Behind {
-        self.client.signals.behind.store(true, Ordering::Release);
         &mut self.behind
     }
 
-    /// A committed change of an incident the socket follows: queued (`text`) when the socket
-    /// knows an older version and has room, remembered when it has none. Whether it was
-    /// queued.
-    fn hear(&mut self, notice: &IncidentNotice<'_>, text: &Arc<str>) -> bool {
+    /// A committed change of an incident the socket follows: queued (`frame`) when the
+    /// socket knows an older version and has room, remembered when it has none. Whether it
+    /// was queued.
+    fn hear(&mut self, notice: &IncidentNotice<'_>, frame: &Bytes) -> bool {
         let Some(sub) = self.incidents.get_mut(&notice.incident_id) else {
             return false;
         };
@@ -142,7 +140,7 @@ impl Socket {
                 if let Some(missed) = self.behind.incidents.get_mut(&notice.incident_id) {
                     missed.absorb(notice);
                     false
-                } else if self.client.offer(text.clone()) {
+                } else if self.client.offer(frame) {
                     true
                 } else {
                     self.owe()
@@ -158,11 +156,11 @@ impl Socket {
     /// A message for the followers of `queue`, unless the socket is already owed a resync of
     /// it (that resync covers this message too); owed when the socket has no room. Whether
     /// it was queued.
-    fn hear_queue(&mut self, queue: Queue, text: &Arc<str>) -> bool {
+    fn hear_queue(&mut self, queue: Queue, frame: &Bytes) -> bool {
         if self.behind.queues.contains(&queue) {
             return false;
         }
-        if self.client.offer(text.clone()) {
+        if self.client.offer(frame) {
             return true;
         }
         self.owe().queues.insert(queue);
@@ -191,16 +189,16 @@ fn unindex<K: std::hash::Hash + Eq>(index: &mut HashMap<K, HashSet<u64>>, key: &
 }
 
 impl Inner {
-    /// Offers `text` to every follower of `queue` (see [`Socket::hear_queue`]); how many
+    /// Offers `frame` to every follower of `queue` (see [`Socket::hear_queue`]); how many
     /// took it.
-    fn offer_queue(&mut self, queue: Queue, text: &Arc<str>) -> usize {
+    fn offer_queue(&mut self, queue: Queue, frame: &Bytes) -> usize {
         let Some(followers) = self.by_queue.get(&queue) else {
             return 0;
         };
         let mut sent = 0;
         for id in followers {
             if let Some(socket) = self.sockets.get_mut(id)
-                && socket.hear_queue(queue, text)
+                && socket.hear_queue(queue, frame)
             {
                 sent += 1;
             }
@@ -265,16 +263,14 @@ impl Hub {
         let _ = rx.wait_for(|on| *on).await;
     }
 
-    /// Registers a new socket of `user`: its handle and the receiving end of its queue.
-    pub fn connect(&self, user: &CurrentUser) -> (Client, mpsc::Receiver<Arc<str>>) {
-        let (tx, rx) = mpsc::channel(self.queue_capacity);
+    /// Registers a new socket of `user`: its handle and its outbox (which the connection
+    /// reads: [`Outbox::body`]).
+    pub fn connect(&self, user: &CurrentUser) -> (Client, Outbox) {
+        let outbox = Outbox::new(self.queue_capacity);
         let client = Client {
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
-            tx,
-            signals: Arc::new(Signals {
-                behind: AtomicBool::new(false),
-                end: watch::channel(None).0,
-            }),
+            outbox: outbox.clone(),
+            end: Arc::new(watch::channel(None).0),
         };
         self.lock().sockets.insert(
             client.id,
@@ -288,7 +284,7 @@ impl Hub {
                 behind: Behind::default(),
             },
         );
-        (client, rx)
+        (client, outbox)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -442,7 +438,7 @@ impl Hub {
         let Some(followers) = by_queue.get(&Queue::OFFLOAD) else {
             return 0;
         };
-        let text = ServerMessage::offload(notice).text();
+        let frame = ServerMessage::offload(notice).frame();
         let id = notice.dispatch_id();
         let mut sent = 0;
         for socket_id in followers {
@@ -460,7 +456,7 @@ impl Hub {
                 OffloadNotice::Alert(_) => follow.told.insert(id),
                 OffloadNotice::Cleared(_) => follow.told.remove(&id),
             };
-            if tell && socket.hear_queue(Queue::OFFLOAD, &text) {
+            if tell && socket.hear_queue(Queue::OFFLOAD, &frame) {
                 sent += 1;
             }
         }
@@ -494,16 +490,17 @@ impl Hub {
         let Some(followers) = by_incident.get(&notice.incident_id) else {
             return 0;
         };
-        let text = ServerMessage::IncidentUpdated {
+        // Encoded once; every follower's outbox holds the same bytes.
+        let frame = ServerMessage::IncidentUpdated {
             incident_id: notice.incident_id,
             version: notice.version,
             changed: notice.changed.iter().map(|s| (*s).to_owned()).collect(),
         }
-        .text();
+        .frame();
         let mut sent = 0;
         for id in followers {
             if let Some(socket) = sockets.get_mut(id)
-                && socket.hear(notice, &text)
+                && socket.hear(notice, &frame)
             {
                 sent += 1;
             }
@@ -521,14 +518,14 @@ impl Hub {
             if !inner.by_queue.contains_key(&queue) {
                 continue;
             }
-            let text = ServerMessage::QueueChanged {
+            let frame = ServerMessage::QueueChanged {
                 queue: state,
                 incident_id: notice.incident_id,
                 version: notice.version,
                 state: notice.to,
             }
-            .text();
-            sent += inner.offer_queue(queue, &text);
+            .frame();
+            sent += inner.offer_queue(queue, &frame);
         }
         sent
     }
@@ -543,7 +540,7 @@ impl Hub {
         let Some(followers) = by_queue.get(&Queue::MINE) else {
             return 0;
         };
-        let text = |held: bool| {
+        let frame = |held: bool| {
             ServerMessage::MineChanged {
                 queue: Queue::MINE,
                 incident_id: notice.incident_id,
@@ -551,22 +548,22 @@ impl Hub {
                 state: notice.state,
                 held,
             }
-            .text()
+            .frame()
         };
-        let (came, left) = (text(true), text(false));
+        let (came, left) = (frame(true), frame(false));
         let mut sent = 0;
         for id in followers {
             let Some(socket) = sockets.get_mut(id) else {
                 continue;
             };
-            let text = if notice.came.contains(&socket.user_id) {
+            let frame = if notice.came.contains(&socket.user_id) {
                 &came
             } else if notice.left.contains(&socket.user_id) {
                 &left
             } else {
                 continue;
             };
-            if socket.hear_queue(Queue::MINE, text) {
+            if socket.hear_queue(Queue::MINE, frame) {
                 sent += 1;
             }
         }
@@ -580,40 +577,40 @@ impl Hub {
         let queues: Vec<Queue> = inner.by_queue.keys().copied().collect();
         queues
             .into_iter()
-            .map(|queue| inner.offer_queue(queue, &ServerMessage::QueueResync { queue }.text()))
+            .map(|queue| inner.offer_queue(queue, &ServerMessage::QueueResync { queue }.frame()))
             .sum()
     }
 
     /// Queues what `client` missed, as far as its queue has room: the newest version of
     /// each incident (every group that moved) and a `queue.resync` per queue. Called by the
-    /// socket's task when it has taken a message off its queue and [`Client::is_behind`].
+    /// socket's task when its outbox has room again and [`Client::is_behind`].
     pub fn catch_up(&self, client: &Client) {
         let mut inner = self.lock();
-        client.signals.behind.store(false, Ordering::Release);
+        client.outbox.set_behind(false);
         let Some(socket) = inner.sockets.get_mut(&client.id) else {
             return;
         };
         let behind = &mut socket.behind;
         while let Some((incident_id, missed)) = behind.incidents.pop_first() {
-            let text = ServerMessage::IncidentUpdated {
+            let frame = ServerMessage::IncidentUpdated {
                 incident_id,
                 version: missed.version,
                 changed: missed.changed.clone(),
             }
-            .text();
-            if !client.offer(text) {
+            .frame();
+            if !client.offer(&frame) {
                 behind.incidents.insert(incident_id, missed);
                 break;
             }
         }
         while let Some(queue) = behind.queues.first().copied() {
-            if !client.offer(ServerMessage::QueueResync { queue }.text()) {
+            if !client.offer(&ServerMessage::QueueResync { queue }.frame()) {
                 break;
             }
             behind.queues.remove(&queue);
         }
         if !behind.is_empty() {
-            client.signals.behind.store(true, Ordering::Release);
+            client.outbox.set_behind(true);
         }
     }
 
@@ -624,7 +621,7 @@ impl Hub {
         let mut ended = 0;
         for socket in inner.sockets.values().filter(|s| s.user_id == user_id) {
             if let Some(ending) = why(socket.profile) {
-                socket.client.signals.end.send_if_modified(|e| {
+                socket.client.end.send_if_modified(|e| {
                     let first = e.is_none();
                     if first {
                         *e = Some(ending);

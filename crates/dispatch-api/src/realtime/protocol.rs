@@ -3,10 +3,10 @@
 //! JSON text frames, described in the OpenAPI document as `WsClientMessage` and
 //! `WsServerMessage`.
 
-use std::sync::Arc;
-
+use actix_web::web::Bytes;
 use serde::{Deserialize, Serialize};
 
+use super::outbox::{self, Opcode};
 use crate::domain::incident::State;
 use crate::domain::queue::Queue;
 use crate::views::{OffloadAlert, OffloadCleared, OffloadNotice};
@@ -111,10 +111,13 @@ pub enum ServerMessage {
 }
 
 impl ServerMessage {
-    pub fn text(&self) -> Arc<str> {
-        serde_json::to_string(self)
-            .unwrap_or_else(|_| "{}".to_owned())
-            .into()
+    pub fn text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| "{}".to_owned())
+    }
+
+    /// The message as one WebSocket text frame, encoded once whoever it goes to.
+    pub fn frame(&self) -> Bytes {
+        outbox::frame(Opcode::Text, self.text().as_bytes())
     }
 
     pub fn offload(notice: &OffloadNotice) -> Self {

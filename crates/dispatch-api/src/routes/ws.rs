@@ -3,36 +3,38 @@
 //! parameter (the request log shows the path only, never the query). Client messages:
 //! `protocol::ClientMessage`; server messages: `protocol::ServerMessage`.
 //!
-//! Each socket runs on one task. It reads the client's frames and answers each request in
-//! order, writing the answer itself: while a frame cannot be written the task reads no
-//! further request, so a burst of requests is slowed to the pace the client reads its
-//! answers (flow control), never refused. Between requests it writes what the hub queued
-//! for it and collects what the hub held back while that queue was full. It pings the
-//! client when idle and ends the socket:
+//! What the server sends goes through the socket's outbox (`realtime::outbox`), which the
+//! HTTP connection reads as the response's body: the hub queues events there itself, so a
+//! delivery involves no task of the socket's. Each socket runs one task for the rest. It
+//! reads the client's frames and answers each request in order, queuing the answer behind
+//! the events already queued and waiting until the connection has taken it: meanwhile the
+//! task reads no further request, so a burst of requests is slowed to the pace the client
+//! reads its answers (flow control), never refused. It collects what the hub held back while
+//! the outbox was full once it has room. It pings the client when idle and ends the socket:
 //! - when the client stays silent past the idle timeout (`1001`, "idle");
-//! - when a frame cannot be written within the send timeout: the client stopped reading
-//!   (`1008`, "not reading", if that close frame can still be written; otherwise the
-//!   connection is dropped);
+//! - when queued frames wait for the send timeout without the connection taking any: the
+//!   client stopped reading (`1008`, "not reading", if that close frame can still be
+//!   written; otherwise the connection is dropped);
 //! - when its authority ends: the token expires, or the user is deactivated, deleted or
 //!   given another profile (`4401` with the reason, see `authority::Ending`);
 //! - when the server shuts down (`1001`).
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse, web};
-use actix_ws::{AggregatedMessage, CloseCode, CloseReason, Session};
+use actix_ws::{AggregatedMessage, CloseCode, CloseReason};
 use common::Problem;
 use common::auth::{authorization, now_secs};
 use common::db::Pool;
 use serde::Deserialize;
-use tokio::sync::mpsc;
 
 use crate::domain::incident::State;
 use crate::domain::queue::{self, QUEUES, Queue};
 use crate::domain::user::{CurrentUser, Profile, may, titles};
 use crate::realtime::authority::Ending;
 use crate::realtime::hub::{Client, Hub};
+use crate::realtime::outbox::{self, Opcode, Outbox};
 use crate::realtime::protocol::{ClientMessage, ServerMessage, Target};
 use crate::state::AppState;
 use crate::store;
@@ -70,8 +72,11 @@ pub async fn ws(
     let crate::auth::Authenticated { user, expires_at } =
         crate::auth::authenticate_with_expiry(&state, &token).await?;
     let expires = expiry(expires_at);
-    // A plain GET (no upgrade headers) is a client error, answered like every other.
-    let (res, session, stream) = actix_ws::handle(&req, body).map_err(|e| {
+    // A plain GET (no upgrade headers) is a client error, answered like every other. What
+    // the server sends goes through the outbox, which the connection reads as the body;
+    // actix-ws's own body is kept beside it, unused, so that its end (the connection's)
+    // still ends the stream of the client's frames.
+    let (res, _session, stream) = actix_ws::handle(&req, body).map_err(|e| {
         Problem::new(
             actix_web::http::StatusCode::BAD_REQUEST,
             "websocket_upgrade_required",
@@ -79,11 +84,21 @@ pub async fn ws(
         )
     })?;
     let hub = state.hub.clone();
+    let (client, outbox) = hub.connect(&user);
+    let res = res.map_body(|_, own| outbox.body(own));
     let stream = stream
         .max_frame_size(hub.settings.max_frame)
         .aggregate_continuations()
         .max_continuation_size(hub.settings.max_frame);
-    actix_web::rt::spawn(run(session, stream, user, expires, hub, state.pool.clone()));
+    actix_web::rt::spawn(run(
+        client,
+        outbox,
+        stream,
+        user,
+        expires,
+        hub,
+        state.pool.clone(),
+    ));
     Ok(res)
 }
 
@@ -102,43 +117,47 @@ enum Stop {
     Stalled,
 }
 
-/// The socket's writing side: every frame goes out through [`Out::send`], within the send
-/// timeout, so a client that stopped reading cannot leave the task deaf to its other duties.
+/// The task's own frames (answers, pings, pongs): queued behind the events already queued,
+/// then awaited until the connection has taken them, within the send timeout, so a client
+/// that stopped reading cannot leave the task deaf to its other duties.
 struct Out {
-    session: Session,
+    outbox: Outbox,
     timeout: Duration,
 }
 
 impl Out {
-    async fn send(&mut self, text: &str) -> Result<(), Stop> {
-        let text = text.to_owned();
-        within(self.session.text(text), self.timeout).await
-    }
-
-    async fn ping(&mut self) -> Result<(), Stop> {
-        within(self.session.ping(b""), self.timeout).await
-    }
-
-    async fn pong(&mut self, bytes: &[u8]) -> Result<(), Stop> {
-        within(self.session.pong(bytes), self.timeout).await
-    }
-
-    /// Writes what the hub had queued when called (not what arrives meanwhile, so an answer
-    /// is never held up by a steady stream of events), collecting what it held back.
-    async fn drain(
-        &mut self,
-        queue: &mut mpsc::Receiver<Arc<str>>,
-        client: &Client,
-        hub: &Hub,
-    ) -> Result<(), Stop> {
-        for _ in 0..queue.len() {
-            let Ok(text) = queue.try_recv() else { break };
-            self.send(&text).await?;
-            if client.is_behind() {
-                hub.catch_up(client);
-            }
+    async fn send(&self, frames: impl IntoIterator<Item = Bytes>) -> Result<(), Stop> {
+        for frame in frames {
+            self.outbox.push(frame).map_err(|_| Stop::Gone)?;
         }
-        Ok(())
+        within(self.outbox.flushed(), self.timeout).await
+    }
+
+    async fn ping(&self) -> Result<(), Stop> {
+        self.send([outbox::frame(Opcode::Ping, b"")]).await
+    }
+
+    async fn pong(&self, bytes: &[u8]) -> Result<(), Stop> {
+        // A control frame carries at most 125 bytes (RFC 6455, section 5.5).
+        self.send([outbox::frame(Opcode::Pong, &bytes[..bytes.len().min(125)])])
+            .await
+    }
+
+    /// Queues the close frame behind everything queued and waits (the send timeout at
+    /// most) for the connection to take it.
+    async fn close(&self, reason: CloseReason) {
+        let code: u16 = reason.code.into();
+        let mut payload = code.to_be_bytes().to_vec();
+        if let Some(text) = &reason.description {
+            // A close frame's reason is at most 123 bytes (RFC 6455, section 5.5).
+            let mut end = text.len().min(123);
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            payload.extend_from_slice(&text.as_bytes()[..end]);
+        }
+        self.outbox.close(outbox::frame(Opcode::Close, &payload));
+        let _ = tokio::time::timeout(self.timeout, self.outbox.flushed()).await;
     }
 }
 
@@ -177,7 +196,8 @@ fn ended(ending: Ending, user: i64) -> Option<CloseReason> {
 }
 
 async fn run(
-    session: Session,
+    client: Client,
+    outbox: Outbox,
     mut stream: actix_ws::AggregatedMessageStream,
     user: CurrentUser,
     expires: tokio::time::Instant,
@@ -185,16 +205,17 @@ async fn run(
     pool: Pool,
 ) {
     let settings = hub.settings;
-    let mut out = Out {
-        session,
+    let out = Out {
+        outbox,
         timeout: settings.send_timeout,
     };
-    let (client, mut queue) = hub.connect(&user);
     let mut authority = client.ended();
     let mut closing = hub.closing();
     let mut last_heard = Instant::now();
-    let mut ping = tokio::time::interval(settings.ping_interval);
-    ping.tick().await;
+    // Often enough to ping on time and to notice, within half the send timeout more, a
+    // client that stopped reading.
+    let mut tick = tokio::time::interval(settings.ping_interval.min(settings.send_timeout / 2));
+    tick.tick().await;
     let expired = tokio::time::sleep_until(expires);
     tokio::pin!(expired);
     // The user as the database has it now: a change committed before the socket was
@@ -213,24 +234,17 @@ async fn run(
                     Some(Ok(AggregatedMessage::Text(text))) => {
                         last_heard = Instant::now();
                         let replies = handle(&text, &client, &user, &hub, &pool).await;
-                        if !replies.is_empty() {
-                            // What the hub queued before the request was handled goes first.
-                            let mut sent = out.drain(&mut queue, &client, &hub).await;
-                            for reply in &replies {
-                                if sent.is_err() {
-                                    break;
-                                }
-                                sent = out.send(&reply.text()).await;
-                            }
-                            if let Err(stop) = sent {
-                                break 'socket stopped(stop, user.id);
-                            }
+                        // Behind what the hub queued before the request was handled.
+                        if !replies.is_empty()
+                            && let Err(stop) = out.send(replies.iter().map(ServerMessage::frame)).await
+                        {
+                            break 'socket stopped(stop, user.id);
                         }
                     }
                     Some(Ok(AggregatedMessage::Binary(_))) => {
                         last_heard = Instant::now();
                         let reply = ServerMessage::error("invalid_message", "send JSON text frames");
-                        if let Err(stop) = out.send(&reply.text()).await {
+                        if let Err(stop) = out.send([reply.frame()]).await {
                             break stopped(stop, user.id);
                         }
                     }
@@ -248,15 +262,11 @@ async fn run(
                     }
                     None => break None,
                 },
-                Some(text) = queue.recv() => {
-                    if let Err(stop) = out.send(&text).await {
-                        break stopped(stop, user.id);
+                () = out.outbox.room() => hub.catch_up(&client),
+                _ = tick.tick() => {
+                    if out.outbox.stalled_for() >= settings.send_timeout {
+                        break stopped(Stop::Stalled, user.id);
                     }
-                    if client.is_behind() {
-                        hub.catch_up(&client);
-                    }
-                }
-                _ = ping.tick() => {
                     if last_heard.elapsed() >= settings.idle_timeout {
                         tracing::debug!(user = user.id, "websocket idle; dropped");
                         break close(CloseCode::Away, "idle");
@@ -275,8 +285,9 @@ async fn run(
     if let Some(reason) = reason {
         // A client that stopped reading may take it still if it reads again in time;
         // otherwise the connection is dropped without one.
-        let _ = tokio::time::timeout(settings.send_timeout, out.session.close(Some(reason))).await;
+        out.close(reason).await;
     }
+    out.outbox.finish();
 }
 
 /// Whether the socket's user still stands as it was authenticated (`None` also when the

@@ -148,8 +148,15 @@ async fn patch(replica: &Replica, token: &str, id: i64, version: i64, body: Valu
 
 /// An incident to follow: the seeded one with the smallest id.
 async fn an_incident(api: &Api) -> (i64, i64) {
-    let d = api.get("tarm", "/incident/mask?limit=1").await;
-    let id = d.array()[0]["id"].as_i64().unwrap();
+    nth_incident(api, 0).await
+}
+
+/// The seeded incident `n` places after the first in the mask's order (id and version).
+async fn nth_incident(api: &Api, n: usize) -> (i64, i64) {
+    let d = api
+        .get("tarm", &format!("/incident/mask?limit={}", n + 1))
+        .await;
+    let id = d.array()[n]["id"].as_i64().unwrap();
     let v = api.get("tarm", &format!("/incident/{id}")).await.ok()["version"]
         .as_i64()
         .unwrap();
@@ -459,6 +466,109 @@ async fn a_client_that_stops_reading_is_closed_and_the_others_get_every_message(
         json!(version + 1)
     );
     eprintln!("stalled client closed after {sent} messages, {buffered} of them written");
+    r.stop().await;
+}
+
+/// Many sockets share one encoded frame per event (docs/dispatch-realtime.md, "One outbox
+/// per socket"): each still hears every version once, in order, with its answers in their
+/// place, and a connection that vanishes (no close frame) neither stops the others nor
+/// stays in the hub.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_subscriber_hears_each_version_in_order_and_a_vanished_one_holds_up_nobody() {
+    const SOCKETS: usize = 20;
+    const VERSIONS: i64 = 40;
+    let api = Api::new().await;
+    let r = Replica::start(&api, WsSettings::default()).await;
+    listeners_up(&api, 1).await;
+    let token = api.token("regulador");
+    let (id, v0) = an_incident(&api).await;
+    let mut sockets = Vec::new();
+    for _ in 0..SOCKETS {
+        let mut ws = r.socket(&token).await;
+        assert_eq!(
+            subscribe(&mut ws, id).await,
+            json!({"type": "subscribed", "incident_id": id, "version": v0})
+        );
+        sockets.push(ws);
+    }
+    // One connection vanishes: its TCP connection closed, no close frame.
+    drop(sockets.pop());
+    let announce = async |from: i64, to: i64| {
+        diesel::sql_query(format!(
+            "SELECT pg_notify('dispatch_incident', format('{id}:%s:patient', v))
+               FROM generate_series({from}, {to}) AS v"
+        ))
+        .execute(&mut api.conn().await)
+        .await
+        .unwrap();
+    };
+    announce(v0 + 1, v0 + VERSIONS / 2).await;
+    // Once another socket heard the first half, each was queued for every socket (one
+    // publish queues a version for all its followers under the hub's lock, which a
+    // subscription takes too): a request now is answered after them.
+    let mut early = Vec::new();
+    for _ in 0..VERSIONS / 2 {
+        early.push(next(&mut sockets[1], 10).await.expect("the first half")["version"].clone());
+    }
+    let (other, other_version) = nth_incident(&api, 1).await;
+    send(
+        &mut sockets[0],
+        json!({"type": "subscribe", "incident_id": other}),
+    )
+    .await;
+    announce(v0 + VERSIONS / 2 + 1, v0 + VERSIONS).await;
+    for (n, ws) in sockets.iter_mut().enumerate() {
+        let mut heard: Vec<i64> = if n == 1 {
+            early.iter().map(|v| v.as_i64().unwrap()).collect()
+        } else {
+            Vec::new()
+        };
+        let mut answered = false;
+        while heard.len() < VERSIONS as usize {
+            let m = next(ws, 10)
+                .await
+                .unwrap_or_else(|| panic!("socket {n}: {} of {VERSIONS}", heard.len()));
+            if m["type"] == "subscribed" {
+                assert_eq!(n, 0, "only the first socket asked");
+                assert_eq!(
+                    m,
+                    json!({"type": "subscribed", "incident_id": other, "version": other_version})
+                );
+                assert!(
+                    heard.len() >= (VERSIONS / 2) as usize,
+                    "the answer came after the {} versions queued before it, not after {}",
+                    VERSIONS / 2,
+                    heard.len()
+                );
+                answered = true;
+                continue;
+            }
+            assert_eq!(
+                (&m["type"], &m["incident_id"]),
+                (&json!("incident.updated"), &json!(id))
+            );
+            heard.push(m["version"].as_i64().unwrap());
+        }
+        assert_eq!(
+            heard,
+            ((v0 + 1)..=(v0 + VERSIONS)).collect::<Vec<_>>(),
+            "socket {n}"
+        );
+        if n == 0 && !answered {
+            assert_eq!(
+                next(ws, 10).await,
+                Some(json!({"type": "subscribed", "incident_id": other, "version": other_version}))
+            );
+        }
+    }
+    // The vanished socket left the hub (its reader saw the connection end).
+    for _ in 0..100 {
+        if r.hub.socket_count() == SOCKETS - 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(r.hub.socket_count(), SOCKETS - 1);
     r.stop().await;
 }
 

@@ -1,15 +1,13 @@
-//! The hub's rules, one per test. Every socket's receiver is held to the end of its test
-//! (bound to a `_name`, never `_`): a dropped one would refuse what the hub offers.
+//! The hub's rules, one per test. Every socket's outbox is read here as its connection
+//! would read it (`Outbox::try_recv`).
 
 use super::*;
 use crate::domain::incident::State;
 use crate::domain::queue::Queue::Work;
 use crate::domain::user::ACTIVE;
 
-fn recv(rx: &mut mpsc::Receiver<Arc<str>>) -> Option<serde_json::Value> {
-    rx.try_recv()
-        .ok()
-        .map(|t| serde_json::from_str(&t).unwrap())
+fn recv(rx: &mut Outbox) -> Option<serde_json::Value> {
+    rx.try_recv().map(|t| serde_json::from_str(&t).unwrap())
 }
 
 fn user(id: i64, profile: Profile) -> CurrentUser {
@@ -37,7 +35,7 @@ fn moved(incident_id: i64, version: i32, from: Option<State>, to: State) -> Queu
     }
 }
 
-type Queue = mpsc::Receiver<Arc<str>>;
+type Queue = Outbox;
 
 /// Two sockets; the first subscribed to incident 1 while version 3 was announced during its
 /// read of version 2. Returns the hub, both sockets and the `subscribed` answer.
@@ -167,7 +165,7 @@ fn following_a_queue_is_answered_subscribed() {
     assert_eq!(
         hub.follow_queue(&reg, Work(State::AwaitingRegulation))
             .text()
-            .as_ref(),
+            .as_str(),
         r#"{"type":"subscribed","queue":"awaiting_regulation"}"#
     );
 }
@@ -359,7 +357,7 @@ fn an_offload_follower_hears_each_alert_once_and_its_clearing_after_it() {
     let answer: Vec<String> = hub
         .finish_follow_offload(&fleet, vec![alert(1), alert(3)])
         .iter()
-        .map(|m| m.text().to_string())
+        .map(ServerMessage::text)
         .collect();
     let ids: Vec<serde_json::Value> = answer
         .iter()
