@@ -121,7 +121,7 @@ impl Shift {
                     &format!("/incident/{id}/dispatch"),
                     "frota",
                     Some(v),
-                    json!({"mobile_unit_id": unit, "destination_health_unit_id": s.destination}),
+                    json!({"mobile_unit_id": unit, "destination_id": s.destination}),
                 )
                 .await;
             assert_eq!(r.status.as_u16(), 201, "{}", r.body);
@@ -966,7 +966,8 @@ async fn a_priority_or_destination_changed_later_moves_the_kept_phases_and_the_r
             &format!("/incident/{id}"),
             "regulador",
             Some(v),
-            Some(json!({"priority": "critical", "destination_health_unit_id": hospital.0})),
+            Some(json!({"occurrence": {"priority": "critical"},
+                        "patient": {"destination_id": hospital.0}})),
         )
         .await;
     assert_eq!(r.status.as_u16(), 200, "{}", r.body);
