@@ -14,7 +14,8 @@ async fn create_answers_201_with_location_etag_and_history() {
             "tarm",
             None,
             json!({"caller_name": "Ana", "caller_phone": "12 3456-7890", "address": "Av. Brasil 1",
-                   "complaint": "queda", "city": "Taubaté", "priority": "high"}),
+                   "complaint": "queda", "city": "Taubaté",
+                   "occurrence": {"priority": "high"}}),
         )
         .await;
     assert_eq!(r.status.as_u16(), 201, "{}", r.body);
@@ -46,6 +47,10 @@ async fn create_answers_201_with_location_etag_and_history() {
     assert_eq!(
         h["changes"]["caller_name"],
         json!({"from": null, "to": "Ana"})
+    );
+    assert_eq!(
+        h["changes"]["occurrence.priority"],
+        json!({"from": null, "to": "high"})
     );
 }
 

@@ -913,7 +913,7 @@ mod screens {
                 "caller_phone": "(12) 99100-4321", "address": "Rua da Fila, 1",
                 "complaint": format!("queixa {n}")});
             if let Some(p) = priority {
-                call["priority"] = json!(p);
+                call["occurrence"] = json!({"priority": p});
             }
             let r = w.post("/incident", "tarm", None, call).await;
             assert_eq!(r.status.as_u16(), 201, "{}", r.body);

@@ -85,7 +85,8 @@ impl Shift {
                 "tarm",
                 None,
                 json!({"caller_name": "Ana Lima", "caller_phone": "(11) 98888-1234",
-                       "address": "Rua Um, 1", "complaint": "queda", "priority": s.priority,
+                       "address": "Rua Um, 1", "complaint": "queda",
+                       "occurrence": {"priority": s.priority},
                        "call_received_at": received}),
             )
             .await;

@@ -32,7 +32,7 @@ pub struct OccurrenceBody {
     pub occurrence_type: Option<Option<String>>,
     /// `low`, `medium`, `high` or `critical`.
     #[serde(default, deserialize_with = "nullable")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<crate::domain::incident::Priority>)]
     pub priority: Option<Option<String>>,
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<String>)]
@@ -53,7 +53,7 @@ pub struct PatientBody {
     pub age: Option<Option<i32>>,
     /// `F`, `M` or `X`.
     #[serde(default, deserialize_with = "nullable")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<crate::domain::incident::Sex>)]
     pub sex: Option<Option<String>>,
     /// Where the patient is taken: the `id` of an active unit of `GET /health-unit`, read
     /// back as `patient.destination {id, name, city, uf}`.
