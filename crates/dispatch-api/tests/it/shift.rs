@@ -1304,6 +1304,33 @@ mod screens {
         assert_eq!(view["intercurrences"], occurrence["intercurrences"]);
         assert_eq!(view["incident"]["occurrence"]["type"], "Trauma");
 
+        // The history names what the screens show, by the names the writes took
+        // (docs/dispatch-routes.md, "Names").
+        let entries = w
+            .api
+            .get("tarm", &format!("/incident/{id}?include_history=true"))
+            .await;
+        let entries = entries.ok()["history"].as_array().unwrap().clone();
+        let changed = |key: &str| {
+            entries
+                .iter()
+                .rev()
+                .find_map(|e| e["changes"].get(key).cloned())
+                .unwrap_or_else(|| panic!("no entry records `{key}`"))
+        };
+        assert_eq!(changed("occurrence.type")["to"], "Trauma");
+        assert_eq!(
+            changed("patient.destination")["to"],
+            json!({"id": occurrence["patient"]["destination"]["id"],
+                   "name": occurrence["patient"]["destination"]["name"]})
+        );
+        assert_eq!(
+            changed("regulator")["to"],
+            detail["regulation"]["regulator"]
+        );
+        assert_eq!(changed("assigned_to")["to"], occurrence["assigned_to"]);
+        assert_eq!(changed("intercurrence"), intercurrence);
+
         // A unit is dispatched with unit selection's ETag; every screen's ETag follows.
         let unit = w.free_units().await[0];
         let selection = w
@@ -1327,5 +1354,39 @@ mod screens {
             let r = w.api.get(login, uri).await;
             assert_eq!(etag(&r), format!("\"{v}\""), "{uri}");
         }
+        // The unit reads back with its vehicle type, as the board and the history name it.
+        let occurrence = w
+            .api
+            .get("frota", &format!("/incident/{id}/fleet-occurrence"))
+            .await;
+        let sent = occurrence.ok()["dispatches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["mobile_unit"]["id"] == unit)
+            .cloned()
+            .unwrap();
+        let board = w.api.get("frota", "/mobile-unit/board").await;
+        let on_board = board.array().iter().find(|u| u["id"] == unit).unwrap();
+        assert_eq!(
+            sent["mobile_unit"]["vehicle_type"],
+            on_board["vehicle_type"]
+        );
+        let entries = w
+            .api
+            .get("tarm", &format!("/incident/{id}?include_history=true"))
+            .await;
+        let last = entries.ok()["history"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        assert_eq!(last["action"], "dispatched");
+        assert_eq!(
+            last["changes"]["dispatch"]["mobile_unit"],
+            json!({"id": unit, "name": sent["mobile_unit"]["name"],
+                   "vehicle_type": sent["mobile_unit"]["vehicle_type"]})
+        );
     }
 }
