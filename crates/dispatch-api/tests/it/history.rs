@@ -731,27 +731,20 @@ async fn every_entry_of_a_shift_has_its_actions_shape() {
     )
     .await
     .ok();
-    let (cancelled, cv) = w.create().await;
-    w.post(
-        &format!("/incident/{cancelled}/cancel"),
-        "tarm",
-        Some(cv),
-        json!({"reason": "desistência"}),
-    )
-    .await
-    .ok();
-    let (prank, pv) = w.create().await;
-    w.post(
-        &format!("/incident/{prank}/prank-call"),
-        "tarm",
-        Some(pv),
-        json!({}),
-    )
-    .await
-    .ok();
+    // Two calls that end early.
+    let mut incidents = vec![id];
+    for (route, body) in [
+        ("cancel", json!({"reason": "desistência"})),
+        ("prank-call", json!({})),
+    ] {
+        let (other, first) = w.create().await;
+        let uri = format!("/incident/{other}/{route}");
+        w.post(&uri, "tarm", Some(first), body).await.ok();
+        incidents.push(other);
+    }
 
     let mut seen = std::collections::BTreeSet::new();
-    for incident in [id, cancelled, prank] {
+    for incident in incidents {
         for entry in entries(&w, incident).await {
             shaped(&entry);
             seen.insert(entry["action"].as_str().unwrap().to_owned());

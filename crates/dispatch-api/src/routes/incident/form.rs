@@ -99,8 +99,19 @@ pub struct PatchIncident {
     pub patient: Option<PatientBody>,
 }
 
+/// For each `sent => field`: a field sent is set on the form `raw` and named in `present`
+/// (by the stored field's name).
+macro_rules! take {
+    ($present:expr, $raw:expr; $($sent:expr => $field:ident),+ $(,)?) => {$(
+        if let Some(v) = $sent {
+            $present.push(stringify!($field));
+            $raw.$field = v;
+        }
+    )+};
+}
+
 /// Sets on `raw` each field of the Occurrence and Patient forms that was sent, naming it in
-/// `present` (by the stored field's name).
+/// `present`.
 fn split_forms(
     occurrence: Option<OccurrenceBody>,
     patient: Option<PatientBody>,
@@ -109,15 +120,7 @@ fn split_forms(
 ) {
     let o = occurrence.unwrap_or_default();
     let p = patient.unwrap_or_default();
-    macro_rules! take {
-        ($($sent:expr => $field:ident),+ $(,)?) => {$(
-            if let Some(v) = $sent {
-                present.push(stringify!($field));
-                raw.$field = v;
-            }
-        )+};
-    }
-    take!(
+    take!(present, raw;
         o.occurrence_type => occurrence_type,
         o.priority => priority,
         o.notes => occurrence_notes,
@@ -133,15 +136,7 @@ impl PatchIncident {
     fn split(self) -> (Vec<&'static str>, RawForm) {
         let mut present = Vec::new();
         let mut raw = RawForm::default();
-        macro_rules! take {
-            ($($sent:expr => $field:ident),+ $(,)?) => {$(
-                if let Some(v) = $sent {
-                    present.push(stringify!($field));
-                    raw.$field = v;
-                }
-            )+};
-        }
-        take!(
+        take!(present, raw;
             self.caller_name => caller_name,
             self.caller_phone => caller_phone,
             self.address => address,
