@@ -178,6 +178,24 @@ async fn checked(w: &W, id: i64, what: &str, write: impl AsyncFnOnce() -> Reply)
     reply
 }
 
+/// The id of the USA vehicle type.
+async fn usa(w: &W) -> Value {
+    let types = w.api.get("frota", "/mobile-unit-type?active=true").await;
+    types.array().iter().find(|t| t["name"] == "USA").unwrap()["id"].clone()
+}
+
+/// A new incident (as `tarm`) with the Basic data form and `forms` besides; its id.
+async fn create_with_forms(w: &W, forms: Value) -> i64 {
+    let mut body = json!({"caller_name": "Maria Souza", "caller_phone": "(12) 99100-4321",
+                          "address": "Rua das Flores, 10", "complaint": "dor no peito"});
+    for (k, v) in forms.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    let r = w.post("/incident", "tarm", None, body).await;
+    assert_eq!(r.status.as_u16(), 201, "{}", r.body);
+    r.body["id"].as_i64().unwrap()
+}
+
 fn version(r: &Reply) -> i32 {
     r.body["version"].as_i64().unwrap() as i32
 }
@@ -198,23 +216,15 @@ async fn every_write_records_every_field_it_changes() {
     let destination = destinations.array()[0]["id"].clone();
     let employee = w.api.get("frota", "/employee/search").await;
     let employee = employee.array()[0]["id"].clone();
-    let usa = w.api.get("frota", "/mobile-unit-type?active=true").await;
-    let usa = usa.array().iter().find(|t| t["name"] == "USA").unwrap()["id"].clone();
+    let usa = usa(&w).await;
 
     // Creation: every field given is recorded from null.
-    let r = w
-        .post(
-            "/incident",
-            "tarm",
-            None,
-            json!({"caller_name": "Maria Souza", "caller_phone": "(12) 99100-4321",
-                   "address": "Rua das Flores, 10", "complaint": "dor no peito",
-                   "city": "Taubaté", "occurrence": {"priority": "high"},
-                   "patient": {"name": "José", "destination_id": destination}}),
-        )
-        .await;
-    assert_eq!(r.status.as_u16(), 201, "{}", r.body);
-    let id = r.body["id"].as_i64().unwrap();
+    let id = create_with_forms(
+        &w,
+        json!({"city": "Taubaté", "occurrence": {"priority": "high"},
+               "patient": {"name": "José", "destination_id": destination}}),
+    )
+    .await;
     compare(
         "create",
         None,
@@ -585,21 +595,13 @@ async fn every_entry_of_a_shift_has_its_actions_shape() {
     let w = W::new().await;
     let hospitals = w.api.get("tarm", "/health-unit?q=hospital").await;
     let (h1, h2) = (hospitals.array()[0].clone(), hospitals.array()[1].clone());
-    let usa = w.api.get("frota", "/mobile-unit-type?active=true").await;
-    let usa = usa.array().iter().find(|t| t["name"] == "USA").unwrap()["id"].clone();
-    let r = w
-        .post(
-            "/incident",
-            "tarm",
-            None,
-            json!({"caller_name": "Maria Souza", "caller_phone": "(12) 99100-4321",
-                   "address": "Rua das Flores, 10", "complaint": "dor no peito",
-                   "occurrence": {"type": "Clínico", "priority": "high"},
-                   "patient": {"name": "José", "age": 60, "destination_id": h1["id"]}}),
-        )
-        .await;
-    assert_eq!(r.status.as_u16(), 201, "{}", r.body);
-    let id = r.body["id"].as_i64().unwrap();
+    let usa = usa(&w).await;
+    let id = create_with_forms(
+        &w,
+        json!({"occurrence": {"type": "Clínico", "priority": "high"},
+               "patient": {"name": "José", "age": 60, "destination_id": h1["id"]}}),
+    )
+    .await;
     let uri = |a: &str| format!("/incident/{id}/{a}");
     let v = |r: &Reply| version(r);
     let r = w
