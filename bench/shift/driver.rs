@@ -12,7 +12,7 @@
 //!   destination in the `/health-unit` picker, decide, then follow the incident on the socket
 //!   and close it once its unit is released (or at once when no unit is needed);
 //! - **fleet operators** follow the `regulated` queue, open unit selection, pick a free unit
-//!   of the requested type from `/mobile-unit/options?available=true&type=` (another type
+//!   of the requested type from `/mobile-unit/options?available=true&vehicle_type_id=` (another type
 //!   with an `override_reason` when none is free), sometimes transfer the incident to a person
 //!   chosen in the `/employee/search` picker, and walk the dispatch to `released`.
 //!
@@ -588,7 +588,7 @@ pub async fn run(cfg: Config) -> Outcome {
 struct Reference {
     actions: Vec<i64>,
     vehicle_types: Vec<i64>,
-    /// The occurrence types' names (what the Occurrence form's `occurrence_type` takes).
+    /// The occurrence types' names (what the Occurrence form's `occurrence.type` takes).
     occurrence_types: Vec<String>,
     /// An incident of the demo data, which the shift never changes: the barrier of
     /// [`Socket::unfollow`].
@@ -614,7 +614,7 @@ impl Reference {
             .expect("the demo data has an incident");
         Reference {
             actions: ids(&d.body["technical_decision_actions"]),
-            vehicle_types: ids(&d.body["mobile_unit_types"]),
+            vehicle_types: ids(&d.body["vehicle_types"]),
             occurrence_types: d.body["occurrence_types"]
                 .as_array()
                 .into_iter()
@@ -661,12 +661,13 @@ async fn call_taker(c: Client, me: usize, n: usize, r: Reference) {
                 &format!("/incident/{id}"),
                 Some(v),
                 json!({
-                    "patient_name": format!("Paciente {tag}"),
-                    "patient_age": 40 + (k % 50) as i64,
-                    // Every priority, so the regulators' queue has an order to keep.
-                    "priority": PRIORITIES[(me + k) % 4],
-                    // One of the catalogue's types: any other is refused.
-                    "occurrence_type": r.occurrence_types.get(k % r.occurrence_types.len().max(1)),
+                    "patient": {"name": format!("Paciente {tag}"), "age": 40 + (k % 50) as i64},
+                    "occurrence": {
+                        // Every priority, so the regulators' queue has an order to keep.
+                        "priority": PRIORITIES[(me + k) % 4],
+                        // One of the catalogue's types: any other is refused.
+                        "type": r.occurrence_types.get(k % r.occurrence_types.len().max(1)),
+                    },
                 }),
             )
             .await;
@@ -857,7 +858,7 @@ async fn regulate(
                 "regulator: send-to",
                 &format!("/incident/{id}/send-to"),
                 Some(v),
-                json!({"user_id": user_id}),
+                json!({"regulator_id": user_id}),
             )
             .await;
         return match a.status {
@@ -903,7 +904,7 @@ async fn regulate(
                 reqwest::Method::PATCH,
                 &format!("/incident/{id}"),
                 Some(v),
-                json!({"destination_health_unit_id": unit}),
+                json!({"patient": {"destination_id": unit}}),
             )
             .await;
         match a.status {
@@ -921,7 +922,7 @@ async fn regulate(
             "regulator: decide",
             &format!("/incident/{id}/technical-decision"),
             Some(v),
-            json!({"action_id": action, "mobile_unit_type_id": vehicle, "notes": "decisão do plantão"}),
+            json!({"action_id": action, "vehicle_type_id": vehicle, "notes": "decisão do plantão"}),
         )
         .await;
     if a.status != 200 {
@@ -1036,7 +1037,9 @@ async fn dispatch_one(
         .screen("fleet: unit selection", 2, async || {
             let sel = c.get(&format!("/incident/{id}/unit-selection")).await;
             let ty = sel.body["requested_vehicle_type"]["id"].as_i64();
-            let q = ty.map(|t| format!("&type={t}")).unwrap_or_default();
+            let q = ty
+                .map(|t| format!("&vehicle_type_id={t}"))
+                .unwrap_or_default();
             let options = c
                 .get(&format!("/mobile-unit/options?available=true{q}"))
                 .await;
@@ -1103,10 +1106,7 @@ async fn dispatch_one(
                     c.s.log.lock().unwrap().overrides += 1;
                 }
                 dispatch = a.body["id"].as_i64();
-                v = a.body["incident_version"]
-                    .as_i64()
-                    .or(a.etag)
-                    .unwrap_or(v + 1);
+                v = a.body["version"].as_i64().or(a.etag).unwrap_or(v + 1);
                 break;
             }
             (409, Some("unit_busy" | "unit_inactive")) => continue,
@@ -1157,7 +1157,7 @@ async fn dispatch_one(
                         "fleet: transfer",
                         &format!("/incident/{id}/transfer"),
                         Some(v),
-                        json!({"user_id": user_id}),
+                        json!({"assigned_to_id": user_id}),
                     )
                     .await;
                 if a.status == 200 {
@@ -1204,7 +1204,7 @@ async fn dispatch_one(
         }
         if i == 1 {
             // Stop following after the unit is on scene: later steps must not reach this socket.
-            let version = a.body["incident_version"].as_i64().unwrap_or_default();
+            let version = a.body["version"].as_i64().unwrap_or_default();
             sock.unfollow(id, version, r.barrier).await;
         }
     }

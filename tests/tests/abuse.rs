@@ -892,7 +892,7 @@ const DISPATCH_WRITES: [(&str, &str, &str, Option<&str>); 12] = [
         "PATCH",
         "/incident/{id}",
         "tarm",
-        Some(r#"{"patient_name":"Rita\u0000"}"#),
+        Some(r#"{"patient":{"name":"Rita\u0000"}}"#),
     ),
     ("POST", "/incident/{id}/submit", "tarm", None),
     (

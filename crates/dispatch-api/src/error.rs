@@ -60,7 +60,8 @@ impl Error {
     }
 
     /// Members a problem carries besides the standard ones: `vehicle_type_mismatch` names
-    /// the type asked for (`expected_type`) and the unit's (`offered_type`), `{id, name}`;
+    /// the type asked for (`requested_vehicle_type`) and the unit's
+    /// (`mobile_unit: {id, vehicle_type}`), each type `{id, name}` as the reads name them;
     /// an unknown occurrence type lists the ones allowed (`allowed_values`).
     fn members(&self) -> Option<serde_json::Map<String, serde_json::Value>> {
         match self {
@@ -70,11 +71,19 @@ impl Error {
                 Some(m)
             }
             Error::Refused(Refusal::VehicleTypeMismatch {
-                requested, offered, ..
+                unit,
+                requested,
+                offered,
             }) => {
                 let mut m = serde_json::Map::new();
-                m.insert("expected_type".into(), serde_json::json!(requested));
-                m.insert("offered_type".into(), serde_json::json!(offered));
+                m.insert(
+                    "requested_vehicle_type".into(),
+                    serde_json::json!(requested),
+                );
+                m.insert(
+                    "mobile_unit".into(),
+                    serde_json::json!({"id": unit, "vehicle_type": offered}),
+                );
                 Some(m)
             }
             _ => None,
@@ -118,7 +127,7 @@ fn refusal(r: &Refusal) -> Problem {
         Refusal::UnknownOccurrenceType { allowed, .. } => {
             Problem::new(StatusCode::BAD_REQUEST, "invalid_payload", detail).with_errors(vec![
                 FieldError {
-                    field: "occurrence_type".to_owned(),
+                    field: crate::domain::form::wire_name("occurrence_type").to_owned(),
                     message: format!("must be one of: {}", allowed.join(", ")),
                 },
             ])

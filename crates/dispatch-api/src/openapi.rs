@@ -8,10 +8,10 @@ use utoipa::{Modify, OpenApi};
 
 use crate::routes::Routes;
 use crate::routes::dispatch::StatusBody;
-use crate::routes::incident::form::{CreateIncident, PatchIncident};
+use crate::routes::incident::form::{CreateIncident, OccurrenceBody, PatchIncident, PatientBody};
 use crate::routes::incident::writes::{
-    CancelBody, CloseBody, DispatchBody, DispatchConflict, Empty, IntercurrenceBody, SendToBody,
-    TechnicalDecisionBody, TransferBody,
+    CancelBody, CloseBody, DispatchBody, DispatchConflict, Empty, IntercurrenceBody,
+    MismatchedUnit, SendToBody, TechnicalDecisionBody, TransferBody,
 };
 use crate::store::writes::Written;
 use crate::views::*;
@@ -36,9 +36,10 @@ use crate::views::*;
         crate::domain::times::Interval,
         crate::routes::response_targets::Targets, crate::routes::response_targets::PutTargets,
         crate::routes::response_targets::TargetChangeBody,
-        Written, DispatchCreated, DispatchProgress, CreateIncident, PatchIncident,
+        Written, DispatchCreated, DispatchProgress, CreateIncident, PatchIncident, OccurrenceBody,
+        PatientBody,
         Empty, CancelBody, TechnicalDecisionBody, SendToBody,
-        DispatchBody, DispatchConflict, StatusBody, IntercurrenceBody, TransferBody,
+        DispatchBody, DispatchConflict, MismatchedUnit, StatusBody, IntercurrenceBody, TransferBody,
         CloseBody,
         // The WebSocket's frames (`GET /ws`): not HTTP bodies, described here for clients.
         crate::realtime::protocol::ClientMessage, crate::realtime::protocol::ServerMessage,

@@ -103,8 +103,7 @@ pub struct MobileUnitView {
     pub plate: String,
     pub base: String,
     pub active: bool,
-    #[serde(rename = "type")]
-    pub unit_type: RefOption,
+    pub vehicle_type: RefOption,
 }
 
 /// `GET /mobile-unit/options`: one option of the "Select a mobile unit" field, as the spec
@@ -141,8 +140,7 @@ pub struct FleetBoardUnit {
     pub id: i64,
     pub name: String,
     pub base: String,
-    #[serde(rename = "type")]
-    pub unit_type: RefOption,
+    pub vehicle_type: RefOption,
     /// The dispatch the unit is on, or null when the unit is free.
     #[schema(required = true)]
     pub dispatch: Option<CurrentDispatch>,
@@ -342,7 +340,7 @@ pub struct DispatchCreated {
     pub id: i64,
     pub status: Status,
     /// The incident's new version (also the `ETag`).
-    pub incident_version: i32,
+    pub version: i32,
 }
 
 /// What `POST /dispatch/{id}/status` answers.
@@ -351,7 +349,8 @@ pub struct DispatchProgress {
     pub id: i64,
     pub status: Status,
     pub incident_id: i64,
-    pub incident_version: i32,
+    /// The incident's new version (also the `ETag`): a dispatch has none of its own.
+    pub version: i32,
 }
 
 /// The unit of a dispatch, with its type.
@@ -359,8 +358,7 @@ pub struct DispatchProgress {
 pub struct DispatchedUnit {
     pub id: i64,
     pub name: String,
-    #[serde(rename = "type")]
-    pub unit_type: RefOption,
+    pub vehicle_type: RefOption,
 }
 
 /// One unit on one incident: `/dispatch/incident/{id}`, `/mobile-unit/incident/{id}` and the
@@ -523,8 +521,8 @@ pub struct UnallocatedPage {
 /// The small lists the screens load once, at start.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Lookups {
-    /// Active types only.
-    pub mobile_unit_types: Vec<RefOption>,
+    /// Active vehicle types only (`GET /mobile-unit-type?active=true`, the spec's path).
+    pub vehicle_types: Vec<RefOption>,
     /// Active, not deleted.
     pub technical_decision_actions: Vec<RefOption>,
     /// Active, not deleted.
@@ -907,8 +905,7 @@ pub struct RecommendedUnit {
     pub id: i64,
     pub name: String,
     pub base: String,
-    #[serde(rename = "type")]
-    pub unit_type: RefOption,
+    pub vehicle_type: RefOption,
     pub position: UnitWhereabouts,
     /// Straight-line distance to the incident's location, km (3 decimals); null when the
     /// incident has no location.
@@ -924,8 +921,7 @@ pub struct RecommendedUnit {
 pub struct LeftOutUnit {
     pub id: i64,
     pub name: String,
-    #[serde(rename = "type")]
-    pub unit_type: RefOption,
+    pub vehicle_type: RefOption,
     /// `busy` (on a dispatch not released), `other_type`, `inactive` or `no_position`.
     pub reason: String,
 }
@@ -970,8 +966,7 @@ pub struct ManagedUnit {
     pub base: String,
     #[schema(required = true)]
     pub team: Option<RefOption>,
-    #[serde(rename = "type")]
-    pub unit_type: RefOption,
+    pub vehicle_type: RefOption,
 }
 
 /// A person's allocation: `POST /team/{id}/allocate`, `POST /team/{id}/release`.

@@ -1,8 +1,9 @@
 //! The editable fields of the Basic data, Occurrence and Patient forms: what `POST /incident`
 //! creates and `PATCH /incident/{id}` edits. [`incident_fields!`] lists them once, each with
 //! its kind, its real-time group and its rule; the stored form, the form as sent and its
-//! checks here, the request bodies (`routes::incident::form`) and the rows the store reads
-//! and writes are built from that list. Adding a field is one line there and a migration.
+//! checks here, and the rows the store reads and writes are built from that list. The request
+//! bodies (`routes::incident::form`) name the fields as the reads do ([`wire_name`]). Adding a
+//! field is one line there, its name in the bodies, and a migration.
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -45,7 +46,6 @@ macro_rules! incident_fields {
         }
     };
 }
-pub(crate) use incident_fields;
 
 /// The type of a field of each kind: `Option<T>` when optional.
 macro_rules! of_kind {
@@ -149,7 +149,7 @@ macro_rules! form {
                 let form = IncidentForm {
                     $($name: {
                         let on = if present(stringify!($name)) { &mut check } else { &mut unsent };
-                        judge!(on, stringify!($name), self.$name, $kind, $stored, $($rule)*)
+                        judge!(on, wire_name(stringify!($name)), self.$name, $kind, $stored, $($rule)*)
                     },)+
                 };
                 check.done()?;
@@ -159,6 +159,32 @@ macro_rules! form {
     };
 }
 incident_fields!(form);
+
+/// A field's name on the wire (docs/dispatch-routes.md, "Names"): the Basic data form's
+/// fields at the top of a write (as CONTRACT's `POST /incident` takes them), the Occurrence
+/// and Patient forms' under `occurrence` and `patient`, with the names the reads show there
+/// (`destination_id`: the `id` of the `destination` the read shows). A fault names this.
+pub fn wire_name(field: &'static str) -> &'static str {
+    match field {
+        "occurrence_type" => "occurrence.type",
+        "priority" => "occurrence.priority",
+        "occurrence_notes" => "occurrence.notes",
+        "patient_name" => "patient.name",
+        "patient_age" => "patient.age",
+        "patient_sex" => "patient.sex",
+        "destination_health_unit_id" => "patient.destination_id",
+        other => other,
+    }
+}
+
+/// A field's name in a history entry's `changes`: its wire name, a reference without its
+/// `_id` (the entry shows it `{id, name}`, as the read does).
+pub fn history_name(field: &'static str) -> &'static str {
+    match field {
+        "destination_health_unit_id" => "patient.destination",
+        other => wire_name(other),
+    }
+}
 
 pub const NAME_MAX: usize = 200;
 pub const NOTES_MAX: usize = 4000;
@@ -288,9 +314,9 @@ mod tests {
                 "caller_phone",
                 "complaint",
                 "city",
-                "priority",
-                "patient_age",
-                "patient_sex"
+                "occurrence.priority",
+                "patient.age",
+                "patient.sex"
             ]
         );
         assert_eq!(faults[5].message, "must be between 0 and 130");

@@ -35,12 +35,12 @@ pub fn entry(found: Option<Entry>, field: &str, what: &str, id: i32) -> Result<S
 
 /// A mobile unit type a decision asks for exists and is active (`found`: its name and
 /// whether it is active); answers its name.
-pub fn unit_type(found: Option<(String, bool)>, id: i32) -> Result<String, Refusal> {
+pub fn vehicle_type(found: Option<(String, bool)>, id: i32) -> Result<String, Refusal> {
     match found {
         Some((name, true)) => Ok(name),
         _ => Err(Refusal::unusable(
-            "mobile_unit_type_id",
-            format!("unit type {id} does not exist or is inactive"),
+            "vehicle_type_id",
+            format!("vehicle type {id} does not exist or is inactive"),
         )),
     }
 }
@@ -124,16 +124,18 @@ pub struct Candidate {
 /// The user `user` (`found`: the person and what the rule reads of them) may take the
 /// incident as `taker`; answers the person.
 pub fn taker<P>(found: Option<(P, Candidate)>, taker: Taker, user: i64) -> Result<P, Refusal> {
-    let (what, fits): (&str, fn(&Candidate) -> bool) = match taker {
-        Taker::SendTo => ("an active regulating physician", |c| {
+    let (field, what, fits): (&str, &str, fn(&Candidate) -> bool) = match taker {
+        Taker::SendTo => ("regulator_id", "an active regulating physician", |c| {
             c.active && c.profile == Profile::MedicoRegulador
         }),
-        Taker::Transfer => ("an active employee", |c| c.active && c.employee_active),
+        Taker::Transfer => ("assigned_to_id", "an active employee", |c| {
+            c.active && c.employee_active
+        }),
     };
     match found {
         Some((person, c)) if fits(&c) => Ok(person),
         _ => Err(Refusal::unusable(
-            "user_id",
+            field,
             format!("user {user} is not {what}"),
         )),
     }
@@ -196,7 +198,7 @@ mod tests {
         ] {
             assert_eq!(
                 code(taker(Some(("p", no)), Taker::SendTo, 9)),
-                "body field `user_id`: user 9 is not an active regulating physician"
+                "body field `regulator_id`: user 9 is not an active regulating physician"
             );
         }
         assert_eq!(
@@ -211,15 +213,15 @@ mod tests {
         for no in [c(false, Profile::Tarm, true), c(true, Profile::Tarm, false)] {
             assert_eq!(
                 code(taker(Some(("p", no)), Taker::Transfer, 9)),
-                "body field `user_id`: user 9 is not an active employee"
+                "body field `assigned_to_id`: user 9 is not an active employee"
             );
         }
         assert!(taker::<&str>(None, Taker::Transfer, 9).is_err());
-        assert_eq!(unit_type(Some(("USA".into(), true)), 2).unwrap(), "USA");
+        assert_eq!(vehicle_type(Some(("USA".into(), true)), 2).unwrap(), "USA");
         for found in [Some(("USA".into(), false)), None] {
             assert_eq!(
-                code(unit_type(found, 2)),
-                "body field `mobile_unit_type_id`: unit type 2 does not exist or is inactive"
+                code(vehicle_type(found, 2)),
+                "body field `vehicle_type_id`: vehicle type 2 does not exist or is inactive"
             );
         }
     }

@@ -32,9 +32,9 @@ pub enum Refusal {
     /// Body fields that break the form's rules (all of them, so the client fixes them at once).
     #[error("{}", describe(.0))]
     InvalidFields(Vec<FieldFault>),
-    /// `occurrence_type` names no active occurrence type; `allowed` are the active ones.
+    /// `occurrence.type` names no active occurrence type; `allowed` are the active ones.
     #[error(
-        "body field `occurrence_type`: `{value}` is not an occurrence type (one of: {})",
+        "body field `occurrence.type`: `{value}` is not an occurrence type (one of: {})",
         allowed.join(", ")
     )]
     UnknownOccurrenceType { value: String, allowed: Vec<String> },

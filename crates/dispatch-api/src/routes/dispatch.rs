@@ -60,7 +60,7 @@ impl From<DispatchWritten> for DispatchProgress {
             id: d.id,
             status: d.status,
             incident_id: d.incident_id,
-            incident_version: d.incident_version,
+            version: d.incident_version,
         }
     }
 }

@@ -59,13 +59,11 @@ pub struct OptionsParams {
     /// every active unit, free or not.
     pub available: Option<bool>,
     /// Only units of this vehicle type: the `id` of `GET /mobile-unit-type`.
-    #[serde(rename = "type")]
-    #[param(rename = "type")]
-    pub unit_type: Option<i32>,
+    pub vehicle_type_id: Option<i32>,
 }
 
 /// The "Select a mobile unit" field: active units, `{id, name}`, by name; `available=true`
-/// for the free ones only, `type` for one vehicle type.
+/// for the free ones only, `vehicle_type_id` for one vehicle type.
 #[utoipa::path(get, path = "/mobile-unit/options", tag = "fleet",
     params(OptionsParams),
     responses((status = 200, body = Vec<MobileUnitOption>)))]
@@ -76,7 +74,7 @@ pub async fn options(
 ) -> Reply {
     let filter = UnitFilter {
         available_only: params.0.available.unwrap_or(false),
-        type_id: params.0.unit_type,
+        type_id: params.0.vehicle_type_id,
     };
     let conn = state.pool.get().await?;
     ok(&reference::mobile_unit_options(&conn, filter).await?)
@@ -134,8 +132,8 @@ pub async fn of_incident(state: web::Data<AppState>, _user: CurrentUser, id: Pat
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PositionBody {
-    pub lat: f64,
-    pub lon: f64,
+    /// Where the unit is (read back as the unit's `position.location`).
+    pub location: Location,
     /// When the tracker (or the operator) recorded it; not in the future.
     pub recorded_at: DateTime<Utc>,
 }
@@ -144,13 +142,13 @@ impl Judge for PositionBody {
     type Judged = Self;
     fn judge(self) -> Result<Self, Refusal> {
         if let Some((field, message)) = (Point {
-            lat: self.lat,
-            lon: self.lon,
+            lat: self.location.lat,
+            lon: self.location.lon,
         })
         .fault()
         {
             return Err(Refusal::InvalidFields(vec![FieldFault {
-                field: field.to_owned(),
+                field: format!("location.{field}"),
                 message: message.to_owned(),
             }]));
         }
@@ -178,11 +176,7 @@ pub async fn position(
             }])
             .into());
         }
-        let at = Location {
-            lat: b.lat,
-            lon: b.lon,
-        };
-        fleet::record_position(c, by, id.0, at, b.recorded_at).await
+        fleet::record_position(c, by, id.0, b.location, b.recorded_at).await
     })
     .await
 }

@@ -117,7 +117,7 @@ pub(super) async fn run(
                 let order = NewDispatch {
                     mobile_unit_id: ids.units[*unit],
                     override_reason: None,
-                    destination_health_unit_id: destination.map(|h| ids.health_units[h]),
+                    destination_id: destination.map(|h| ids.health_units[h]),
                 };
                 store::dispatch_unit(conn, &by, id, v, order)
                     .await

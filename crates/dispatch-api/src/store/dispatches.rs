@@ -47,7 +47,7 @@ struct Row {
     #[diesel(embed)]
     unit: UnitRow,
     #[diesel(embed)]
-    unit_type: UnitTypeRow,
+    vehicle_type: UnitTypeRow,
     #[diesel(embed)]
     destination: Option<HealthUnitRow>,
 }
@@ -80,7 +80,7 @@ fn view(row: Row) -> DispatchView {
     let Row {
         dispatch: d,
         unit,
-        unit_type,
+        vehicle_type,
         destination,
     } = row;
     DispatchView {
@@ -89,9 +89,9 @@ fn view(row: Row) -> DispatchView {
         mobile_unit: DispatchedUnit {
             id: unit.id,
             name: unit.name,
-            unit_type: RefOption {
-                id: unit_type.id,
-                name: unit_type.name,
+            vehicle_type: RefOption {
+                id: vehicle_type.id,
+                name: vehicle_type.name,
             },
         },
         times: DispatchTimes {

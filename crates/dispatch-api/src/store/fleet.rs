@@ -22,7 +22,7 @@ pub struct UnitOnMap {
     pub candidate: Candidate,
     pub name: String,
     pub base: String,
-    pub unit_type: RefOption,
+    pub vehicle_type: RefOption,
     pub fix: Option<Fix>,
 }
 
@@ -100,7 +100,7 @@ pub async fn units_on_map(
                 },
                 name: r.name,
                 base: r.base,
-                unit_type: RefOption {
+                vehicle_type: RefOption {
                     id: r.type_id,
                     name: r.type_name,
                 },
@@ -362,7 +362,7 @@ pub async fn patch_unit(
             active,
             base,
             team: team(c, team_id).await?,
-            unit_type: RefOption {
+            vehicle_type: RefOption {
                 id: now.type_id,
                 name: now.type_name,
             },

@@ -155,6 +155,7 @@ where
 /// The incident version a write answered, as its ETag.
 pub fn etag_of(body: &Value) -> Option<String> {
     body.get("version")
+        // Answers stored before the dispatch writes named it `version` too.
         .or_else(|| body.get("incident_version"))
         .and_then(Value::as_i64)
         .map(|v| format!("\"{v}\""))

@@ -48,7 +48,7 @@ impl Snapshot {
         let types = self.mobile_unit_types.iter();
         let professions = self.professional_types.iter();
         Lookups {
-            mobile_unit_types: active(types.map(|t| (t.id, &t.name, t.active))),
+            vehicle_types: active(types.map(|t| (t.id, &t.name, t.active))),
             technical_decision_actions: self.technical_decision_actions.clone(),
             intercurrences: self.intercurrences.clone(),
             occurrence_types: self.occurrence_types.clone(),
@@ -239,7 +239,7 @@ pub async fn mobile_units(
             plate: u.plate,
             base: u.base,
             active: u.active,
-            unit_type: RefOption {
+            vehicle_type: RefOption {
                 id: u.type_id,
                 name: u.type_name,
             },
@@ -301,7 +301,7 @@ struct BoardRow {
     name: String,
     base: String,
     #[diesel(select_expression = (mobile_unit_types::id, mobile_unit_types::name))]
-    unit_type: (i32, String),
+    vehicle_type: (i32, String),
     #[diesel(select_expression = (
         dispatches::id,
         dispatches::status,
@@ -330,7 +330,7 @@ pub async fn fleet_board(mut conn: &AsyncPgConnection) -> Result<Vec<FleetBoardU
             id: r.id,
             name: r.name,
             base: r.base,
-            unit_type: ref_option(r.unit_type),
+            vehicle_type: ref_option(r.vehicle_type),
             dispatch: r
                 .dispatch
                 .map(

@@ -211,7 +211,7 @@ pub async fn timeline(
             mobile_unit: DispatchedUnit {
                 id: u.unit_id,
                 name: u.unit_name,
-                unit_type: RefOption {
+                vehicle_type: RefOption {
                     id: u.type_id,
                     name: u.type_name,
                 },

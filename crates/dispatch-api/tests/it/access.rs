@@ -44,7 +44,7 @@ pub const ROUTES: &[&str] = &[
     "/reports/response-times?group_by=priority",
     "/health-unit/offload",
     "/mobile-unit?active_only=true",
-    "/mobile-unit/options?available=true&type=1",
+    "/mobile-unit/options?available=true&vehicle_type_id=1",
     "/mobile-unit/board",
     "/mobile-unit/incident/1",
     "/mobile-unit-type?active=true",

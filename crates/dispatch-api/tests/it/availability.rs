@@ -100,7 +100,7 @@ async fn check_against_database(w: &W) {
                 "id",
                 "name",
                 "base",
-                "type",
+                "vehicle_type",
                 "dispatch",
                 // docs/dispatch-routes.md, "Positions and a recommendation".
                 "position",
@@ -113,7 +113,7 @@ async fn check_against_database(w: &W) {
         let id = u["id"].as_i64().unwrap();
         let (name, base, type_id, type_name) = &fleet[&id];
         assert_eq!(
-            (&u["name"], &u["base"], &u["type"]),
+            (&u["name"], &u["base"], &u["vehicle_type"]),
             (
                 &json!(name),
                 &json!(base),
@@ -161,14 +161,17 @@ async fn options_and_board_say_which_units_are_free() {
         .collect();
     let r = w
         .api
-        .get("frota", &format!("/mobile-unit/options?type={usa}"))
+        .get(
+            "frota",
+            &format!("/mobile-unit/options?vehicle_type_id={usa}"),
+        )
         .await;
     assert_eq!(ids(r.array()), of_type);
     let r = w
         .api
         .get(
             "frota",
-            &format!("/mobile-unit/options?available=true&type={usa}"),
+            &format!("/mobile-unit/options?available=true&vehicle_type_id={usa}"),
         )
         .await;
     let free_of_type: BTreeSet<i64> = of_type
@@ -177,7 +180,10 @@ async fn options_and_board_say_which_units_are_free() {
         .copied()
         .collect();
     assert_eq!(ids(r.array()), free_of_type);
-    for (query, name) in [("type=USA", "type"), ("available=1", "available")] {
+    for (query, name) in [
+        ("vehicle_type_id=USA", "vehicle_type_id"),
+        ("available=1", "available"),
+    ] {
         let r = w
             .api
             .get("frota", &format!("/mobile-unit/options?{query}"))
@@ -241,7 +247,7 @@ async fn a_unit_of_another_type_than_the_decision_asks_for_needs_a_reason() {
             &format!("/incident/{id}/technical-decision"),
             "regulador",
             Some(v),
-            json!({"action_id": action, "mobile_unit_type_id": usa}),
+            json!({"action_id": action, "vehicle_type_id": usa}),
         )
         .await;
     let v = r.ok()["version"].as_i64().unwrap() as i32;
@@ -258,7 +264,7 @@ async fn a_unit_of_another_type_than_the_decision_asks_for_needs_a_reason() {
             .api
             .get(
                 "frota",
-                &format!("/mobile-unit/options?available=true&type={t}"),
+                &format!("/mobile-unit/options?available=true&vehicle_type_id={t}"),
             )
             .await;
         r.array()[0].clone()
@@ -278,8 +284,14 @@ async fn a_unit_of_another_type_than_the_decision_asks_for_needs_a_reason() {
         r.problem(409, "vehicle_type_mismatch").as_deref(),
         Some("mobile_unit_id")
     );
-    assert_eq!(r.body["expected_type"], json!({"id": usa, "name": "USA"}));
-    assert_eq!(r.body["offered_type"], json!({"id": usb, "name": "USB"}));
+    assert_eq!(
+        r.body["requested_vehicle_type"],
+        json!({"id": usa, "name": "USA"})
+    );
+    assert_eq!(
+        r.body["mobile_unit"],
+        json!({"id": a_usb["id"], "vehicle_type": {"id": usb, "name": "USB"}})
+    );
     let detail = r.body["detail"].as_str().unwrap();
     assert!(detail.contains("USA") && detail.contains("USB"), "{detail}");
     let r = w
@@ -307,20 +319,19 @@ async fn a_unit_of_another_type_than_the_decision_asks_for_needs_a_reason() {
         )
         .await;
     assert_eq!(r.status.as_u16(), 201, "{}", r.body);
-    let v = r.body["incident_version"].as_i64().unwrap() as i32;
+    let v = r.body["version"].as_i64().unwrap() as i32;
     let entry = last_entry(&w, id).await;
     assert_eq!(entry["action"], "dispatched");
     let recorded = &entry["changes"]["dispatch"];
-    assert_eq!(recorded["mobile_unit_id"], a_usb["id"]);
-    assert_eq!(recorded["mobile_unit"], a_usb["name"]);
+    assert_eq!(
+        recorded["mobile_unit"],
+        json!({"id": a_usb["id"], "name": a_usb["name"],
+               "vehicle_type": {"id": usb, "name": "USB"}})
+    );
     assert_eq!(recorded["override_reason"], reason);
     assert_eq!(
         recorded["requested_vehicle_type"],
         json!({"id": usa, "name": "USA"})
-    );
-    assert_eq!(
-        recorded["mobile_unit_type"],
-        json!({"id": usb, "name": "USB"})
     );
 
     // A unit of the type asked for needs no reason.
@@ -335,11 +346,7 @@ async fn a_unit_of_another_type_than_the_decision_asks_for_needs_a_reason() {
         .await;
     assert_eq!(r.status.as_u16(), 201, "{}", r.body);
     let entry = last_entry(&w, id).await;
-    assert!(
-        entry["changes"]["dispatch"]
-            .get("override_reason")
-            .is_none()
-    );
+    assert_eq!(entry["changes"]["dispatch"]["override_reason"], Value::Null);
     let units = w
         .api
         .get("frota", &format!("/dispatch/incident/{id}"))

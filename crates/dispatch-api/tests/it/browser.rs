@@ -213,7 +213,7 @@ async fn an_incident_is_not_modified_until_it_is_written() {
         api.request(reqwest::Method::PATCH, &uri)
             .bearer_auth(api.token("regulador"))
             .header("If-Match", "\"1\"")
-            .json(&json!({"patient_name": "Rita de Cássia"}))
+            .json(&json!({"patient": {"name": "Rita de Cássia"}}))
             .send()
             .await
             .unwrap(),

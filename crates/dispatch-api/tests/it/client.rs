@@ -236,7 +236,7 @@ impl W {
                 )
                 .await;
             assert_eq!(r.status.as_u16(), 200, "{}", r.body);
-            return r.body["incident_version"].as_i64().unwrap() as i32;
+            return r.body["version"].as_i64().unwrap() as i32;
         }
         r.body["version"].as_i64().unwrap() as i32
     }

@@ -10,7 +10,7 @@ async fn writes_need_the_current_version_and_return_the_next() {
     let w = W::new().await;
     let (id, v) = w.create().await;
     let uri = format!("/incident/{id}");
-    let body = json!({"patient_name": "João"});
+    let body = json!({"patient": {"name": "João"}});
     let r = w
         .call(Method::PATCH, &uri, "tarm", None, Some(body.clone()))
         .await;
@@ -46,7 +46,7 @@ async fn writes_need_the_current_version_and_return_the_next() {
             &uri,
             "regulador",
             Some(v),
-            Some(json!({"patient_age": 40})),
+            Some(json!({"patient": {"age": 40}})),
         )
         .await;
     r.problem(412, "version_conflict");
@@ -74,14 +74,14 @@ async fn two_editors_with_the_same_version_at_once_one_wins() {
             &uri,
             "tarm",
             Some(v),
-            Some(json!({"patient_name": "A"}))
+            Some(json!({"patient": {"name": "A"}}))
         ),
         w.call(
             Method::PATCH,
             &uri,
             "regulador",
             Some(v),
-            Some(json!({"patient_name": "B"}))
+            Some(json!({"patient": {"name": "B"}}))
         ),
     );
     let mut codes = [a.status.as_u16(), b.status.as_u16()];

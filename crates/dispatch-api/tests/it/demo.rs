@@ -103,7 +103,10 @@ async fn the_demo_looks_alive_the_moment_it_is_seeded() {
         let free = api
             .get(
                 "frota",
-                &format!("/mobile-unit/options?available=true&type={}", t["id"]),
+                &format!(
+                    "/mobile-unit/options?available=true&vehicle_type_id={}",
+                    t["id"]
+                ),
             )
             .await;
         assert!(!free.array().is_empty(), "no free {}", t["name"]);
@@ -253,9 +256,9 @@ async fn seeded_history_entries_have_the_shape_the_api_writes() {
     let basic = json!({"caller_name": "Maria Souza", "caller_phone": "(12) 99100-4321",
                        "address": "Rua das Flores, 10", "city": "São José dos Campos",
                        "complaint": "dor no peito"});
-    let forms = json!({"occurrence_type": "Clínico", "priority": "high",
-                       "occurrence_notes": "Solicitante relata dor.", "patient_name": "José",
-                       "patient_age": 60, "patient_sex": "M"});
+    let forms = json!({"occurrence": {"type": "Clínico", "priority": "high",
+                                      "notes": "Solicitante relata dor."},
+                       "patient": {"name": "José", "age": 60, "sex": "M"}});
     let new_incident = async || -> (i64, i32) {
         let r = w.post("/incident", "tarm", None, basic.clone()).await;
         assert_eq!(r.status.as_u16(), 201, "{}", r.body);
@@ -327,7 +330,7 @@ async fn seeded_history_entries_have_the_shape_the_api_writes() {
         .await
         .unwrap();
     let decide =
-        |_: i32| json!({"action_id": sending, "mobile_unit_type_id": usb, "notes": "Regulado."});
+        |_: i32| json!({"action_id": sending, "vehicle_type_id": usb, "notes": "Regulado."});
     let step = async |dispatch: i64, status: &str| {
         let r = w
             .post(
@@ -337,7 +340,7 @@ async fn seeded_history_entries_have_the_shape_the_api_writes() {
                 json!({"status": status}),
             )
             .await;
-        r.ok()["incident_version"].as_i64().unwrap() as i32
+        r.ok()["version"].as_i64().unwrap() as i32
     };
 
     // A: decided by the first regulator, a unit that transports, an intercurrence, a
@@ -358,7 +361,7 @@ async fn seeded_history_entries_have_the_shape_the_api_writes() {
             &format!("/incident/{a}/dispatch"),
             "frota",
             Some(v),
-            json!({"mobile_unit_id": unit, "destination_health_unit_id": hospital}),
+            json!({"mobile_unit_id": unit, "destination_id": hospital}),
         )
         .await;
     assert_eq!(r.status.as_u16(), 201, "{}", r.body);
@@ -386,7 +389,7 @@ async fn seeded_history_entries_have_the_shape_the_api_writes() {
             &format!("/incident/{a}/transfer"),
             "frota",
             Some(v),
-            json!({"user_id": employee}),
+            json!({"assigned_to_id": employee}),
         )
         .await;
     r.ok();
@@ -410,7 +413,7 @@ async fn seeded_history_entries_have_the_shape_the_api_writes() {
             &format!("/incident/{b}/send-to"),
             "regulador",
             Some(v),
-            json!({"user_id": other_regulator}),
+            json!({"regulator_id": other_regulator}),
         )
         .await;
     let v = r.ok()["version"].as_i64().unwrap() as i32;

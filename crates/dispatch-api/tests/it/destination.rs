@@ -64,7 +64,7 @@ async fn the_destination_chosen_in_the_health_unit_picker_is_saved_and_shown() {
         &w,
         id,
         v,
-        json!({"destination_health_unit_id": first["id"]}),
+        json!({"patient": {"destination_id": first["id"]}}),
     )
     .await;
     let v = r.ok()["version"].as_i64().unwrap() as i32;
@@ -75,7 +75,8 @@ async fn the_destination_chosen_in_the_health_unit_picker_is_saved_and_shown() {
     assert_eq!(entry["action"], "updated");
     assert_eq!(
         entry["changes"],
-        json!({"destination_health_unit_id": {"from": null, "to": first["id"]}})
+        json!({"patient.destination": {"from": null,
+                                       "to": {"id": first["id"], "name": first["name"]}}})
     );
 
     // A dispatch goes where the patient goes, unless it is given its own destination.
@@ -84,28 +85,28 @@ async fn the_destination_chosen_in_the_health_unit_picker_is_saved_and_shown() {
     let r = w
         .post(&uri, "frota", Some(v), json!({"mobile_unit_id": units[0]}))
         .await;
-    let v = r.body["incident_version"].as_i64().unwrap() as i32;
+    let v = r.body["version"].as_i64().unwrap() as i32;
     let r = w
         .post(
             &uri,
             "frota",
             Some(v),
-            json!({"mobile_unit_id": units[1], "destination_health_unit_id": second["id"]}),
+            json!({"mobile_unit_id": units[1], "destination_id": second["id"]}),
         )
         .await;
     assert_eq!(r.status.as_u16(), 201, "{}", r.body);
-    let v = r.body["incident_version"].as_i64().unwrap() as i32;
+    let v = r.body["version"].as_i64().unwrap() as i32;
     let entry = last_entry(&w, id).await;
     assert_eq!(
-        entry["changes"]["dispatch"]["destination_health_unit_id"],
-        second["id"]
+        entry["changes"]["dispatch"]["destination"],
+        json!({"id": second["id"], "name": second["name"]})
     );
     assert_eq!(destinations(&w, id).await, [first.clone(), second.clone()]);
     let r = patch(
         &w,
         id,
         v,
-        json!({"destination_health_unit_id": third["id"]}),
+        json!({"patient": {"destination_id": third["id"]}}),
     )
     .await;
     let v = r.ok()["version"].as_i64().unwrap() as i32;
@@ -119,10 +120,10 @@ async fn the_destination_chosen_in_the_health_unit_picker_is_saved_and_shown() {
         .await
         .unwrap();
     for bad in [inactive, 999_999_999] {
-        let r = patch(&w, id, v, json!({"destination_health_unit_id": bad})).await;
+        let r = patch(&w, id, v, json!({"patient": {"destination_id": bad}})).await;
         assert_eq!(
             r.problem(422, "invalid_reference").as_deref(),
-            Some("destination_health_unit_id"),
+            Some("patient.destination_id"),
             "{bad}"
         );
         let r = w
@@ -130,19 +131,19 @@ async fn the_destination_chosen_in_the_health_unit_picker_is_saved_and_shown() {
                 &uri,
                 "frota",
                 Some(v),
-                json!({"mobile_unit_id": units[2], "destination_health_unit_id": bad}),
+                json!({"mobile_unit_id": units[2], "destination_id": bad}),
             )
             .await;
         assert_eq!(
             r.problem(422, "invalid_reference").as_deref(),
-            Some("destination_health_unit_id"),
+            Some("destination_id"),
             "{bad}"
         );
     }
     assert_eq!(w.version(id).await, v);
 
     // `null` clears it; the dispatch without a destination of its own follows.
-    let r = patch(&w, id, v, json!({"destination_health_unit_id": null})).await;
+    let r = patch(&w, id, v, json!({"patient": {"destination_id": null}})).await;
     r.ok();
     for p in patients(&w, id).await {
         assert_eq!(p["destination"], Value::Null, "{p}");
@@ -151,6 +152,7 @@ async fn the_destination_chosen_in_the_health_unit_picker_is_saved_and_shown() {
     let entry = last_entry(&w, id).await;
     assert_eq!(
         entry["changes"],
-        json!({"destination_health_unit_id": {"from": third["id"], "to": null}})
+        json!({"patient.destination": {"from": {"id": third["id"], "name": third["name"]},
+                                       "to": null}})
     );
 }

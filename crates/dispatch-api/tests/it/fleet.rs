@@ -35,9 +35,9 @@ async fn mobile_units_all_or_active_only() {
     for u in active.array() {
         assert_eq!(
             keys(u),
-            set(&["id", "name", "plate", "base", "active", "type"])
+            set(&["id", "name", "plate", "base", "active", "vehicle_type"])
         );
-        assert_eq!(keys(&u["type"]), set(&["id", "name"]));
+        assert_eq!(keys(&u["vehicle_type"]), set(&["id", "name"]));
         assert_eq!(u["active"], true);
     }
     let explicit_false = api.get("admin", "/mobile-unit?active_only=false").await;

@@ -14,7 +14,8 @@ async fn create_answers_201_with_location_etag_and_history() {
             "tarm",
             None,
             json!({"caller_name": "Ana", "caller_phone": "12 3456-7890", "address": "Av. Brasil 1",
-                   "complaint": "queda", "city": "Taubaté", "priority": "high"}),
+                   "complaint": "queda", "city": "Taubaté",
+                   "occurrence": {"priority": "high"}}),
         )
         .await;
     assert_eq!(r.status.as_u16(), 201, "{}", r.body);
@@ -46,6 +47,10 @@ async fn create_answers_201_with_location_etag_and_history() {
     assert_eq!(
         h["changes"]["caller_name"],
         json!({"from": null, "to": "Ana"})
+    );
+    assert_eq!(
+        h["changes"]["occurrence.priority"],
+        json!({"from": null, "to": "high"})
     );
 }
 
@@ -81,13 +86,13 @@ async fn the_occurrence_type_is_one_of_the_catalogues() {
     let before = w.incidents().await;
     let call = |kind: &str| {
         json!({"caller_name": "Ana", "caller_phone": "12 3456-7890", "address": "Av. Brasil 1",
-               "complaint": "queda", "occurrence_type": kind})
+               "complaint": "queda", "occurrence": {"type": kind}})
     };
     for unknown in ["Queimadura", "trauma", "Trauma "] {
         let r = w.post("/incident", "tarm", None, call(unknown)).await;
         assert_eq!(
             r.problem(400, "invalid_payload").as_deref(),
-            Some("occurrence_type"),
+            Some("occurrence.type"),
             "{unknown:?}"
         );
         assert_eq!(r.body["allowed_values"], allowed);
@@ -131,7 +136,11 @@ async fn the_occurrence_type_is_one_of_the_catalogues() {
         )
         .await
     };
-    let r = patch(1, json!({"priority": "high", "occurrence_type": "Trauma"})).await;
+    let r = patch(
+        1,
+        json!({"occurrence": {"priority": "high", "type": "Trauma"}}),
+    )
+    .await;
     assert_eq!(r.ok()["version"], 2);
     assert_eq!(read().await["priority"], "high");
     let (other, _) = w.incident_in("registering").await;
@@ -141,12 +150,12 @@ async fn the_occurrence_type_is_one_of_the_catalogues() {
             &format!("/incident/{other}"),
             "tarm",
             Some(1),
-            Some(json!({"occurrence_type": "Trauma"})),
+            Some(json!({"occurrence": {"type": "Trauma"}})),
         )
         .await;
     assert_eq!(
         r.problem(400, "invalid_payload").as_deref(),
-        Some("occurrence_type")
+        Some("occurrence.type")
     );
     assert_eq!(
         r.body["allowed_values"],
@@ -154,9 +163,9 @@ async fn the_occurrence_type_is_one_of_the_catalogues() {
     );
     assert_eq!(w.version(other).await, 1);
     // Another type, then none: both fine.
-    let r = patch(2, json!({"occurrence_type": "Clínico"})).await;
+    let r = patch(2, json!({"occurrence": {"type": "Clínico"}})).await;
     assert_eq!(r.ok()["version"], 3);
-    let r = patch(3, json!({"occurrence_type": null})).await;
+    let r = patch(3, json!({"occurrence": {"type": null}})).await;
     assert_eq!(r.ok()["version"], 4);
     assert_eq!(read().await["type"], Value::Null);
 }
@@ -175,8 +184,11 @@ async fn bodies_are_validated_with_the_field_named() {
         (with("caller_name", json!("  ")), "caller_name"),
         (with("caller_phone", json!("abc")), "caller_phone"),
         (with("complaint", json!("x".repeat(4001))), "complaint"),
-        (with("priority", json!("urgent")), "priority"),
-        (with("patient_age", json!(200)), "patient_age"),
+        (
+            with("occurrence", json!({"priority": "urgent"})),
+            "occurrence.priority",
+        ),
+        (with("patient", json!({"age": 200})), "patient.age"),
         (with("surprise", json!(1)), ""),
         (with("caller_name", json!(5)), "caller_name"),
         // PostgreSQL's text cannot hold a NUL: refused here, not a 500 from the database.
@@ -269,8 +281,9 @@ async fn every_bad_or_missing_field_of_a_body_is_named_at_once() {
             "/incident",
             "tarm",
             None,
-            json!({"caller_name": 5, "caller_phone": "12 9812", "priority": "urgent",
-                   "patient_age": "40", "patient_sex": "F", "related_incident_id": 1.5,
+            json!({"caller_name": 5, "caller_phone": "12 9812",
+                   "occurrence": {"priority": "urgent"},
+                   "patient": {"age": "40", "sex": "F"}, "related_incident_id": 1.5,
                    "surprise": true}),
         )
         .await;
@@ -283,14 +296,16 @@ async fn every_bad_or_missing_field_of_a_body_is_named_at_once() {
             ("address", "is required"),
             ("complaint", "is required"),
             ("related_incident_id", "must be an integer, not 1.5"),
-            ("priority", "must be one of low, medium, high, critical"),
-            ("patient_age", "must be an integer, not a string"),
+            (
+                "occurrence.priority",
+                "must be one of low, medium, high, critical"
+            ),
+            ("patient.age", "must be an integer, not a string"),
             (
                 "surprise",
                 "is not a field of this body; its fields are `caller_name`, `caller_phone`, \
-                 `address`, `complaint`, `city`, `related_incident_id`, `occurrence_type`, \
-                 `priority`, `occurrence_notes`, `patient_name`, `patient_age`, \
-                 `patient_sex`, `destination_health_unit_id`, `call_received_at`"
+                 `address`, `complaint`, `city`, `related_incident_id`, `occurrence`, \
+                 `patient`, `call_received_at`"
             ),
         ]
     );
@@ -303,15 +318,18 @@ async fn every_bad_or_missing_field_of_a_body_is_named_at_once() {
             &format!("/incident/{id}"),
             "tarm",
             Some(v),
-            Some(json!({"patient_age": "x", "priority": "urgent"})),
+            Some(json!({"patient": {"age": "x"}, "occurrence": {"priority": "urgent"}})),
         )
         .await;
     r.problem(400, "invalid_payload");
     assert_eq!(
         errors(&r.body),
         [
-            ("priority", "must be one of low, medium, high, critical"),
-            ("patient_age", "must be an integer, not a string"),
+            (
+                "occurrence.priority",
+                "must be one of low, medium, high, critical"
+            ),
+            ("patient.age", "must be an integer, not a string"),
         ]
     );
     let r = w
@@ -454,7 +472,7 @@ async fn a_whole_attendance_with_its_history() {
             &format!("/incident/{id}"),
             "tarm",
             Some(v),
-            Some(json!({"patient_name": "José", "caller_name": "Maria Souza", "patient_sex": "M"})),
+            Some(json!({"patient": {"name": "José", "sex": "M"}, "caller_name": "Maria Souza"})),
         )
         .await;
     let v = r.ok()["version"].as_i64().unwrap() as i32;
@@ -464,7 +482,8 @@ async fn a_whole_attendance_with_its_history() {
     assert_eq!(last["version"], v);
     assert_eq!(
         last["changes"],
-        json!({"patient_name": {"from": null, "to": "José"}, "patient_sex": {"from": null, "to": "M"}})
+        json!({"patient.name": {"from": null, "to": "José"},
+               "patient.sex": {"from": null, "to": "M"}})
     );
     let v = w.step(id, v, "submit").await;
     // A deleted or inactive action is 422 naming action_id.
@@ -500,19 +519,19 @@ async fn a_whole_attendance_with_its_history() {
             &uri("send-to"),
             "regulador",
             Some(v),
-            json!({"user_id": w.api.id("frota")}),
+            json!({"regulator_id": w.api.id("frota")}),
         )
         .await;
     assert_eq!(
         r.problem(422, "invalid_reference").as_deref(),
-        Some("user_id")
+        Some("regulator_id")
     );
     let r = w
         .post(
             &uri("send-to"),
             "regulador",
             Some(v),
-            json!({"user_id": w.api.id("regulador")}),
+            json!({"regulator_id": w.api.id("regulador")}),
         )
         .await;
     let v = r.ok()["version"].as_i64().unwrap() as i32;
@@ -540,7 +559,7 @@ async fn a_whole_attendance_with_its_history() {
     let d = r.body["id"].as_i64().unwrap();
     assert_eq!(
         r.body,
-        json!({"id": d, "status": "assigned", "incident_version": v + 1})
+        json!({"id": d, "status": "assigned", "version": v + 1})
     );
     let v = v + 1;
     // Close is refused while the unit is assigned.
@@ -561,7 +580,7 @@ async fn a_whole_attendance_with_its_history() {
     let r = w.post(&st, "frota", None, status("parked")).await;
     assert_eq!(r.problem(400, "invalid_payload").as_deref(), Some("status"));
     let r = w.post(&st, "frota", None, status("en_route")).await;
-    assert_eq!(r.ok()["incident_version"], v + 1);
+    assert_eq!(r.ok()["version"], v + 1);
     let r = w.post(&st, "frota", None, status("on_scene")).await;
     assert_eq!(r.ok()["status"], "on_scene");
     let r = w.post(&st, "frota", None, status("en_route")).await;
@@ -594,11 +613,16 @@ async fn a_whole_attendance_with_its_history() {
     let emp = w.api.get("frota", "/employee/search").await;
     let emp = emp.array()[0]["id"].as_i64().unwrap();
     let r = w
-        .post(&uri("transfer"), "frota", Some(v), json!({"user_id": emp}))
+        .post(
+            &uri("transfer"),
+            "frota",
+            Some(v),
+            json!({"assigned_to_id": emp}),
+        )
         .await;
     v = r.ok()["version"].as_i64().unwrap() as i32;
     let r = w.post(&st, "frota", None, status("released")).await;
-    assert_eq!(r.ok()["incident_version"], v + 1);
+    assert_eq!(r.ok()["version"], v + 1);
     v += 1;
     let r = w.post(&st, "frota", None, status("released")).await;
     r.problem(409, "invalid_transition");

@@ -11,7 +11,7 @@ use dispatch_api::schema::dispatch::{profiles, users};
 use serde_json::{Value, json};
 
 use crate::client::W;
-use crate::support::Reply;
+use crate::support::{Reply, keys, set};
 
 /// Where each field of the incident detail is recorded in a history entry's `changes`.
 const RECORDED_AS: &[(&str, &str)] = &[
@@ -24,13 +24,13 @@ const RECORDED_AS: &[(&str, &str)] = &[
     ("basic_data.complaint", "complaint"),
     ("basic_data.related_incident_id", "related_incident_id"),
     ("basic_data.location", "location"),
-    ("occurrence.type", "occurrence_type"),
-    ("occurrence.priority", "priority"),
-    ("occurrence.notes", "occurrence_notes"),
-    ("patient.name", "patient_name"),
-    ("patient.age", "patient_age"),
-    ("patient.sex", "patient_sex"),
-    ("patient.destination", "destination_health_unit_id"),
+    ("occurrence.type", "occurrence.type"),
+    ("occurrence.priority", "occurrence.priority"),
+    ("occurrence.notes", "occurrence.notes"),
+    ("patient.name", "patient.name"),
+    ("patient.age", "patient.age"),
+    ("patient.sex", "patient.sex"),
+    ("patient.destination", "patient.destination"),
     ("regulation.regulator", "regulator"),
     ("regulation.regulated_at", "regulated_at"),
     ("regulation.assigned_to", "assigned_to"),
@@ -61,10 +61,11 @@ fn fields(detail: &Value) -> BTreeMap<String, Value> {
     out
 }
 
-/// A detail value as the history records it: records by id, people as `{id, descriptive_name}`.
+/// A detail value as the history records it: references as `{id, name}`, people as
+/// `{id, descriptive_name}`.
 fn as_recorded(path: &str, v: &Value) -> Value {
     match path {
-        "patient.destination" => v.get("id").cloned().unwrap_or(Value::Null),
+        "patient.destination" if !v.is_null() => json!({"id": v["id"], "name": v["name"]}),
         _ => v.clone(),
     }
 }
@@ -153,12 +154,9 @@ fn compare(what: &str, before: Option<&Value>, after: &Value, entry: &Value) {
             .unwrap()
             .last()
             .unwrap();
-        assert_eq!(changes["action"], decision["action"]["name"], "{what}");
+        assert_eq!(changes["action"], decision["action"], "{what}");
         assert_eq!(changes["notes"], decision["notes"], "{what}");
-        assert_eq!(
-            changes["vehicle_type"], decision["vehicle_type"]["name"],
-            "{what}"
-        );
+        assert_eq!(changes["vehicle_type"], decision["vehicle_type"], "{what}");
     }
 }
 
@@ -180,9 +178,26 @@ async fn checked(w: &W, id: i64, what: &str, write: impl AsyncFnOnce() -> Reply)
     reply
 }
 
+/// The id of the USA vehicle type.
+async fn usa(w: &W) -> Value {
+    let types = w.api.get("frota", "/mobile-unit-type?active=true").await;
+    types.array().iter().find(|t| t["name"] == "USA").unwrap()["id"].clone()
+}
+
+/// A new incident (as `tarm`) with the Basic data form and `forms` besides; its id.
+async fn create_with_forms(w: &W, forms: Value) -> i64 {
+    let mut body = json!({"caller_name": "Maria Souza", "caller_phone": "(12) 99100-4321",
+                          "address": "Rua das Flores, 10", "complaint": "dor no peito"});
+    for (k, v) in forms.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    let r = w.post("/incident", "tarm", None, body).await;
+    assert_eq!(r.status.as_u16(), 201, "{}", r.body);
+    r.body["id"].as_i64().unwrap()
+}
+
 fn version(r: &Reply) -> i32 {
-    let v = r.body.get("incident_version").unwrap_or(&r.body["version"]);
-    v.as_i64().unwrap() as i32
+    r.body["version"].as_i64().unwrap() as i32
 }
 
 #[actix_web::test]
@@ -201,23 +216,15 @@ async fn every_write_records_every_field_it_changes() {
     let destination = destinations.array()[0]["id"].clone();
     let employee = w.api.get("frota", "/employee/search").await;
     let employee = employee.array()[0]["id"].clone();
-    let usa = w.api.get("frota", "/mobile-unit-type?active=true").await;
-    let usa = usa.array().iter().find(|t| t["name"] == "USA").unwrap()["id"].clone();
+    let usa = usa(&w).await;
 
     // Creation: every field given is recorded from null.
-    let r = w
-        .post(
-            "/incident",
-            "tarm",
-            None,
-            json!({"caller_name": "Maria Souza", "caller_phone": "(12) 99100-4321",
-                   "address": "Rua das Flores, 10", "complaint": "dor no peito",
-                   "city": "Taubaté", "priority": "high", "patient_name": "José",
-                   "destination_health_unit_id": destination}),
-        )
-        .await;
-    assert_eq!(r.status.as_u16(), 201, "{}", r.body);
-    let id = r.body["id"].as_i64().unwrap();
+    let id = create_with_forms(
+        &w,
+        json!({"city": "Taubaté", "occurrence": {"priority": "high"},
+               "patient": {"name": "José", "destination_id": destination}}),
+    )
+    .await;
     compare(
         "create",
         None,
@@ -241,8 +248,8 @@ async fn every_write_records_every_field_it_changes() {
             "tarm",
             1,
             json!({"caller_phone": "+55 12 99100-4321", "city": "São José dos Campos",
-                   "occurrence_notes": "consciente", "patient_age": 67, "patient_sex": "M",
-                   "destination_health_unit_id": null}),
+                   "occurrence": {"notes": "consciente"},
+                   "patient": {"age": 67, "sex": "M", "destination_id": null}}),
         )
         .await
     })
@@ -269,7 +276,7 @@ async fn every_write_records_every_field_it_changes() {
             &uri("send-to"),
             "regulador",
             Some(version(&r)),
-            json!({"user_id": other_regulator}),
+            json!({"regulator_id": other_regulator}),
         )
         .await
     })
@@ -281,7 +288,7 @@ async fn every_write_records_every_field_it_changes() {
             &uri("technical-decision"),
             "regulador",
             Some(version(&r)),
-            json!({"action_id": action, "notes": "USA", "mobile_unit_type_id": usa}),
+            json!({"action_id": action, "notes": "USA", "vehicle_type_id": usa}),
         )
         .await
     })
@@ -290,7 +297,7 @@ async fn every_write_records_every_field_it_changes() {
         .api
         .get(
             "frota",
-            &format!("/mobile-unit/options?available=true&type={usa}"),
+            &format!("/mobile-unit/options?available=true&vehicle_type_id={usa}"),
         )
         .await;
     let unit = unit.array()[0]["id"].clone();
@@ -328,7 +335,7 @@ async fn every_write_records_every_field_it_changes() {
             &uri("transfer"),
             "frota",
             Some(version(&r)),
-            json!({"user_id": employee}),
+            json!({"assigned_to_id": employee}),
         )
         .await
     })
@@ -337,8 +344,8 @@ async fn every_write_records_every_field_it_changes() {
         patch(
             "regulador",
             version(&r),
-            json!({"destination_health_unit_id": destination, "priority": "critical",
-                   "patient_name": null}),
+            json!({"occurrence": {"priority": "critical"},
+                   "patient": {"destination_id": destination, "name": null}}),
         )
         .await
     })
@@ -404,7 +411,7 @@ async fn a_decision_that_replaces_the_regulator_of_a_send_to_records_it() {
             &format!("/incident/{id}/send-to"),
             "regulador",
             Some(v),
-            json!({"user_id": other}),
+            json!({"regulator_id": other}),
         )
         .await;
     let v = version(&r);
@@ -427,4 +434,370 @@ async fn a_decision_that_replaces_the_regulator_of_a_send_to_records_it() {
         last["changes"]["regulator"],
         json!({"from": {"id": other, "descriptive_name": other_name}, "to": me})
     );
+}
+
+/// The keys a history entry's `changes` may hold for each action, and those it must hold.
+/// `FORM` stands for the form fields (by their history names) a creation or PATCH gave.
+fn action_keys(action: &str) -> (&'static [&'static str], &'static [&'static str]) {
+    match action {
+        "created" => (
+            &["state", "call_received_at", FORM],
+            &["state", "call_received_at"],
+        ),
+        "updated" => (&[FORM], &[]),
+        "submitted" => (&["state"], &["state"]),
+        "located" => (&["location"], &["location"]),
+        "sent_to" => (&["regulator"], &["regulator"]),
+        "technical_decision" => (
+            &[
+                "state",
+                "regulated_at",
+                "regulator",
+                "action",
+                "notes",
+                "vehicle_type",
+            ],
+            &["state", "regulated_at", "action", "notes", "vehicle_type"],
+        ),
+        "dispatched" => (&["state", "dispatch"], &["dispatch"]),
+        "dispatch_status" => (&["dispatch"], &["dispatch"]),
+        "intercurrence" => (&["intercurrence", "notes"], &["intercurrence", "notes"]),
+        "transferred" => (&["assigned_to"], &["assigned_to"]),
+        "closed" => (
+            &["state", "conclusion", "closed_at"],
+            &["state", "conclusion", "closed_at"],
+        ),
+        "cancelled" => (&["state", "reason"], &["state"]),
+        "prank_call" => (
+            &["state", "prank_call_phone"],
+            &["state", "prank_call_phone"],
+        ),
+        other => panic!("an action this test does not know: {other}"),
+    }
+}
+
+const FORM: &str = "<form field>";
+
+/// The form fields as a history entry names them: the write's names.
+const FORM_FIELDS: &[&str] = &[
+    "caller_name",
+    "caller_phone",
+    "address",
+    "city",
+    "complaint",
+    "related_incident_id",
+    "occurrence.type",
+    "occurrence.priority",
+    "occurrence.notes",
+    "patient.name",
+    "patient.age",
+    "patient.sex",
+    "patient.destination",
+];
+
+/// A catalogue reference: `{id, name}` or null.
+fn reference(what: &str, v: &Value) {
+    if !v.is_null() {
+        assert_eq!(keys(v), set(&["id", "name"]), "{what}: {v}");
+        assert!(v["id"].is_i64() && v["name"].is_string(), "{what}: {v}");
+    }
+}
+
+/// A person: `{id, descriptive_name}` or null.
+fn person(what: &str, v: &Value) {
+    if !v.is_null() {
+        assert_eq!(keys(v), set(&["id", "descriptive_name"]), "{what}: {v}");
+    }
+}
+
+/// A unit as a dispatch record names it: `{id, name, vehicle_type {id, name}}`.
+fn unit(what: &str, v: &Value) {
+    assert_eq!(keys(v), set(&["id", "name", "vehicle_type"]), "{what}: {v}");
+    reference(what, &v["vehicle_type"]);
+}
+
+/// One entry against its action's shape.
+fn shaped(entry: &Value) {
+    assert_eq!(
+        keys(entry),
+        set(&["version", "at", "action", "user", "changes"]),
+        "{entry}"
+    );
+    person("user", &entry["user"]);
+    let action = entry["action"].as_str().unwrap();
+    let (may, must) = action_keys(action);
+    let changes = entry["changes"].as_object().unwrap();
+    for key in changes.keys() {
+        let allowed = may.contains(&key.as_str())
+            || (may.contains(&FORM) && FORM_FIELDS.contains(&key.as_str()));
+        assert!(allowed, "{action}: `{key}` is not of its shape: {entry}");
+    }
+    for key in must {
+        assert!(changes.contains_key(*key), "{action}: no `{key}`: {entry}");
+    }
+    assert!(!changes.is_empty(), "{action}: records nothing: {entry}");
+    let c = &entry["changes"];
+    let both = |f: &dyn Fn(&str, &Value), key: &str| {
+        if let Some(v) = changes.get(key) {
+            f(key, &v["from"]);
+            f(key, &v["to"]);
+        }
+    };
+    both(&reference, "patient.destination");
+    both(&person, "regulator");
+    both(&person, "assigned_to");
+    match action {
+        "technical_decision" => {
+            reference("action", &c["action"]);
+            reference("vehicle_type", &c["vehicle_type"]);
+        }
+        "intercurrence" => reference("intercurrence", &c["intercurrence"]),
+        "dispatched" => {
+            let d = &c["dispatch"];
+            assert_eq!(
+                keys(d),
+                set(&[
+                    "id",
+                    "mobile_unit",
+                    "requested_vehicle_type",
+                    "status",
+                    "destination",
+                    "override_reason"
+                ]),
+                "{entry}"
+            );
+            unit("dispatch.mobile_unit", &d["mobile_unit"]);
+            reference("requested_vehicle_type", &d["requested_vehicle_type"]);
+            reference("dispatch.destination", &d["destination"]);
+        }
+        "dispatch_status" => {
+            let d = &c["dispatch"];
+            assert_eq!(keys(d), set(&["id", "mobile_unit", "status"]), "{entry}");
+            unit("dispatch.mobile_unit", &d["mobile_unit"]);
+            assert_eq!(keys(&d["status"]), set(&["from", "to"]), "{entry}");
+        }
+        _ => {}
+    }
+    // No bare id of a catalogue: a reference is `{id, name}` (an incident is no catalogue).
+    for key in changes.keys() {
+        assert!(
+            !key.ends_with("_id") || key == "related_incident_id",
+            "{action}: `{key}` is a bare id: {entry}"
+        );
+    }
+}
+
+/// A whole attendance on the service's own clock, and two calls that end early: every entry
+/// of every incident is read back and held to its action's shape, and a unit's every step
+/// time is its entry's `at`, to the microsecond.
+#[actix_web::test]
+async fn every_entry_of_a_shift_has_its_actions_shape() {
+    let w = W::new().await;
+    let hospitals = w.api.get("tarm", "/health-unit?q=hospital").await;
+    let (h1, h2) = (hospitals.array()[0].clone(), hospitals.array()[1].clone());
+    let usa = usa(&w).await;
+    let id = create_with_forms(
+        &w,
+        json!({"occurrence": {"type": "Clínico", "priority": "high"},
+               "patient": {"name": "José", "age": 60, "destination_id": h1["id"]}}),
+    )
+    .await;
+    let uri = |a: &str| format!("/incident/{id}/{a}");
+    let v = |r: &Reply| version(r);
+    let r = w
+        .call(
+            Method::PATCH,
+            &format!("/incident/{id}"),
+            "tarm",
+            Some(1),
+            Some(json!({"patient": {"sex": "M", "destination_id": h2["id"]},
+                        "occurrence": {"notes": "consciente"}})),
+        )
+        .await;
+    let r = w.post(&uri("submit"), "tarm", Some(v(&r)), json!({})).await;
+    let r = w
+        .call(
+            Method::PUT,
+            &uri("location"),
+            "tarm",
+            Some(v(&r)),
+            Some(json!({"location": {"lat": -23.1794, "lon": -45.8869}})),
+        )
+        .await;
+    let action = w.action(true).await;
+    let r = w
+        .post(
+            &uri("technical-decision"),
+            "regulador",
+            Some(v(&r)),
+            json!({"action_id": action, "vehicle_type_id": usa, "notes": "USA"}),
+        )
+        .await;
+    let units = w
+        .api
+        .get(
+            "frota",
+            &format!("/mobile-unit/options?available=true&vehicle_type_id={usa}"),
+        )
+        .await;
+    let r = w
+        .post(
+            &uri("dispatch"),
+            "frota",
+            Some(v(&r)),
+            json!({"mobile_unit_id": units.array()[0]["id"]}),
+        )
+        .await;
+    assert_eq!(r.status.as_u16(), 201, "{}", r.body);
+    let dispatch = r.body["id"].as_i64().unwrap();
+    let other = w.free_units().await;
+    let other = other
+        .iter()
+        .find(|u| units.array().iter().all(|o| o["id"] != **u))
+        .copied();
+    let mut r = r;
+    if let Some(other) = other {
+        r = w
+            .post(
+                &uri("dispatch"),
+                "frota",
+                Some(v(&r)),
+                json!({"mobile_unit_id": other, "destination_id": h1["id"],
+                       "override_reason": "a mais próxima"}),
+            )
+            .await;
+        assert_eq!(r.status.as_u16(), 201, "{}", r.body);
+    }
+    let ic = w.api.get("frota", "/intercurrence").await;
+    let r = w
+        .post(
+            &uri("intercurrence"),
+            "frota",
+            Some(v(&r)),
+            json!({"intercurrence_id": ic.array()[0]["id"], "notes": "trânsito"}),
+        )
+        .await;
+    let employee = w.api.get("frota", "/employee/search").await;
+    let r = w
+        .post(
+            &uri("transfer"),
+            "frota",
+            Some(v(&r)),
+            json!({"assigned_to_id": employee.array()[0]["id"]}),
+        )
+        .await;
+    r.ok();
+    let steps = [
+        "en_route",
+        "on_scene",
+        "transporting",
+        "at_destination",
+        "handed_over",
+        "released",
+    ];
+    for step in steps {
+        let s = w
+            .post(
+                &format!("/dispatch/{dispatch}/status"),
+                "frota",
+                None,
+                json!({"status": step}),
+            )
+            .await;
+        assert_eq!(s.ok()["status"], step);
+    }
+    let detail = w.api.get("tarm", &format!("/incident/{id}")).await;
+    let mut v = detail.ok()["version"].as_i64().unwrap() as i32;
+    let dispatches = w
+        .api
+        .get("frota", &format!("/dispatch/incident/{id}"))
+        .await;
+    for d in dispatches.array() {
+        if d["id"] != dispatch && d["status"] != "released" {
+            let s = w
+                .post(
+                    &format!("/dispatch/{}/status", d["id"]),
+                    "frota",
+                    None,
+                    json!({"status": "released"}),
+                )
+                .await;
+            v = s.ok()["version"].as_i64().unwrap() as i32;
+        }
+    }
+    w.post(
+        &uri("close"),
+        "regulador",
+        Some(v),
+        json!({"conclusion": "Paciente entregue."}),
+    )
+    .await
+    .ok();
+    // Two calls that end early.
+    let mut incidents = vec![id];
+    for (route, body) in [
+        ("cancel", json!({"reason": "desistência"})),
+        ("prank-call", json!({})),
+    ] {
+        let (other, first) = w.create().await;
+        let uri = format!("/incident/{other}/{route}");
+        w.post(&uri, "tarm", Some(first), body).await.ok();
+        incidents.push(other);
+    }
+
+    let mut seen = std::collections::BTreeSet::new();
+    for incident in incidents {
+        for entry in entries(&w, incident).await {
+            shaped(&entry);
+            seen.insert(entry["action"].as_str().unwrap().to_owned());
+        }
+    }
+    let every: Vec<&str> = vec![
+        "cancelled",
+        "closed",
+        "created",
+        "dispatch_status",
+        "dispatched",
+        "intercurrence",
+        "located",
+        "prank_call",
+        "submitted",
+        "technical_decision",
+        "transferred",
+        "updated",
+    ];
+    assert_eq!(seen.iter().map(String::as_str).collect::<Vec<_>>(), every);
+
+    // One instant per step: the dispatch's `<step>_at` is its entry's `at`.
+    let all = entries(&w, id).await;
+    let times = w
+        .api
+        .get("frota", &format!("/dispatch/incident/{id}"))
+        .await;
+    let times = &times.array().iter().find(|d| d["id"] == dispatch).unwrap()["times"];
+    let at = |t: &Value| chrono::DateTime::parse_from_rfc3339(t.as_str().unwrap()).unwrap();
+    let assigned = all
+        .iter()
+        .find(|e| e["action"] == "dispatched" && e["changes"]["dispatch"]["id"] == dispatch)
+        .unwrap();
+    assert_eq!(
+        at(&times["assigned_at"]),
+        at(&assigned["at"]),
+        "assigned_at"
+    );
+    for step in steps {
+        let entry = all
+            .iter()
+            .find(|e| {
+                e["action"] == "dispatch_status"
+                    && e["changes"]["dispatch"]["id"] == dispatch
+                    && e["changes"]["dispatch"]["status"]["to"] == step
+            })
+            .unwrap_or_else(|| panic!("no entry for {step}"));
+        assert_eq!(
+            at(&times[format!("{step}_at")]),
+            at(&entry["at"]),
+            "{step}_at"
+        );
+    }
 }

@@ -56,7 +56,10 @@ fn assert_dispatch_shape(d: &Value) {
         keys(d),
         set(&["id", "status", "mobile_unit", "times", "destination"])
     );
-    assert_eq!(keys(&d["mobile_unit"]), set(&["id", "name", "type"]));
+    assert_eq!(
+        keys(&d["mobile_unit"]),
+        set(&["id", "name", "vehicle_type"])
+    );
     assert_eq!(
         keys(&d["times"]),
         set(&[

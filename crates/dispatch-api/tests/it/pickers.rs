@@ -66,20 +66,30 @@ async fn transfer_to_lands_on_the_person_chosen_in_the_employee_picker() {
     let r = w.post(&uri, "frota", Some(v), json!({})).await;
     assert_eq!(
         r.problem(400, "invalid_payload").as_deref(),
-        Some("user_id")
+        Some("assigned_to_id")
     );
-    // An id that names no active employee is 422 naming `user_id`.
+    // An id that names no active employee is 422 naming `assigned_to_id`.
     let r = w
-        .post(&uri, "frota", Some(v), json!({"user_id": 999_999_999}))
+        .post(
+            &uri,
+            "frota",
+            Some(v),
+            json!({"assigned_to_id": 999_999_999}),
+        )
         .await;
     assert_eq!(
         r.problem(422, "invalid_reference").as_deref(),
-        Some("user_id")
+        Some("assigned_to_id")
     );
     assert_eq!(w.version(id).await, v);
 
     let r = w
-        .post(&uri, "frota", Some(v), json!({"user_id": option["id"]}))
+        .post(
+            &uri,
+            "frota",
+            Some(v),
+            json!({"assigned_to_id": option["id"]}),
+        )
         .await;
     assert_eq!(r.ok()["version"], v + 1);
     let person = json!({"id": user_id, "descriptive_name": name});
@@ -125,7 +135,7 @@ async fn send_to_lands_on_the_regulator_chosen_in_the_user_picker() {
             &format!("/incident/{id}/send-to"),
             "regulador",
             Some(v),
-            json!({"user_id": option["id"]}),
+            json!({"regulator_id": option["id"]}),
         )
         .await;
     assert_eq!(r.ok()["version"], v + 1);

@@ -182,7 +182,7 @@ async fn a_write_on_one_replica_reaches_a_subscriber_on_the_other() {
         subscribe(&mut ws, id).await,
         json!({"type": "subscribed", "incident_id": id, "version": v})
     );
-    let v2 = patch(&a, &token, id, v, json!({"patient_name": "Rita"})).await;
+    let v2 = patch(&a, &token, id, v, json!({"patient": {"name": "Rita"}})).await;
     assert_eq!(
         next(&mut ws, 5).await,
         Some(
@@ -221,7 +221,7 @@ async fn nothing_arrives_for_an_incident_after_unsubscribing() {
     send(&mut ws, json!({"type": "nonsense"})).await;
     assert_eq!(next(&mut ws, 5).await.unwrap()["code"], "invalid_message");
     assert_eq!(b.hub.subscription_count(), 0);
-    let v2 = patch(&a, &token, id, v, json!({"patient_age": 33})).await;
+    let v2 = patch(&a, &token, id, v, json!({"patient": {"age": 33}})).await;
     assert_eq!(next(&mut ws, 1).await, None, "nothing after unsubscribe");
     patch(&a, &token, id, v2, json!({"city": "Jacareí"})).await;
     assert_eq!(next(&mut ws, 1).await, None);
@@ -272,7 +272,7 @@ async fn a_killed_listening_connection_misses_nothing() {
     .await
     .unwrap();
     // Written at once, probably while no listener runs: the reconnection re-reads it.
-    let v2 = patch(&a, &token, id, v, json!({"patient_name": "Rita"})).await;
+    let v2 = patch(&a, &token, id, v, json!({"patient": {"name": "Rita"}})).await;
     let got = next(&mut ws, 10)
         .await
         .expect("the event after the reconnection");
@@ -286,7 +286,7 @@ async fn a_killed_listening_connection_misses_nothing() {
     );
     // And the next one, live.
     listeners_up(&api, 2).await;
-    let v3 = patch(&a, &token, id, v2, json!({"patient_age": 50})).await;
+    let v3 = patch(&a, &token, id, v2, json!({"patient": {"age": 50}})).await;
     let got = next(&mut ws, 10).await.unwrap();
     assert_eq!(got["version"], v3, "{got}");
     a.stop().await;
@@ -835,7 +835,7 @@ async fn a_socket_is_closed_when_its_token_expires() {
         .await;
     assert_eq!(subscribe(&mut ws, id).await["version"], v);
     let token = api.token("tarm");
-    let v2 = patch(&r, &token, id, v, json!({"patient_name": "Rita"})).await;
+    let v2 = patch(&r, &token, id, v, json!({"patient": {"name": "Rita"}})).await;
     assert_eq!(
         next(&mut ws, 5).await.unwrap()["version"],
         v2,
@@ -846,7 +846,7 @@ async fn a_socket_is_closed_when_its_token_expires() {
         Some(json!({"closed": 4401, "reason": "token expired"}))
     );
     assert_eq!(r.hub.socket_count(), 0);
-    patch(&r, &token, id, v2, json!({"patient_age": 40})).await;
+    patch(&r, &token, id, v2, json!({"patient": {"age": 40}})).await;
     ends_without_more(&mut ws).await;
     r.stop().await;
 }
@@ -881,7 +881,7 @@ async fn a_socket_is_closed_when_its_user_is_deactivated() {
     }
     change_user(&api, "regulador", "descriptive_name = 'Dra. Renomeada'").await;
     let tarm = api.token("tarm");
-    let v2 = patch(&a, &tarm, id, v, json!({"patient_name": "Rita"})).await;
+    let v2 = patch(&a, &tarm, id, v, json!({"patient": {"name": "Rita"}})).await;
     for ws in [&mut on_a, &mut on_b, &mut other] {
         assert_eq!(next(ws, 5).await.unwrap()["version"], v2);
     }
@@ -895,7 +895,7 @@ async fn a_socket_is_closed_when_its_user_is_deactivated() {
         );
     }
     eprintln!("closed {:?} after the deactivation", started.elapsed());
-    let v3 = patch(&a, &tarm, id, v2, json!({"patient_age": 40})).await;
+    let v3 = patch(&a, &tarm, id, v2, json!({"patient": {"age": 40}})).await;
     assert_eq!(next(&mut other, 5).await.unwrap()["version"], v3);
     for ws in [&mut on_a, &mut on_b] {
         ends_without_more(ws).await;
@@ -934,7 +934,7 @@ async fn a_socket_is_closed_when_its_users_profile_changes() {
         &api.token("tarm"),
         id,
         v,
-        json!({"patient_name": "Rita"}),
+        json!({"patient": {"name": "Rita"}}),
     )
     .await;
     ends_without_more(&mut ws).await;

@@ -234,7 +234,7 @@ async fn mine_lists_what_was_sent_to_the_caller() {
             &format!("/incident/{id}/send-to"),
             "regulador",
             Some(v),
-            json!({"user_id": other.0}),
+            json!({"regulator_id": other.0}),
         )
         .await;
     assert_eq!(sent.status.as_u16(), 200, "{}", sent.body);

@@ -134,7 +134,7 @@ async fn the_recipients_socket_hears_each_send_to_and_transfer() {
                     &format!("/incident/{id}/send-to"),
                     "regulador",
                     Some(v),
-                    json!({"user_id": to}),
+                    json!({"regulator_id": to}),
                 )
                 .await;
             version(&r)
@@ -148,7 +148,7 @@ async fn the_recipients_socket_hears_each_send_to_and_transfer() {
                     &format!("/incident/{id}/transfer"),
                     "frota",
                     Some(v),
-                    json!({"user_id": to}),
+                    json!({"assigned_to_id": to}),
                 )
                 .await;
             version(&r)
@@ -410,7 +410,7 @@ mod units {
             .api
             .get(
                 "frota",
-                &format!("/mobile-unit/options?available=true&type={type_id}"),
+                &format!("/mobile-unit/options?available=true&vehicle_type_id={type_id}"),
             )
             .await;
         r.array()
@@ -421,8 +421,7 @@ mod units {
 
     async fn report(w: &W, unit: i64, at: Value, ago: Duration) -> Reply {
         let now = w.api.state().clock.now();
-        let mut body = at;
-        body["recorded_at"] = json!(now - ago);
+        let body = json!({"location": at, "recorded_at": now - ago});
         w.post(
             &format!("/mobile-unit/{unit}/position"),
             "frota",
@@ -453,7 +452,7 @@ mod units {
                 &format!("/incident/{id}/technical-decision"),
                 "regulador",
                 Some(v),
-                json!({"action_id": action, "mobile_unit_type_id": usa}),
+                json!({"action_id": action, "vehicle_type_id": usa}),
             )
             .await;
         let v = r.ok()["version"].as_i64().unwrap() as i32;
@@ -563,7 +562,7 @@ mod units {
                 "id",
                 "name",
                 "base",
-                "type",
+                "vehicle_type",
                 "position",
                 "distance_km",
                 "eta_seconds"
@@ -575,7 +574,7 @@ mod units {
         for u in left {
             let why = u["reason"].as_str().unwrap();
             match why {
-                "other_type" => assert_ne!(u["type"]["id"], usa),
+                "other_type" => assert_ne!(u["vehicle_type"]["id"], usa),
                 "busy" | "inactive" => {}
                 other => panic!("unexpected reason {other}: {u}"),
             }
@@ -627,7 +626,7 @@ mod units {
         assert_eq!(stale["step_since"], Value::Null);
         assert_eq!(stale["seconds_in_step"], Value::Null);
         assert!(
-            keys(&sent).is_superset(&set(&["id", "name", "base", "type", "dispatch"])),
+            keys(&sent).is_superset(&set(&["id", "name", "base", "vehicle_type", "dispatch"])),
             "{sent}"
         );
 
@@ -642,7 +641,7 @@ mod units {
                 &format!("/mobile-unit/{a}/position"),
                 "tarm",
                 None,
-                json!({"lat": 0.0, "lon": 0.0, "recorded_at": Utc::now()}),
+                json!({"location": {"lat": 0.0, "lon": 0.0}, "recorded_at": Utc::now()}),
             )
             .await;
         r.problem(403, "forbidden");
@@ -651,10 +650,14 @@ mod units {
                 &format!("/mobile-unit/{a}/position"),
                 "frota",
                 None,
-                json!({"lat": 0.0, "lon": 181.0, "recorded_at": w.api.state().clock.now()}),
+                json!({"location": {"lat": 0.0, "lon": 181.0},
+                       "recorded_at": w.api.state().clock.now()}),
             )
             .await;
-        assert_eq!(r.problem(400, "invalid_payload"), Some("lon".into()));
+        assert_eq!(
+            r.problem(400, "invalid_payload"),
+            Some("location.lon".into())
+        );
     }
 
     #[actix_web::test]
@@ -910,7 +913,7 @@ mod screens {
                 "caller_phone": "(12) 99100-4321", "address": "Rua da Fila, 1",
                 "complaint": format!("queixa {n}")});
             if let Some(p) = priority {
-                call["priority"] = json!(p);
+                call["occurrence"] = json!({"priority": p});
             }
             let r = w.post("/incident", "tarm", None, call).await;
             assert_eq!(r.status.as_u16(), 201, "{}", r.body);
@@ -962,7 +965,7 @@ mod screens {
         // Decided: the critical call asks for a USA, the high one for no vehicle. The
         // fleet's queue rows say what each asks for, so no request per row.
         let defaults = w.api.get("frota", "/shared/default-values").await;
-        let usa = defaults.ok()["mobile_unit_types"]
+        let usa = defaults.ok()["vehicle_types"]
             .as_array()
             .unwrap()
             .iter()
@@ -974,7 +977,7 @@ mod screens {
             clock.advance(Duration::minutes(1));
             let mut decision = json!({"action_id": action, "notes": "decidido"});
             if let Some(t) = vehicle {
-                decision["mobile_unit_type_id"] = t["id"].clone();
+                decision["vehicle_type_id"] = t["id"].clone();
             }
             let id = sent[n];
             let uri = format!("/incident/{id}/technical-decision");
@@ -1040,15 +1043,17 @@ mod screens {
             .map(Value::from)
         );
         let patch = |v: i32, body: Value| crate::destination::patch(&w, id, v, body);
-        let r = patch(v, json!({"occurrence_type": "Queimadura"})).await;
+        let r = patch(v, json!({"occurrence": {"type": "Queimadura"}})).await;
         assert_eq!(
             r.problem(400, "invalid_payload").as_deref(),
-            Some("occurrence_type")
+            Some("occurrence.type")
         );
         assert_eq!(r.body["allowed_values"], json!(types));
         assert!(r.body["detail"].as_str().unwrap().contains("`Queimadura`"));
         assert_eq!(w.version(id).await, v);
-        v = patch(v, json!({"occurrence_type": "Trauma"})).await.ok()["version"]
+        v = patch(v, json!({"occurrence": {"type": "Trauma"}}))
+            .await
+            .ok()["version"]
             .as_i64()
             .unwrap() as i32;
 
@@ -1120,7 +1125,7 @@ mod screens {
             .get("regulador", "/health-unit?city=sao%20sebastiao")
             .await;
         assert_eq!(ids(city.array()), [hospitals[0], hospitals[1]]);
-        v = patch(v, json!({"destination_health_unit_id": hospitals[0]}))
+        v = patch(v, json!({"patient": {"destination_id": hospitals[0]}}))
             .await
             .ok()["version"]
             .as_i64()
@@ -1153,7 +1158,7 @@ mod screens {
                 &format!("/incident/{id}/send-to"),
                 "regulador",
                 Some(v),
-                json!({"user_id": colleague}),
+                json!({"regulator_id": colleague}),
             )
             .await;
         v = sent.ok()["version"].as_i64().unwrap() as i32;
@@ -1215,7 +1220,7 @@ mod screens {
                 &format!("/incident/{id}/transfer"),
                 "frota",
                 None,
-                Some(json!({"user_id": person})),
+                Some(json!({"assigned_to_id": person})),
                 &[("If-Match", tag.as_str())],
             )
             .await;
@@ -1299,6 +1304,33 @@ mod screens {
         assert_eq!(view["intercurrences"], occurrence["intercurrences"]);
         assert_eq!(view["incident"]["occurrence"]["type"], "Trauma");
 
+        // The history names what the screens show, by the names the writes took
+        // (docs/dispatch-routes.md, "Names").
+        let entries = w
+            .api
+            .get("tarm", &format!("/incident/{id}?include_history=true"))
+            .await;
+        let entries = entries.ok()["history"].as_array().unwrap().clone();
+        let changed = |key: &str| {
+            entries
+                .iter()
+                .rev()
+                .find_map(|e| e["changes"].get(key).cloned())
+                .unwrap_or_else(|| panic!("no entry records `{key}`"))
+        };
+        assert_eq!(changed("occurrence.type")["to"], "Trauma");
+        assert_eq!(
+            changed("patient.destination")["to"],
+            json!({"id": occurrence["patient"]["destination"]["id"],
+                   "name": occurrence["patient"]["destination"]["name"]})
+        );
+        assert_eq!(
+            changed("regulator")["to"],
+            detail["regulation"]["regulator"]
+        );
+        assert_eq!(changed("assigned_to")["to"], occurrence["assigned_to"]);
+        assert_eq!(changed("intercurrence"), intercurrence);
+
         // A unit is dispatched with unit selection's ETag; every screen's ETag follows.
         let unit = w.free_units().await[0];
         let selection = w
@@ -1317,10 +1349,44 @@ mod screens {
             )
             .await;
         assert_eq!(r.status.as_u16(), 201, "{}", r.body);
-        let v = r.body["incident_version"].as_i64().unwrap();
+        let v = r.body["version"].as_i64().unwrap();
         for (login, uri) in &screens {
             let r = w.api.get(login, uri).await;
             assert_eq!(etag(&r), format!("\"{v}\""), "{uri}");
         }
+        // The unit reads back with its vehicle type, as the board and the history name it.
+        let occurrence = w
+            .api
+            .get("frota", &format!("/incident/{id}/fleet-occurrence"))
+            .await;
+        let sent = occurrence.ok()["dispatches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["mobile_unit"]["id"] == unit)
+            .cloned()
+            .unwrap();
+        let board = w.api.get("frota", "/mobile-unit/board").await;
+        let on_board = board.array().iter().find(|u| u["id"] == unit).unwrap();
+        assert_eq!(
+            sent["mobile_unit"]["vehicle_type"],
+            on_board["vehicle_type"]
+        );
+        let entries = w
+            .api
+            .get("tarm", &format!("/incident/{id}?include_history=true"))
+            .await;
+        let last = entries.ok()["history"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        assert_eq!(last["action"], "dispatched");
+        assert_eq!(
+            last["changes"]["dispatch"]["mobile_unit"],
+            json!({"id": unit, "name": sent["mobile_unit"]["name"],
+                   "vehicle_type": sent["mobile_unit"]["vehicle_type"]})
+        );
     }
 }

@@ -85,7 +85,8 @@ impl Shift {
                 "tarm",
                 None,
                 json!({"caller_name": "Ana Lima", "caller_phone": "(11) 98888-1234",
-                       "address": "Rua Um, 1", "complaint": "queda", "priority": s.priority,
+                       "address": "Rua Um, 1", "complaint": "queda",
+                       "occurrence": {"priority": s.priority},
                        "call_received_at": received}),
             )
             .await;
@@ -121,7 +122,7 @@ impl Shift {
                     &format!("/incident/{id}/dispatch"),
                     "frota",
                     Some(v),
-                    json!({"mobile_unit_id": unit, "destination_health_unit_id": s.destination}),
+                    json!({"mobile_unit_id": unit, "destination_id": s.destination}),
                 )
                 .await;
             assert_eq!(r.status.as_u16(), 201, "{}", r.body);
@@ -966,7 +967,8 @@ async fn a_priority_or_destination_changed_later_moves_the_kept_phases_and_the_r
             &format!("/incident/{id}"),
             "regulador",
             Some(v),
-            Some(json!({"priority": "critical", "destination_health_unit_id": hospital.0})),
+            Some(json!({"occurrence": {"priority": "critical"},
+                        "patient": {"destination_id": hospital.0}})),
         )
         .await;
     assert_eq!(r.status.as_u16(), 200, "{}", r.body);

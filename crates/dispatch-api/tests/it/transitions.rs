@@ -32,9 +32,7 @@ async fn every_state_and_route_is_allowed_exactly_as_the_table_says() {
                     r.body
                 );
                 assert_eq!(
-                    r.body["version"]
-                        .as_i64()
-                        .or(r.body["incident_version"].as_i64()),
+                    r.body["version"].as_i64().or(r.body["version"].as_i64()),
                     Some(i64::from(v + 1))
                 );
                 assert_eq!(w.state(id).await, to.as_str(), "{from} --{action}");

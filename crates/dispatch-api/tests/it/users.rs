@@ -245,7 +245,7 @@ async fn default_values_come_from_the_token_and_active_lists() {
         set(&[
             "user",
             "profile",
-            "mobile_unit_types",
+            "vehicle_types",
             "technical_decision_actions",
             "intercurrences",
             "occurrence_types",
@@ -268,10 +268,7 @@ async fn default_values_come_from_the_token_and_active_lists() {
             })
             .collect()
     };
-    assert_eq!(
-        names("mobile_unit_types"),
-        ["Motolância", "USA", "USB", "VIR"]
-    );
+    assert_eq!(names("vehicle_types"), ["Motolância", "USA", "USB", "VIR"]);
     assert!(!names("intercurrences").contains(&"Rádio inoperante".to_owned()));
     assert!(!names("intercurrences").contains(&"Falta de combustível".to_owned()));
     assert!(!names("professional_types").contains(&"Telefonista".to_owned()));

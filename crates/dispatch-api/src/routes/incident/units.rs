@@ -109,7 +109,7 @@ pub async fn recommendation(
             id,
             name: u.name.clone(),
             base: u.base.clone(),
-            unit_type: u.unit_type.clone(),
+            vehicle_type: u.vehicle_type.clone(),
             position: UnitWhereabouts::of(&u.candidate.whereabouts, u.fix, now),
             distance_km: distance.map(|d| (d * 1000.0).round() / 1000.0),
             eta_seconds: eta,
@@ -127,7 +127,7 @@ pub async fn recommendation(
             LeftOutUnit {
                 id: c.id,
                 name: u.name.clone(),
-                unit_type: u.unit_type.clone(),
+                vehicle_type: u.vehicle_type.clone(),
                 reason: why.as_str().to_owned(),
             }
         })

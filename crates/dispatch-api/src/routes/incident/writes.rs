@@ -164,8 +164,9 @@ pub struct TechnicalDecisionBody {
     pub action_id: i32,
     #[serde(default)]
     pub notes: String,
-    /// The vehicle type asked for, when the decision sends one.
-    pub mobile_unit_type_id: Option<i32>,
+    /// The vehicle type asked for, when the decision sends one: the `id` of
+    /// `GET /mobile-unit-type` (read back as `vehicle_type`).
+    pub vehicle_type_id: Option<i32>,
 }
 
 impl Judge for TechnicalDecisionBody {
@@ -189,8 +190,8 @@ pub async fn technical_decision(
     id: Path<i64>,
 ) -> Reply {
     w.commit(&state, StatusCode::OK, async |c, user, b, expected| {
-        let (action, unit_type) = (b.action_id, b.mobile_unit_type_id);
-        store::technical_decision(c, user, id.0, expected, action, unit_type, b.notes).await
+        let (action, vehicle_type) = (b.action_id, b.vehicle_type_id);
+        store::technical_decision(c, user, id.0, expected, action, vehicle_type, b.notes).await
     })
     .await
 }
@@ -199,8 +200,8 @@ pub async fn technical_decision(
 #[serde(deny_unknown_fields)]
 pub struct SendToBody {
     /// The `id` the "Send to" picker got from `GET /user/search`: an active
-    /// `MEDICO_REGULADOR`.
-    pub user_id: i64,
+    /// `MEDICO_REGULADOR` (read back as `regulation.regulator`).
+    pub regulator_id: i64,
 }
 
 /// Hand the incident to another regulating physician.
@@ -214,7 +215,7 @@ pub async fn send_to(
     id: Path<i64>,
 ) -> Reply {
     w.commit(&state, StatusCode::OK, async |c, user, b, expected| {
-        store::send_to(c, user, id.0, expected, b.user_id).await
+        store::send_to(c, user, id.0, expected, b.regulator_id).await
     })
     .await
 }
@@ -230,8 +231,9 @@ pub struct DispatchBody {
     /// `vehicle_type_mismatch`; with it the history records the reason.
     pub override_reason: Option<String>,
     /// Where this unit takes its patient, when not where the incident's patient goes: the
-    /// `id` of an active unit of `GET /health-unit`.
-    pub destination_health_unit_id: Option<i64>,
+    /// `id` of an active unit of `GET /health-unit` (read back as the dispatch's
+    /// `destination`).
+    pub destination_id: Option<i64>,
 }
 
 impl Judge for DispatchBody {
@@ -245,7 +247,7 @@ impl Judge for DispatchBody {
         Ok(NewDispatch {
             mobile_unit_id: self.mobile_unit_id,
             override_reason: self.override_reason,
-            destination_health_unit_id: self.destination_health_unit_id,
+            destination_id: self.destination_id,
         })
     }
 }
@@ -265,9 +267,17 @@ pub struct DispatchConflict {
     code: String,
     errors: Option<Vec<common::FieldError>>,
     /// With `vehicle_type_mismatch`: the type the latest technical decision asks for.
-    expected_type: Option<RefOption>,
-    /// With `vehicle_type_mismatch`: the unit's type.
-    offered_type: Option<RefOption>,
+    requested_vehicle_type: Option<RefOption>,
+    /// With `vehicle_type_mismatch`: the unit offered and its type.
+    mobile_unit: Option<MismatchedUnit>,
+}
+
+/// The unit of a `vehicle_type_mismatch`: its id and its vehicle type.
+#[derive(ToSchema)]
+#[allow(dead_code)] // the document's shape only: `error::Error` writes this body
+pub struct MismatchedUnit {
+    id: i64,
+    vehicle_type: RefOption,
 }
 
 /// Assign a mobile unit: `regulated` -> `dispatched` (or one more unit). 409 `unit_busy`,
@@ -278,7 +288,7 @@ pub struct DispatchConflict {
         ("Idempotency-Key" = Option<String>, Header, description = "makes a retry safe")),
     responses((status = 201, body = DispatchCreated, headers(("ETag" = String))),
         (status = 409, description = "`invalid_transition`, `unit_busy`, `unit_inactive`, \
-            `vehicle_type_mismatch` (with `expected_type` and `offered_type`)",
+            `vehicle_type_mismatch` (with `requested_vehicle_type` and `mobile_unit`)",
             body = DispatchConflict, content_type = "application/problem+json")))]
 pub async fn dispatch(
     state: web::Data<AppState>,
@@ -301,7 +311,7 @@ impl From<DispatchWritten> for DispatchCreated {
         DispatchCreated {
             id: d.id,
             status: d.status,
-            incident_version: d.incident_version,
+            version: d.incident_version,
         }
     }
 }
@@ -345,9 +355,9 @@ pub async fn intercurrence(
 #[serde(deny_unknown_fields)]
 pub struct TransferBody {
     /// The `id` the "Transfer to" picker got from `GET /employee/search` (the employee's
-    /// user id): an active employee whose user is active.
+    /// user id): an active employee whose user is active (read back as `assigned_to`).
     #[schema(required = true, value_type = i64)]
-    pub user_id: Option<i64>,
+    pub assigned_to_id: Option<i64>,
     /// The old name, read as the employees table's key: refused (400 naming it) so that no
     /// client hands an incident to the wrong person.
     #[serde(default)]
@@ -367,15 +377,20 @@ impl Judge for TransferBody {
         if self.employee_id.is_some() {
             return Err(fault(
                 "employee_id",
-                "is no longer read: send `user_id`, the `id` that GET /employee/search answers",
+                "is no longer read: send `assigned_to_id`, the `id` that GET /employee/search \
+                 answers",
             ));
         }
-        self.user_id
-            .ok_or_else(|| fault("user_id", "is required: the `id` of GET /employee/search"))
+        self.assigned_to_id.ok_or_else(|| {
+            fault(
+                "assigned_to_id",
+                "is required: the `id` of GET /employee/search",
+            )
+        })
     }
 }
 
-/// "Transfer to" another employee: `user_id` is the `id` of `GET /employee/search`.
+/// "Transfer to" another employee: `assigned_to_id` is the `id` of `GET /employee/search`.
 #[utoipa::path(post, path = "/incident/{id}/transfer", tag = "writes", request_body = TransferBody,
     params(("id" = i64, Path), ("If-Match" = String, Header),
         ("Idempotency-Key" = Option<String>, Header, description = "makes a retry safe")),

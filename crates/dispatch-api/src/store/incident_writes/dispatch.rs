@@ -52,7 +52,7 @@ pub struct NewDispatch {
     /// Why a unit of another vehicle type than the decision asks for is sent anyway.
     pub override_reason: Option<String>,
     /// The dispatch's own destination; without one it goes where the patient goes.
-    pub destination_health_unit_id: Option<i64>,
+    pub destination_id: Option<i64>,
 }
 
 /// `POST /incident/{id}/dispatch`: `regulated` -> `dispatched` (or a further unit on a
@@ -98,8 +98,8 @@ pub async fn dispatch_unit(
             &offered,
             order.override_reason.as_deref(),
         )?;
-        let destination = order.destination_health_unit_id;
-        check_destination(c, "destination_health_unit_id", destination).await?;
+        let destination = order.destination_id;
+        let destination_ref = check_destination(c, "destination_id", destination).await?;
         let inserted: Result<i64, DieselError> = diesel::insert_into(dispatches::table)
             .values((
                 dispatches::incident_id.eq(id),
@@ -120,20 +120,16 @@ pub async fn dispatch_unit(
             }
             Err(e) => return Err(e.into()),
         };
-        let mut record = json!({
+        // The dispatch as its read names it (docs/dispatch-routes.md, "Writes: what each
+        // records"): every key always present, null when it does not apply.
+        let record = json!({
             "id": dispatch_id,
-            "mobile_unit_id": unit_id,
-            "mobile_unit": unit.name,
-            "mobile_unit_type": offered,
+            "mobile_unit": {"id": unit_id, "name": unit.name, "vehicle_type": offered},
             "requested_vehicle_type": requested,
             "status": Status::Assigned,
+            "destination": destination_ref,
+            "override_reason": order.override_reason,
         });
-        if let Some(d) = destination {
-            record["destination_health_unit_id"] = json!(d);
-        }
-        if let Some(reason) = &order.override_reason {
-            record["override_reason"] = json!(reason);
-        }
         let changes = Changes::new().record(ChangeGroup::Dispatches, "dispatch", record);
         let w = writes::commit(c, &cur, by, HistoryAction::Dispatched, to, changes).await?;
         Ok(DispatchWritten {
@@ -190,22 +186,42 @@ pub async fn dispatch_status(
             .ok_or_else(|| Refusal::not_found("dispatch", dispatch_id))?;
         // The incident first, then the dispatch: every write locks in that order.
         let cur = lock(c, incident_id, None).await?;
-        let from: Status = dispatches::table
+        let row: Stepped = dispatches::table
             .find(dispatch_id)
-            .select(dispatches::status)
+            .select(Stepped::as_select())
             .for_update()
             .first(c)
             .await?;
+        let (unit_id, unit_name, type_id, type_name): (i64, String, i32, String) =
+            mobile_units::table
+                .inner_join(mobile_unit_types::table)
+                .filter(mobile_units::id.eq(row.mobile_unit_id))
+                .select((
+                    mobile_units::id,
+                    mobile_units::name,
+                    mobile_unit_types::id,
+                    mobile_unit_types::name,
+                ))
+                .first(c)
+                .await?;
+        let from = row.status;
         let to = dispatch::transition(from, to)?;
-        set_step(c, dispatch_id, to, by.at).await?;
+        // The step's one instant: the write's, never before the dispatch's latest step (times
+        // never go backwards), and the same on the row, the history entry and the event.
+        let at = row.latest().max(by.at);
+        let by = &Author { at, ..*by };
+        set_step(c, dispatch_id, to, at).await?;
         if from == Status::AtDestination {
             // Off the hospital's door: a stretcher hold alert raised for it is cleared.
             crate::store::offload::clear(c, dispatch_id, to).await?;
         }
+        let unit = json!({"id": unit_id, "name": unit_name,
+            "vehicle_type": {"id": type_id, "name": type_name}});
         let changes = Changes::new().record(
             ChangeGroup::Dispatches,
             "dispatch",
-            json!({"id": dispatch_id, "status": {"from": from.as_str(), "to": to.as_str()}}),
+            json!({"id": dispatch_id, "mobile_unit": unit,
+                "status": {"from": from.as_str(), "to": to.as_str()}}),
         );
         let w = writes::commit(
             c,
@@ -226,7 +242,40 @@ pub async fn dispatch_status(
     .await
 }
 
-/// Raw SQL because the column is chosen by the step; `GREATEST` ignores the null steps.
+/// A dispatch as a step finds it: its status, its times and its unit.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = dispatches, check_for_backend(diesel::pg::Pg))]
+struct Stepped {
+    status: Status,
+    assigned_at: DateTime<Utc>,
+    en_route_at: Option<DateTime<Utc>>,
+    on_scene_at: Option<DateTime<Utc>>,
+    transporting_at: Option<DateTime<Utc>>,
+    at_destination_at: Option<DateTime<Utc>>,
+    handed_over_at: Option<DateTime<Utc>>,
+    released_at: Option<DateTime<Utc>>,
+    mobile_unit_id: i64,
+}
+
+impl Stepped {
+    /// The latest time the dispatch recorded.
+    fn latest(&self) -> DateTime<Utc> {
+        [
+            self.en_route_at,
+            self.on_scene_at,
+            self.transporting_at,
+            self.at_destination_at,
+            self.handed_over_at,
+            self.released_at,
+        ]
+        .into_iter()
+        .flatten()
+        .fold(self.assigned_at, DateTime::max)
+    }
+}
+
+/// Raw SQL because the column is chosen by the step; `at` is the write's instant, already
+/// no earlier than the dispatch's latest time.
 async fn set_step(
     c: &mut AsyncPgConnection,
     dispatch_id: i64,
@@ -243,9 +292,7 @@ async fn set_step(
         Status::Released => "released_at",
     };
     diesel::sql_query(format!(
-        "UPDATE dispatch.dispatches SET status = $1, {column} = GREATEST($3, assigned_at, en_route_at, \
-         on_scene_at, transporting_at, at_destination_at, handed_over_at, released_at) \
-         WHERE id = $2"
+        "UPDATE dispatch.dispatches SET status = $1, {column} = $3 WHERE id = $2"
     ))
     .bind::<diesel::sql_types::Text, _>(to.as_str())
     .bind::<diesel::sql_types::BigInt, _>(dispatch_id)

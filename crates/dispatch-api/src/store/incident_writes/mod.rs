@@ -21,7 +21,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde_json::json;
 
 use crate::domain::dispatch::Status;
-use crate::domain::form::IncidentForm;
+use crate::domain::form::{IncidentForm, history_name, wire_name};
 use crate::domain::history::{ChangeGroup, HistoryAction};
 use crate::domain::incident::{self, Edit, State};
 use crate::domain::{Refusal, phone, reference, times};
@@ -71,9 +71,9 @@ pub async fn create(
     let received = times::call_received_at(call_received_at, by.at)?;
     conn.transaction::<_, Error, _>(async |c| {
         check_related(c, fields.related_incident_id, None).await?;
-        check_destination(
+        let destination = check_destination(
             c,
-            "destination_health_unit_id",
+            wire_name("destination_health_unit_id"),
             fields.destination_health_unit_id,
         )
         .await?;
@@ -107,7 +107,7 @@ pub async fn create(
                 None::<()>,
                 received,
             );
-        for (name, group, value) in in_name_order(&fields) {
+        for (name, group, value) in in_name_order(&fields, destination) {
             if !value.is_null() {
                 changes = changes.field(group, name, None::<()>, value);
             }
@@ -123,12 +123,45 @@ pub async fn create(
     .await
 }
 
-/// The form's fields in the order of their names, as the history's `changes` holds them:
-/// the order in which an event names the groups that moved.
-fn in_name_order(form: &IncidentForm) -> Vec<(&'static str, ChangeGroup, serde_json::Value)> {
-    let mut values = form.values();
+/// The form's fields by their history names (`domain::form::history_name`), in the order of
+/// those names, as the history's `changes` holds them: the order in which an event names the
+/// groups that moved. The patient's destination is `destination` (`{id, name}`, or null), as
+/// every reference in a history entry is.
+fn in_name_order(
+    form: &IncidentForm,
+    destination: Option<HealthUnitRef>,
+) -> Vec<(&'static str, ChangeGroup, serde_json::Value)> {
+    let mut values: Vec<_> = form
+        .values()
+        .into_iter()
+        .map(|(name, group, value)| {
+            let value = match name {
+                "destination_health_unit_id" => json!(destination),
+                _ => value,
+            };
+            (history_name(name), group, value)
+        })
+        .collect();
     values.sort_by_key(|(name, _, _)| *name);
     values
+}
+
+/// A health unit as a history entry names it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, Queryable)]
+pub(crate) struct HealthUnitRef {
+    pub id: i64,
+    pub name: String,
+}
+
+/// The health unit `id` names (any, active or not), for the history (`None` for none).
+async fn health_unit(c: &mut AsyncPgConnection, id: Option<i64>) -> Result<Option<HealthUnitRef>> {
+    let Some(id) = id else { return Ok(None) };
+    let name: String = health_units::table
+        .find(id)
+        .select(health_units::name)
+        .first(c)
+        .await?;
+    Ok(Some(HealthUnitRef { id, name }))
 }
 
 /// The related incident (if any) exists and is not `own`.
@@ -145,21 +178,22 @@ async fn check_related(
     Ok(reference::related_incident(found, rid, own)?)
 }
 
-/// A destination (a dispatch's or the patient's), judged by `domain::reference::destination`;
-/// `None` (no destination, or clearing it) is always fine.
+/// A destination (a dispatch's or the patient's), judged by `domain::reference::destination`,
+/// and its name for the history; `None` (no destination, or clearing it) is always fine.
 async fn check_destination(
     c: &mut AsyncPgConnection,
     field: &str,
     unit: Option<i64>,
-) -> Result<()> {
-    let Some(unit) = unit else { return Ok(()) };
-    let active: Option<bool> = health_units::table
+) -> Result<Option<HealthUnitRef>> {
+    let Some(unit) = unit else { return Ok(None) };
+    let found: Option<(String, bool)> = health_units::table
         .find(unit)
-        .select(health_units::active)
+        .select((health_units::name, health_units::active))
         .first(c)
         .await
         .optional()?;
-    Ok(reference::destination(active, field, unit)?)
+    reference::destination(found.as_ref().map(|(_, active)| *active), field, unit)?;
+    Ok(found.map(|(name, _)| HealthUnitRef { id: unit, name }))
 }
 
 /// An occurrence type (`None`: none, or clearing it) names an active type of the catalogue,
@@ -195,20 +229,24 @@ pub async fn patch(
         if next.related_incident_id != cur.fields.related_incident_id {
             check_related(c, next.related_incident_id, Some(id)).await?;
         }
-        if next.destination_health_unit_id != cur.fields.destination_health_unit_id {
-            check_destination(
-                c,
-                "destination_health_unit_id",
-                next.destination_health_unit_id,
-            )
-            .await?;
-        }
+        // The destination's names are read only when it changes (unchanged, it is not
+        // recorded: both sides are `None` then).
+        let (was, destination) =
+            if next.destination_health_unit_id != cur.fields.destination_health_unit_id {
+                let was = health_unit(c, cur.fields.destination_health_unit_id).await?;
+                let field = wire_name("destination_health_unit_id");
+                let to = check_destination(c, field, next.destination_health_unit_id).await?;
+                (was, to)
+            } else {
+                (None, None)
+            };
         if next.occurrence_type != cur.fields.occurrence_type {
             check_occurrence_type(c, next.occurrence_type.as_deref()).await?;
         }
         let mut changes = Changes::new();
-        let before = in_name_order(&cur.fields);
-        for ((name, group, from), (_, _, to)) in before.into_iter().zip(in_name_order(&next)) {
+        let before = in_name_order(&cur.fields, was);
+        let after = in_name_order(&next, destination);
+        for ((name, group, from), (_, _, to)) in before.into_iter().zip(after) {
             if from != to {
                 changes = changes.field(group, name, from, to);
             }

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::schema::dispatch::*;
 use crate::store::holders::{self, Holders};
 use crate::store::writes::{self, Author, Changes, Locked, Written, lock};
-use crate::views::UserOption;
+use crate::views::{RefOption, UserOption};
 
 /// A catalogue entry's `(name, active, deleted)`, as a technical decision finds its action
 /// and a recording its intercurrence, for [`reference::entry`] to judge.
@@ -35,7 +35,7 @@ pub async fn technical_decision(
     id: i64,
     expected: i32,
     action_id: i32,
-    mobile_unit_type_id: Option<i32>,
+    vehicle_type_id: Option<i32>,
     notes: String,
 ) -> Result<Written> {
     conn.transaction::<_, Error, _>(async |c| {
@@ -52,7 +52,7 @@ pub async fn technical_decision(
             .await
             .optional()?;
         let name = reference::entry(action.map(entry_of), "action_id", "action", action_id)?;
-        let vehicle_type = match mobile_unit_type_id {
+        let vehicle_type = match vehicle_type_id {
             None => None,
             Some(t) => {
                 let found = mobile_unit_types::table
@@ -61,14 +61,17 @@ pub async fn technical_decision(
                     .first::<(String, bool)>(c)
                     .await
                     .optional()?;
-                Some(reference::unit_type(found, t)?)
+                Some(RefOption {
+                    id: t,
+                    name: reference::vehicle_type(found, t)?,
+                })
             }
         };
         diesel::insert_into(technical_decisions::table)
             .values((
                 technical_decisions::incident_id.eq(id),
                 technical_decisions::action_id.eq(action_id),
-                technical_decisions::mobile_unit_type_id.eq(mobile_unit_type_id),
+                technical_decisions::mobile_unit_type_id.eq(vehicle_type_id),
                 technical_decisions::regulator_id.eq(by.id()),
                 technical_decisions::notes.eq(&notes),
                 technical_decisions::decided_at.eq(by.at),
@@ -85,7 +88,14 @@ pub async fn technical_decision(
             .await?;
         let decisions = ChangeGroup::TechnicalDecisions;
         let mut changes = Changes::new()
-            .record(decisions, "action", json!(name))
+            .record(
+                decisions,
+                "action",
+                json!(RefOption {
+                    id: action_id,
+                    name
+                }),
+            )
             .record(decisions, "notes", json!(notes))
             .record(decisions, "vehicle_type", json!(vehicle_type))
             .field(
@@ -177,11 +187,17 @@ pub async fn intercurrence(
             ))
             .execute(c)
             .await?;
-        let changes = Changes::new().record(
-            ChangeGroup::Intercurrences,
-            "intercurrence",
-            json!({"id": intercurrence_id, "name": name, "notes": notes}),
-        );
+        let intercurrence = RefOption {
+            id: intercurrence_id,
+            name,
+        };
+        let changes = Changes::new()
+            .record(
+                ChangeGroup::Intercurrences,
+                "intercurrence",
+                json!(intercurrence),
+            )
+            .record(ChangeGroup::Intercurrences, "notes", json!(notes));
         writes::commit(
             c,
             &cur,
