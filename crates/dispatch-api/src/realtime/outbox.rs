@@ -20,30 +20,15 @@ use std::time::{Duration, Instant};
 use actix_web::body::{BodySize, BoxBody, MessageBody};
 use actix_web::web::{Bytes, BytesMut};
 
-/// WebSocket opcodes of the frames the server sends (RFC 6455, section 5.2).
-#[derive(Debug, Clone, Copy)]
-pub enum Opcode {
-    Text = 0x1,
-    Close = 0x8,
-    Ping = 0x9,
-    Pong = 0xA,
-}
+/// The opcodes of the frames the server sends: actix-http's, whose frame writer actix-ws
+/// itself uses.
+pub use actix_http::ws::OpCode as Opcode;
 
-/// One unfragmented, unmasked frame, as a server sends it (RFC 6455, section 5.2).
+/// One unfragmented, unmasked frame, as a server sends it (RFC 6455, section 5.2), written by
+/// actix-http's frame writer.
 pub fn frame(opcode: Opcode, payload: &[u8]) -> Bytes {
-    let len = payload.len();
-    let mut out = BytesMut::with_capacity(len + 10);
-    out.extend_from_slice(&[0x80 | opcode as u8]);
-    if len < 126 {
-        out.extend_from_slice(&[len as u8]);
-    } else if let Ok(short) = u16::try_from(len) {
-        out.extend_from_slice(&[126]);
-        out.extend_from_slice(&short.to_be_bytes());
-    } else {
-        out.extend_from_slice(&[127]);
-        out.extend_from_slice(&(len as u64).to_be_bytes());
-    }
-    out.extend_from_slice(payload);
+    let mut out = BytesMut::with_capacity(payload.len() + 10);
+    actix_http::ws::Parser::write_message(&mut out, payload, opcode, true, false);
     out.freeze()
 }
 
