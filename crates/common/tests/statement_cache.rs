@@ -194,3 +194,53 @@ async fn with_the_cache_disabled_every_run_sends_its_sql() {
     );
     assert_eq!(heard.finished, vec!["SELECT ($1 + $2)"; 3]);
 }
+
+/// `SELECT` of the names of the session's prepared statements, marked unsafe to cache when
+/// asked (as diesel marks an `UPDATE`, an insert of a `Vec` or an SQL literal). Run by a
+/// named statement, it sees its own name; run as the unnamed statement, it sees none.
+struct PreparedStatementNames {
+    cacheable: bool,
+}
+
+impl QueryFragment<Pg> for PreparedStatementNames {
+    fn walk_ast<'b>(&'b self, mut pass: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        if !self.cacheable {
+            pass.unsafe_to_cache_prepared();
+        }
+        pass.push_sql("SELECT ARRAY(SELECT name::text FROM pg_prepared_statements ORDER BY name)");
+        Ok(())
+    }
+}
+
+impl QueryId for PreparedStatementNames {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl Query for PreparedStatementNames {
+    type SqlType = diesel::sql_types::Array<diesel::sql_types::Text>;
+}
+
+#[tokio::test]
+async fn a_statement_unsafe_to_cache_is_sent_unnamed_in_one_round_trip() {
+    let (mut conn, heard) = connection().await;
+
+    // Not cacheable: sent as the unnamed statement, it finds no named statement, its own
+    // included, however often it runs.
+    for _ in 0..3 {
+        let names = PreparedStatementNames { cacheable: false }
+            .get_result::<Vec<String>>(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(names, Vec::<String>::new(), "nothing prepared under a name");
+    }
+    assert!(heard.lock().unwrap().cached.is_empty());
+
+    // The same text, cacheable: prepared under a name and kept, so it finds itself.
+    let names = PreparedStatementNames { cacheable: true }
+        .get_result::<Vec<String>>(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(names.len(), 1, "its own named statement: {names:?}");
+    assert_eq!(heard.lock().unwrap().cached.len(), 1);
+}

@@ -759,7 +759,11 @@ impl AsyncPgConnection {
             }
             let stmt = if let Some(cached) = &cached {
                 PreparedQuery::Named(cached.statement.clone())
-            } else if unnamed_statements {
+            } else if unnamed_statements || !is_safe_to_cache_prepared {
+                // A statement the cache will not keep (diesel marks an `UPDATE`, an insert of
+                // a `Vec` or of an `Option`, an SQL literal as unsafe to cache) is sent as the
+                // unnamed statement in one round trip, instead of being prepared under a
+                // name, run once and closed (patches/diesel-async/PATCHES.md).
                 PreparedQuery::Unnamed {
                     sql: sql.clone(),
                     types: bind_collector
