@@ -21,6 +21,8 @@ use futures_util::FutureExt;
 use crate::Problem;
 
 pub mod failover;
+mod kept;
+pub use kept::{Kept, kept};
 pub mod pool_mode;
 pub mod pool_size;
 pub use pool_mode::PoolMode;

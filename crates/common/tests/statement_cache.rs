@@ -244,3 +244,27 @@ async fn a_statement_unsafe_to_cache_is_sent_unnamed_in_one_round_trip() {
     assert_eq!(names.len(), 1, "its own named statement: {names:?}");
     assert_eq!(heard.lock().unwrap().cached.len(), 1);
 }
+
+/// `common::db::kept`: a statement diesel would not cache, kept prepared by its SQL text.
+#[tokio::test]
+async fn a_kept_statement_is_prepared_once_and_run_from_the_cache() {
+    let (mut conn, heard) = connection().await;
+
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        seen.push(
+            common::db::kept(PreparedStatementNames { cacheable: false })
+                .get_result::<Vec<String>>(&mut conn)
+                .await
+                .unwrap(),
+        );
+    }
+
+    // Prepared under a name on the first run, and that one statement ran every time.
+    assert_eq!(seen[0].len(), 1, "its own named statement: {seen:?}");
+    assert!(seen.iter().all(|names| names == &seen[0]), "{seen:?}");
+    assert_eq!(
+        heard.lock().unwrap().cached,
+        ["SELECT ARRAY(SELECT name::text FROM pg_prepared_statements ORDER BY name)"]
+    );
+}

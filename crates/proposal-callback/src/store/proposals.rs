@@ -1,6 +1,7 @@
 //! Proposals, their integration history, their events and the dedup keys of applied callbacks.
 
 use chrono::{DateTime, Utc};
+use common::db::kept;
 use diesel::QueryResult;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -30,19 +31,23 @@ pub async fn lock(
     tenant: &str,
     proposal_id: &str,
 ) -> QueryResult<Option<(ProposalRow, Option<String>)>> {
-    proposals::table
-        .filter(proposals::tenant_id.eq(tenant))
-        .filter(proposals::proposal_id.eq(proposal_id))
-        .select((
-            ProposalRow::as_select(),
-            diesel::dsl::sql::<diesel::sql_types::Nullable<diesel::sql_types::Text>>(
-                "(SELECT t.name FROM proposal.tenants t WHERE t.id = proposals.tenant_id)",
-            ),
-        ))
-        .for_update()
-        .first(conn)
-        .await
-        .optional()
+    // One text whatever the tenant: kept prepared (common::db::kept) despite the literal.
+    kept(
+        proposals::table
+            .filter(proposals::tenant_id.eq(tenant))
+            .filter(proposals::proposal_id.eq(proposal_id))
+            .select((
+                ProposalRow::as_select(),
+                diesel::dsl::sql::<diesel::sql_types::Nullable<diesel::sql_types::Text>>(
+                    "(SELECT t.name FROM proposal.tenants t WHERE t.id = proposals.tenant_id)",
+                ),
+            ))
+            .for_update()
+            .limit(1),
+    )
+    .get_result(conn)
+    .await
+    .optional()
 }
 
 /// Creates an `under_analysis` proposal, created at `at`, unless the tenant already has one
@@ -105,15 +110,14 @@ pub async fn set_status(
     event_at: DateTime<Utc>,
     at: DateTime<Utc>,
 ) -> QueryResult<()> {
-    diesel::update(proposals::table.find(id))
-        .set((
-            proposals::status.eq(to),
-            proposals::in_queue.eq(to.in_queue()),
-            proposals::last_event_at.eq(Some(event_at)),
-            proposals::updated_at.eq(at),
-        ))
-        .execute(conn)
-        .await?;
+    kept(diesel::update(proposals::table.find(id)).set((
+        proposals::status.eq(to),
+        proposals::in_queue.eq(to.in_queue()),
+        proposals::last_event_at.eq(Some(event_at)),
+        proposals::updated_at.eq(at),
+    )))
+    .execute(conn)
+    .await?;
     Ok(())
 }
 
@@ -124,10 +128,11 @@ pub async fn set_last_event_at(
     id: i64,
     event_at: DateTime<Utc>,
 ) -> QueryResult<()> {
-    diesel::update(proposals::table.find(id))
-        .set(proposals::last_event_at.eq(Some(event_at)))
-        .execute(conn)
-        .await?;
+    kept(
+        diesel::update(proposals::table.find(id)).set(proposals::last_event_at.eq(Some(event_at))),
+    )
+    .execute(conn)
+    .await?;
     Ok(())
 }
 
@@ -200,8 +205,8 @@ pub async fn insert_events(
             )
         })
         .collect();
-    diesel::insert_into(proposal_events::table)
-        .values(rows)
+    // A callback records one to a few events: a few texts, each kept prepared.
+    kept(diesel::insert_into(proposal_events::table).values(rows))
         .execute(conn)
         .await?;
     Ok(())

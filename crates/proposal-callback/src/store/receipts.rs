@@ -1,6 +1,7 @@
 //! Callback receipts: every request that reached the parsing stage, stored raw first.
 
 use chrono::{DateTime, Utc};
+use common::db::kept;
 use diesel::QueryResult;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -63,11 +64,14 @@ pub struct ReceiptRow {
 
 /// Stored in its own statement (autocommit), so it is durable before parsing starts.
 pub async fn insert(conn: &mut AsyncPgConnection, new: &NewReceipt<'_>) -> QueryResult<Receipt> {
-    diesel::insert_into(r::table)
-        .values(new)
-        .returning(Receipt::as_returning())
-        .get_result(conn)
-        .await
+    // Its optional fields give the text a few shapes, each kept prepared.
+    kept(
+        diesel::insert_into(r::table)
+            .values(new)
+            .returning(Receipt::as_returning()),
+    )
+    .get_result(conn)
+    .await
 }
 
 pub async fn find(
@@ -239,20 +243,19 @@ pub async fn record_outcome(
     answered: &Answered<'_>,
     at: DateTime<Utc>,
 ) -> QueryResult<()> {
-    diesel::update(r::table.find(id))
-        .set((
-            r::status.eq(ReceiptStatus::from(answered.outcome)),
-            r::http_status.eq(Some(200i16)),
-            r::error_code.eq(None::<String>),
-            r::error_detail.eq(None::<String>),
-            r::proposal_id.eq(answered.proposal_id),
-            r::dedup_key.eq(answered.dedup_key),
-            r::event_at.eq(answered.event_at),
-            r::attempts.eq(r::attempts + 1),
-            r::processed_at.eq(Some(at)),
-        ))
-        .execute(conn)
-        .await?;
+    kept(diesel::update(r::table.find(id)).set((
+        r::status.eq(ReceiptStatus::from(answered.outcome)),
+        r::http_status.eq(Some(200i16)),
+        r::error_code.eq(None::<String>),
+        r::error_detail.eq(None::<String>),
+        r::proposal_id.eq(answered.proposal_id),
+        r::dedup_key.eq(answered.dedup_key),
+        r::event_at.eq(answered.event_at),
+        r::attempts.eq(r::attempts + 1),
+        r::processed_at.eq(Some(at)),
+    )))
+    .execute(conn)
+    .await?;
     Ok(())
 }
 
