@@ -8,8 +8,15 @@
 #
 # Needs: PostgreSQL at $PGURL (default the local server), wrk, pgbench, jq, and a release
 # build (built here with thin LTO off to keep the build short on small machines).
+#
+# Also prints where the CPU went per transaction on each side (bench/lib/cpu.sh): PostgreSQL's
+# (every postgres process), the load generator's (pgbench, wrk), the service's, and the rest
+# of the machine's busy time (mostly the kernel's loopback networking). On cores shared by
+# all of them, the ratio cannot pass what that budget allows.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source bench/lib/cpu.sh
+TIMEFORMAT='%U %S'
 
 PGURL=${PGURL:-postgres://postgres@127.0.0.1:5432}
 DB=${BENCH_DB:-pcb_bench}
@@ -47,9 +54,11 @@ SQL
 echo "== pgbench: the same database work, $CONNECTIONS clients, $DURATION"
 psql "$DATABASE_URL" -qc "ALTER DATABASE $DB SET search_path TO proposal"
 PGB_SECS=${DURATION%s}
-(cd "$OUT" && pgbench -n -M prepared -c "$CONNECTIONS" -j "$THREADS" -T "$PGB_SECS" \
+B0=$(busy) P0=$(pg_ticks)
+{ time (cd "$OUT" && pgbench -n -M prepared -c "$CONNECTIONS" -j "$THREADS" -T "$PGB_SECS" \
   -D nprop="$NPROP" -f "$OLDPWD/bench/callback/equivalent.sql" -l --log-prefix=pgb \
-  "$DATABASE_URL" >"$OUT/pgbench.txt")
+  "$DATABASE_URL" >"$OUT/pgbench.txt"); } 2>"$OUT/pgbench.time"
+B1=$(busy) P1=$(pg_ticks)
 PGB_TPS=$(awk '/^tps/ {print int($3)}' "$OUT/pgbench.txt")
 PGB_P99=$(cat "$OUT"/pgb.* | awk '{print $3/1000}' | sort -n | awk '{a[NR]=$1} END {print a[int(NR*0.99)]}')
 grep -E "^(tps|latency)" "$OUT/pgbench.txt"
@@ -62,8 +71,11 @@ SERVER=$!
 trap 'kill $SERVER 2>/dev/null || true' EXIT
 for _ in $(seq 50); do curl -sf "http://$BIND/readyz" >/dev/null && break; sleep 0.2; done
 TOKEN=$(curl -sf -X POST -H "Authorization: Basic $BASIC" "http://$BIND/callback/auth" | jq -r .access_token)
-TOKEN=$TOKEN PER_THREAD=$PER_THREAD wrk -t "$THREADS" -c "$CONNECTIONS" -d "$DURATION" --latency \
-  -s bench/callback/callback.lua "http://$BIND/callback/demo-a/porto" | tee "$OUT/wrk.txt"
+B2=$(busy) P2=$(pg_ticks) S2=$(pid_ticks $SERVER)
+{ time (TOKEN=$TOKEN PER_THREAD=$PER_THREAD wrk -t "$THREADS" -c "$CONNECTIONS" -d "$DURATION" --latency \
+  -s bench/callback/callback.lua "http://$BIND/callback/demo-a/porto" >"$OUT/wrk.txt"); } 2>"$OUT/wrk.time"
+B3=$(busy) P3=$(pg_ticks) S3=$(pid_ticks $SERVER)
+cat "$OUT/wrk.txt"
 kill $SERVER; wait $SERVER 2>/dev/null || true
 trap - EXIT
 
@@ -76,5 +88,14 @@ echo
 echo "== summary ($(nproc) cores, $CONNECTIONS connections, $DURATION)"
 echo "pgbench ceiling:   ${PGB_TPS} tx/s, p99 ${PGB_P99} ms"
 echo "proposal-callback: ${SVC_RPS} callbacks/s, p99 ${SVC_P99}; ${SENT} sent, ${APPLIED} applied, ${NON2XX:-0} non-2xx"
+PGB_TX=$(awk '/^number of transactions actually processed/ {print $NF}' "$OUT/pgbench.txt")
+PGB_TX=${PGB_TX#*/}
+PGB_SELF=$(tail -n1 "$OUT/pgbench.time") WRK_SELF=$(tail -n1 "$OUT/wrk.time")
+# Ticks of the rest: busy less PostgreSQL, the service and the load generator.
+rest() { awk -v b="$1" -v p="$2" -v s="$3" -v hz="$CPU_HZ" '{printf "%.0f", b - p - s - ($1 + $2) * hz}' <<< "$4"; }
+echo "CPU per transaction (µs): pgbench: PostgreSQL $(us_per $((P1 - P0)) "$PGB_TX"), pgbench $(us_per_s "$PGB_SELF" "$PGB_TX")," \
+  "rest $(us_per "$(rest $((B1 - B0)) $((P1 - P0)) 0 "$PGB_SELF")" "$PGB_TX");" \
+  "service: PostgreSQL $(us_per $((P3 - P2)) "$SENT"), service $(us_per $((S3 - S2)) "$SENT")," \
+  "wrk $(us_per_s "$WRK_SELF" "$SENT"), rest $(us_per "$(rest $((B3 - B2)) $((P3 - P2)) $((S3 - S2)) "$WRK_SELF")" "$SENT")"
 echo "ratio:             $(awk -v a="$SVC_RPS" -v b="$PGB_TPS" 'BEGIN {printf "%.0f%%", 100*a/b}') of the ceiling"
 echo "raw output in $OUT"
