@@ -484,3 +484,76 @@ fn fixtures_equal_the_shared_examples() {
         assert_eq!(example(insurer, outcome), theirs, "{insurer}/{outcome}");
     }
 }
+
+/// A callback's statements that diesel would not cache (the receipt's insert, the proposal's
+/// lock and update, the events, the receipt's outcome) are kept prepared on the connection
+/// (`common::db::kept`): after three callbacks on a pool of one connection, each is there
+/// once, so PostgreSQL parsed and planned it once (docs/operations.md, bench/callback).
+#[actix_web::test]
+async fn a_callbacks_statements_are_prepared_once_per_connection() {
+    use diesel::sql_types::{BigInt, Text};
+    use diesel_async::RunQueryDsl;
+
+    let pool = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let kept = pool.clone();
+    let t = TestApp::start_with_state(move |state| {
+        state.pool.resize(1);
+        *kept.lock().unwrap() = Some(state.pool.clone());
+        state
+    })
+    .await;
+    for (outcome, id) in [
+        ("approved", "POR-2026-000123"),
+        ("pending", "POR-2026-000124"),
+        ("refused", "POR-2026-000125"),
+    ] {
+        let (status, body) = t
+            .callback("demo-a", "porto", example("porto", outcome))
+            .await;
+        assert_eq!(
+            (status, body),
+            (
+                200,
+                json!({"result": "processed", "proposal_id": id, "status": outcome})
+            )
+        );
+    }
+
+    #[derive(diesel::QueryableByName, Debug)]
+    struct Prepared {
+        #[diesel(sql_type = Text)]
+        statement: String,
+        #[diesel(sql_type = BigInt)]
+        n: i64,
+    }
+    let pool = pool.lock().unwrap().clone().unwrap();
+    let mut conn = pool.get().await.unwrap();
+    let prepared: Vec<Prepared> = diesel::sql_query(
+        "SELECT left(statement, 40) AS statement, count(*) AS n FROM pg_prepared_statements \
+         WHERE statement NOT LIKE '%pg_prepared_statements%' GROUP BY 1 ORDER BY 1",
+    )
+    .load(&mut *conn)
+    .await
+    .unwrap();
+    let prepared: Vec<(&str, i64)> = prepared
+        .iter()
+        .map(|p| (p.statement.as_str(), p.n))
+        .collect();
+    // Every statement of a callback, each prepared once; the events' insert twice: three
+    // events for a pending proposal, four for a final status, two texts.
+    assert_eq!(
+        prepared,
+        [
+            (r#"INSERT INTO "proposal"."applied_callback"#, 1),
+            (r#"INSERT INTO "proposal"."callback_receipt"#, 1),
+            (r#"INSERT INTO "proposal"."email_outbox" (""#, 1),
+            (r#"INSERT INTO "proposal"."integration_hist"#, 1),
+            (r#"INSERT INTO "proposal"."proposal_events""#, 2),
+            (r#"SELECT "proposal"."proposals"."id", "pro"#, 1),
+            (r#"SELECT ("proposal"."integrations"."pause"#, 1),
+            (r#"SELECT EXISTS (SELECT "proposal"."tokens"#, 1),
+            (r#"UPDATE "proposal"."callback_receipts" SE"#, 1),
+            (r#"UPDATE "proposal"."proposals" SET "statu"#, 1),
+        ]
+    );
+}
