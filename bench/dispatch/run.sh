@@ -5,11 +5,16 @@
 # its own, then measures with wrk (HTTP) and pgbench (SQL):
 #   1. GET /health-unit?q=sao jose        vs GET /bench/constant (same bytes: framework ceiling)
 #   2. GET /incident/{id} (random ids)    vs pgbench running that route's SQL (database ceiling)
+# For the incident route and pgbench it also prints the CPU per request on each side
+# (bench/lib/cpu.sh): PostgreSQL's, the server's, the load generator's and the rest of the
+# machine's. On two cores shared by all of them, the ratio cannot pass what that allows.
 # Environment: PGURL (server, default postgres://postgres@127.0.0.1:5432), DURATION (s, 15),
 # CONNECTIONS (32), PORT (18090), TARGET_DIR (target-dispatch); BIN=path runs that binary
 # (built with `--features bench`) instead of building one, to compare two builds in one sitting.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source bench/lib/cpu.sh
+TIMEFORMAT='%U %S'
 PGURL=${PGURL:-postgres://postgres@127.0.0.1:5432}
 DB=dispatch_bench
 DURATION=${DURATION:-15}
@@ -55,10 +60,12 @@ TICK=$(getconf CLK_TCK)
 wrk_run() { # name, then wrk arguments; prints "name rps p99 server-CPU-µs-per-request"
   local name=$1; shift
   wrk -t2 -c"$CONNECTIONS" -d3s "$@" > /dev/null  # warm-up
-  local before after
-  before=$(server_ticks)
-  wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --latency "$@" > "$WORK/$name.txt"
-  after=$(server_ticks)
+  local before after b0 b1 p0 p1
+  before=$(server_ticks) b0=$(busy) p0=$(pg_ticks)
+  { time wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --latency "$@" > "$WORK/$name.txt"; } 2> "$WORK/$name.time"
+  after=$(server_ticks) b1=$(busy) p1=$(pg_ticks)
+  # PostgreSQL, wrk and the rest, in ticks and wrk's "user system" seconds.
+  echo "$((p1 - p0)) $(tail -n1 "$WORK/$name.time") $((b1 - b0 - (after - before) - (p1 - p0)))" > "$WORK/$name.cpu"
   local rps p99 cpu
   rps=$(awk '/Requests\/sec/ {print $2}' "$WORK/$name.txt")
   p99=$(awk '$1 == "99%" {print $2}' "$WORK/$name.txt")
@@ -73,11 +80,15 @@ stop
 
 # pgbench: same SQL, prepared like diesel's, as many clients as the server's pool.
 PGOPTIONS="-c search_path=dispatch,public" pgbench -n -M prepared -c "$DATABASE_POOL_SIZE" -j 2 \
-  -T 3 -f "$HERE/incident_detail.sql" "$DATABASE_URL" > /dev/null
-(cd "$WORK" && PGOPTIONS="-c search_path=dispatch,public" pgbench -n -M prepared \
+  -T 3 -f "$HERE/incident_detail.sql@50" -f "$HERE/access_log_append.sql@1" "$DATABASE_URL" > /dev/null
+B0=$(busy) P0=$(pg_ticks)
+{ time (cd "$WORK" && PGOPTIONS="-c search_path=dispatch,public" pgbench -n -M prepared \
   -c "$DATABASE_POOL_SIZE" -j 2 -T "$DURATION" -l --log-prefix=pgb \
-  -f "$OLDPWD/$HERE/incident_detail.sql" "$DATABASE_URL" > pgbench.txt)
-TPS=$(awk '/^tps/ {print $3}' "$WORK/pgbench.txt")
+  -f "$OLDPWD/$HERE/incident_detail.sql@50" -f "$OLDPWD/$HERE/access_log_append.sql@1" \
+  "$DATABASE_URL" > pgbench.txt); } 2> "$WORK/pgbench.time"
+B1=$(busy) P1=$(pg_ticks)
+# The detail reads' own rate and count (script 1; script 2 is the access log's append).
+TPS=$(awk '/^SQL script 1:/ {f = 1} f && /tps = / {sub(/.*tps = /, ""); sub(/\).*/, ""); print; exit}' "$WORK/pgbench.txt")
 P99=$(cat "$WORK"/pgb* | awk '{print $3}' | sort -n | awk '{a[NR]=$1} END {printf "%.2fms", a[int(NR*0.99)]/1000}')
 
 bytes_search=$(wc -c < "$WORK/search.json")
@@ -90,7 +101,16 @@ read -r _ h_rps h_p99 h_cpu <<< "$R2"
 printf '%-34s %12s %10s %13s us\n' "GET /health-unit?q=sao jose" "$h_rps" "$h_p99" "$h_cpu"
 read -r _ i_rps i_p99 i_cpu <<< "$R3"
 printf '%-34s %12s %10s %13s us\n' "GET /incident/{id}" "$i_rps" "$i_p99" "$i_cpu"
-printf '%-34s %12s %10s\n' "pgbench (that route's SQL)" "$TPS" "$P99"
+printf '%-34s %12s %10s\n' "pgbench (route's SQL + log share)" "$TPS" "$P99"
+# CPU per request (µs) of the incident route's run and of pgbench's.
+I_N=$(awk '/requests in/ {print $1}' "$WORK/incident.txt")
+read -r i_pg i_wu i_ws i_rest < "$WORK/incident.cpu"
+PGB_N=$(awk '/^SQL script 1:/ {f = 1} f && / transactions \(/ {print $2; exit}' "$WORK/pgbench.txt")
+PGB_SELF=$(tail -n1 "$WORK/pgbench.time")
+PGB_REST=$(awk -v b=$((B1 - B0)) -v p=$((P1 - P0)) -v hz="$CPU_HZ" '{printf "%.0f", b - p - ($1 + $2) * hz}' <<< "$PGB_SELF")
+echo "CPU per request (us): GET /incident/{id}: PostgreSQL $(us_per "$i_pg" "$I_N"), server $i_cpu," \
+  "wrk $(us_per_s "$i_wu $i_ws" "$I_N"), rest $(us_per "$i_rest" "$I_N");" \
+  "pgbench: PostgreSQL $(us_per $((P1 - P0)) "$PGB_N"), pgbench $(us_per_s "$PGB_SELF" "$PGB_N"), rest $(us_per "$PGB_REST" "$PGB_N")"
 awk -v h="$h_rps" -v c="$c_rps" -v i="$i_rps" -v t="$TPS" -v hc="$h_cpu" -v cc="$c_cpu" 'BEGIN {
   printf "health-unit / constant = %.0f%% of req/s, %.0f%% by server CPU per request (target >= 80%%)\n", 100 * h / c, 100 * cc / hc
   printf "incident / pgbench     = %.0f%% (target >= 60%%)\n", 100 * i / t }'
