@@ -91,11 +91,9 @@ echo "proposal-callback: ${SVC_RPS} callbacks/s, p99 ${SVC_P99}; ${SENT} sent, $
 PGB_TX=$(awk '/^number of transactions actually processed/ {print $NF}' "$OUT/pgbench.txt")
 PGB_TX=${PGB_TX#*/}
 PGB_SELF=$(tail -n1 "$OUT/pgbench.time") WRK_SELF=$(tail -n1 "$OUT/wrk.time")
-# Ticks of the rest: busy less PostgreSQL, the service and the load generator.
-rest() { awk -v b="$1" -v p="$2" -v s="$3" -v hz="$CPU_HZ" '{printf "%.0f", b - p - s - ($1 + $2) * hz}' <<< "$4"; }
 echo "CPU per transaction (µs): pgbench: PostgreSQL $(us_per $((P1 - P0)) "$PGB_TX"), pgbench $(us_per_s "$PGB_SELF" "$PGB_TX")," \
-  "rest $(us_per "$(rest $((B1 - B0)) $((P1 - P0)) 0 "$PGB_SELF")" "$PGB_TX");" \
+  "rest $(us_per "$(rest_ticks $((B1 - B0)) $((P1 - P0)) 0 "$PGB_SELF")" "$PGB_TX");" \
   "service: PostgreSQL $(us_per $((P3 - P2)) "$SENT"), service $(us_per $((S3 - S2)) "$SENT")," \
-  "wrk $(us_per_s "$WRK_SELF" "$SENT"), rest $(us_per "$(rest $((B3 - B2)) $((P3 - P2)) $((S3 - S2)) "$WRK_SELF")" "$SENT")"
+  "wrk $(us_per_s "$WRK_SELF" "$SENT"), rest $(us_per "$(rest_ticks $((B3 - B2)) $((P3 - P2)) $((S3 - S2)) "$WRK_SELF")" "$SENT")"
 echo "ratio:             $(awk -v a="$SVC_RPS" -v b="$PGB_TPS" 'BEGIN {printf "%.0f%%", 100*a/b}') of the ceiling"
 echo "raw output in $OUT"

@@ -55,8 +55,7 @@ start
 
 # The server's CPU time so far (user + system, clock ticks): what a request costs it, less
 # sensitive to whatever else shares the cores than req/s (but not to their contention).
-server_ticks() { awk '{print $14 + $15}' "/proc/$SERVER/stat"; }
-TICK=$(getconf CLK_TCK)
+server_ticks() { pid_ticks "$SERVER"; }
 wrk_run() { # name, then wrk arguments; prints "name rps p99 server-CPU-µs-per-request"
   local name=$1; shift
   wrk -t2 -c"$CONNECTIONS" -d3s "$@" > /dev/null  # warm-up
@@ -65,11 +64,12 @@ wrk_run() { # name, then wrk arguments; prints "name rps p99 server-CPU-µs-per-
   { time wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --latency "$@" > "$WORK/$name.txt"; } 2> "$WORK/$name.time"
   after=$(server_ticks) b1=$(busy) p1=$(pg_ticks)
   # PostgreSQL, wrk and the rest, in ticks and wrk's "user system" seconds.
-  echo "$((p1 - p0)) $(tail -n1 "$WORK/$name.time") $((b1 - b0 - (after - before) - (p1 - p0)))" > "$WORK/$name.cpu"
+  local self; self=$(tail -n1 "$WORK/$name.time")
+  echo "$((p1 - p0)) $self $(rest_ticks $((b1 - b0)) $((p1 - p0)) $((after - before)) "$self")" > "$WORK/$name.cpu"
   local rps p99 cpu
   rps=$(awk '/Requests\/sec/ {print $2}' "$WORK/$name.txt")
   p99=$(awk '$1 == "99%" {print $2}' "$WORK/$name.txt")
-  cpu=$(awk -v t=$((after - before)) -v hz="$TICK" '/requests in/ {printf "%.1f", t / hz * 1e6 / $1}' "$WORK/$name.txt")
+  cpu=$(awk -v t=$((after - before)) -v hz="$CPU_HZ" '/requests in/ {printf "%.1f", t / hz * 1e6 / $1}' "$WORK/$name.txt")
   echo "$name $rps $p99 $cpu"
 }
 AUTH=(-H "Authorization: Bearer $TOKEN")
@@ -107,7 +107,7 @@ I_N=$(awk '/requests in/ {print $1}' "$WORK/incident.txt")
 read -r i_pg i_wu i_ws i_rest < "$WORK/incident.cpu"
 PGB_N=$(awk '/^SQL script 1:/ {f = 1} f && / transactions \(/ {print $2; exit}' "$WORK/pgbench.txt")
 PGB_SELF=$(tail -n1 "$WORK/pgbench.time")
-PGB_REST=$(awk -v b=$((B1 - B0)) -v p=$((P1 - P0)) -v hz="$CPU_HZ" '{printf "%.0f", b - p - ($1 + $2) * hz}' <<< "$PGB_SELF")
+PGB_REST=$(rest_ticks $((B1 - B0)) $((P1 - P0)) 0 "$PGB_SELF")
 echo "CPU per request (us): GET /incident/{id}: PostgreSQL $(us_per "$i_pg" "$I_N"), server $i_cpu," \
   "wrk $(us_per_s "$i_wu $i_ws" "$I_N"), rest $(us_per "$i_rest" "$I_N");" \
   "pgbench: PostgreSQL $(us_per $((P1 - P0)) "$PGB_N"), pgbench $(us_per_s "$PGB_SELF" "$PGB_N"), rest $(us_per "$PGB_REST" "$PGB_N")"

@@ -10,18 +10,23 @@ CPU_HZ=$(getconf CLK_TCK)
 busy() { awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
 pid_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2> /dev/null || echo 0; }
 pg_ticks() {
-  local total=0 pid ppid t
-  while read -r pid ppid; do
-    if [ "$ppid" = 1 ] || ! ps -o comm= -p "$ppid" | grep -qx postgres; then
-      # The postmaster: its own ticks and its reaped children's.
+  local total=0 pid postmaster t
+  # A postmaster is a postgres process whose parent is not one (one per cluster running).
+  while read -r pid postmaster; do
+    if [ "$postmaster" = 1 ]; then
+      # Its own ticks and its reaped children's.
       t=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$pid/stat" 2> /dev/null || echo 0)
     else
       t=$(pid_ticks "$pid")
     fi
     total=$((total + t))
-  done < <(ps -C postgres -o pid=,ppid=)
+  done < <(ps -C postgres -o pid=,ppid= | awk '{pid[NR] = $1; ppid[NR] = $2; is[$1] = 1}
+    END {for (i = 1; i <= NR; i++) print pid[i], (ppid[i] in is) ? 0 : 1}')
   echo "$total"
 }
+# Ticks of the rest of the machine: busy, PostgreSQL's and the service's ticks, then the load
+# generator's "user system" seconds (bash TIMEFORMAT='%U %S').
+rest_ticks() { awk -v b="$1" -v p="$2" -v s="$3" -v hz="$CPU_HZ" '{printf "%.0f", b - p - s - ($1 + $2) * hz}' <<< "$4"; }
 # µs per request: ticks, requests.
 us_per() { awk -v t="$1" -v n="$2" -v hz="$CPU_HZ" 'BEGIN {printf "%.0f", t * 1e6 / hz / n}'; }
 # µs per request from `time`'s "user system" seconds (bash TIMEFORMAT='%U %S'), requests.
