@@ -13,6 +13,7 @@
 # CONNECTIONS (32), ROUNDS (2), PORT (18091), TARGET_DIR (target-dispatch), BIN.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source bench/lib/cpu.sh
 PGURL=${PGURL:-postgres://postgres@127.0.0.1:5432}
 DB=dispatch_bench_access_log
 DURATION=${DURATION:-15}
@@ -48,15 +49,14 @@ ticks() { # -> "service postgres"
   local pg=0 t
   for pid in $(psql -X -qtA "$DATABASE_URL" -c \
       "SELECT pid FROM pg_stat_activity WHERE datname = '$DB' AND pid <> pg_backend_pid()"); do
-    t=$(awk '{print $14 + $15}' "/proc/$pid/stat" 2> /dev/null || echo 0); pg=$((pg + t))
+    t=$(pid_ticks "$pid"); pg=$((pg + t))
   done
-  echo "$(awk '{print $14 + $15}' "/proc/$SERVER/stat") $pg"
+  echo "$(pid_ticks "$SERVER") $pg"
 }
-HZ=$(getconf CLK_TCK)
 logged() { psql -X -qtA "$DATABASE_URL" -c "SELECT count(*) FROM dispatch.patient_access_log"; }
 
-# CPU ms per 1,000 reads from a tick difference.
-per_1k() { awk -v t="$1" -v n="$2" -v hz="$HZ" 'BEGIN {printf "%.0f", t * 1e6 / hz / n}'; }
+# CPU ms per 1,000 reads from a tick difference: µs per read.
+per_1k() { us_per "$@"; }
 # Requests wrk counted as answered (all of them, less non-2xx/3xx) in its outputs.
 answered() { awk '/requests in/ {n += $1} /Non-2xx/ {n -= $NF} END {print n}' "$@"; }
 
