@@ -9,7 +9,7 @@
 
 /// Declares a text enum; see the [module](crate::text_enum) for what it gives.
 ///
-/// ```ignore
+/// ```
 /// common::text_enum! {
 ///     /// Where an incident is in its life.
 ///     pub enum State {
@@ -17,6 +17,12 @@
 ///         Closed = "closed",
 ///     }
 /// }
+///
+/// assert_eq!(State::parse("closed"), Some(State::Closed));
+/// assert_eq!(State::parse("Closed"), None);
+/// assert_eq!(State::Registering.as_str(), "registering");
+/// assert_eq!(State::ALL, [State::Registering, State::Closed]);
+/// assert_eq!(serde_json::to_string(&State::Closed).unwrap(), r#""closed""#);
 /// ```
 #[macro_export]
 macro_rules! text_enum {

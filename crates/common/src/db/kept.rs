@@ -10,6 +10,8 @@
 //!
 //! Never for a statement whose text grows with its input (a batch of any size, an `IN` list):
 //! each new text would be one more prepared statement on the connection and on the server.
+//! Such a batch can be sent as one array per column instead, which keeps one text
+//! (`INSERT ... SELECT * FROM unnest($1::int8[], ...)`, as dispatch-api's access log does).
 //! With the cache disabled (transaction poolers, [`super::pool_mode`]) nothing is kept anyway.
 
 use diesel::QueryResult;

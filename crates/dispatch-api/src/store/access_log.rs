@@ -2,7 +2,9 @@
 //! INSERT, the two listings, and the retention's DELETE.
 
 use chrono::{DateTime, Utc};
+use common::db::kept;
 use diesel::prelude::*;
+use diesel::sql_types::{Array, BigInt, Text, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use crate::error::Error;
@@ -22,12 +24,27 @@ pub struct Access {
     pub at: DateTime<Utc>,
 }
 
+/// The batch as four arrays turned back into rows: one statement text whatever the batch's
+/// size, so it stays prepared on the connection (`common::db::kept`) instead of being parsed
+/// and planned for every batch.
+const APPEND: &str = "INSERT INTO dispatch.patient_access_log (incident_id, user_id, route, at) \
+     SELECT * FROM unnest($1::int8[], $2::int8[], $3::text[], $4::timestamptz[])";
+
 /// Appends a batch in one statement.
 pub async fn append(mut conn: &AsyncPgConnection, batch: &[Access]) -> Result<usize, Error> {
-    Ok(diesel::insert_into(patient_access_log::table)
-        .values(batch)
-        .execute(&mut conn)
-        .await?)
+    let incident_ids: Vec<i64> = batch.iter().map(|a| a.incident_id).collect();
+    let user_ids: Vec<i64> = batch.iter().map(|a| a.user_id).collect();
+    let routes: Vec<&str> = batch.iter().map(|a| a.route).collect();
+    let ats: Vec<DateTime<Utc>> = batch.iter().map(|a| a.at).collect();
+    Ok(kept(
+        diesel::sql_query(APPEND)
+            .bind::<Array<BigInt>, _>(incident_ids)
+            .bind::<Array<BigInt>, _>(user_ids)
+            .bind::<Array<Text>, _>(routes)
+            .bind::<Array<Timestamptz>, _>(ats),
+    )
+    .execute(&mut conn)
+    .await?)
 }
 
 /// Removes the entries older than `before` (the retention); how many.

@@ -179,3 +179,74 @@ async fn an_incident_or_a_user_the_log_names_cannot_be_deleted() {
         vec![(incident, reader, "GET /incident/{id}".to_owned())]
     );
 }
+
+#[derive(QueryableByName)]
+struct Prepared {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    statement: String,
+}
+
+#[actix_web::test]
+async fn batches_of_any_size_are_appended_by_one_statement_prepared_once() {
+    use dispatch_api::store::access_log::{Access, append};
+
+    let api = Api::new().await;
+    let ids: Vec<i64> = incidents::table
+        .select(incidents::id)
+        .order_by(incidents::id)
+        .limit(2)
+        .load(&mut api.conn().await)
+        .await
+        .unwrap();
+    let user = api.id("regulador");
+    let t0 = Utc::now() - Duration::hours(1);
+    let access = |i: usize, route: &'static str| Access {
+        incident_id: ids[i % 2],
+        user_id: user,
+        route,
+        at: t0 + Duration::seconds(i as i64),
+    };
+    let conn = api.conn().await;
+    // Three batches of three sizes on one connection.
+    let mut expected = Vec::new();
+    for (first, size) in [(0, 1), (1, 5), (6, 3)] {
+        let batch: Vec<Access> = (first..first + size)
+            .map(|i| {
+                access(
+                    i,
+                    if i % 3 == 0 {
+                        "GET /incident/{id}/timeline"
+                    } else {
+                        "GET /incident/{id}"
+                    },
+                )
+            })
+            .collect();
+        assert_eq!(append(&conn, &batch).await.unwrap(), size);
+        expected.extend(
+            batch
+                .iter()
+                .map(|a| (a.incident_id, a.user_id, a.route.to_owned())),
+        );
+    }
+    assert_eq!(entries(&api).await, expected);
+    // One statement text for the three sizes, prepared once on the connection.
+    let appends: Vec<Prepared> = diesel::sql_query(
+        "SELECT statement FROM pg_prepared_statements \
+         WHERE statement LIKE 'INSERT INTO dispatch.patient_access_log%'",
+    )
+    .load(&mut &*conn)
+    .await
+    .unwrap();
+    assert_eq!(
+        appends.len(),
+        1,
+        "{:?}",
+        appends.iter().map(|p| &p.statement).collect::<Vec<_>>()
+    );
+    assert!(
+        appends[0].statement.contains("unnest($1::int8[]"),
+        "{}",
+        appends[0].statement
+    );
+}
