@@ -64,32 +64,37 @@ run() { # mode -> "rps p99 requests service-ms/1k postgres-ms/1k answered-with-w
   start "$1"
   wrk -t2 -c"$CONNECTIONS" -d3s -H "Authorization: Bearer $TOKEN" \
     -s bench/dispatch/random_incident.lua "http://127.0.0.1:$PORT" > "$WORK/$1-warm-up.txt"
-  read -r svc0 pg0 <<< "$(ticks)"
+  read -r svc0 pg0 <<< "$(ticks)"; local all0 st0; all0=$(pg_ticks); st0=$(steal); local b0; b0=$(busy)
   wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --latency -H "Authorization: Bearer $TOKEN" \
     -s bench/dispatch/random_incident.lua "http://127.0.0.1:$PORT" > "$WORK/$1.txt"
   # The writer may still hold the round's last batch: its cost belongs to the round.
   sleep 0.5
-  read -r svc1 pg1 <<< "$(ticks)"
+  read -r svc1 pg1 <<< "$(ticks)"; local all1 st1 b1; all1=$(pg_ticks); st1=$(steal); b1=$(busy)
   stop
   local n; n=$(awk '/requests in/ {print $1}' "$WORK/$1.txt")
   echo "$(awk '/Requests\/sec/ {print $2}' "$WORK/$1.txt") $(awk '$1 == "99%" {print $2}' "$WORK/$1.txt") $n" \
     "$(per_1k $((svc1 - svc0)) "$n") $(per_1k $((pg1 - pg0)) "$n")" \
-    "$(answered "$WORK/$1-warm-up.txt" "$WORK/$1.txt")"
+    "$(answered "$WORK/$1-warm-up.txt" "$WORK/$1.txt")" \
+    "$(per_1k $((all1 - all0)) "$n") $(per_1k $((b1 - b0 - st1 + st0)) "$n") $(per_1k $((st1 - st0)) "$n")"
 }
 
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-8s %-5s %12s %10s %10s %14s %14s\n' round log "req/s" p99 requests "service ms/1k" "postgres ms/1k"
+printf '%-8s %-5s %12s %10s %10s %14s %14s %12s %14s %12s\n' round log "req/s" p99 requests \
+  "service ms/1k" "backends ms/1k" "pg all ms/1k" "machine ms/1k" "steal ms/1k"
 
-off_sum=0; on_sum=0; on_requests=0; on_answered=0
+off_sum=0; on_sum=0; on_requests=0; on_answered=0; off_cpu=0; on_cpu=0; ratios=
 before=$(logged)
 for round in $(seq "$ROUNDS"); do
-  read -r rps p99 n svc pg _ <<< "$(run off)"
-  printf '%-8s %-5s %12s %10s %10s %14s %14s\n' "$round" off "$rps" "$p99" "$n" "$svc" "$pg"
-  off_sum=$(awk -v a="$off_sum" -v b="$rps" 'BEGIN {print a + b}')
+  read -r rps p99 n svc pg _ all machine st <<< "$(run off)"
+  printf '%-8s %-5s %12s %10s %10s %14s %14s %12s %14s %12s\n' "$round" off "$rps" "$p99" "$n" "$svc" "$pg" "$all" "$machine" "$st"
+  off_cpu=$((off_cpu + machine))
+  off_sum=$(awk -v a="$off_sum" -v b="$rps" 'BEGIN {print a + b}'); off_rps=$rps
   start_count=$(logged)
-  read -r rps p99 n svc pg answered <<< "$(run on)"
-  printf '%-8s %-5s %12s %10s %10s %14s %14s\n' "$round" on "$rps" "$p99" "$n" "$svc" "$pg"
+  read -r rps p99 n svc pg answered all machine st <<< "$(run on)"
+  printf '%-8s %-5s %12s %10s %10s %14s %14s %12s %14s %12s\n' "$round" on "$rps" "$p99" "$n" "$svc" "$pg" "$all" "$machine" "$st"
+  on_cpu=$((on_cpu + machine))
   on_sum=$(awk -v a="$on_sum" -v b="$rps" 'BEGIN {print a + b}')
+  ratios="$ratios $(awk -v on="$rps" -v off="$off_rps" 'BEGIN {print on / off}')"
   # wrk's count plus its warm-up: every answered read of the round is an entry (a read
   # still in flight when wrk stops may be answered and recorded too, so at least that many).
   on_requests=$((on_requests + $(logged) - start_count)); on_answered=$((on_answered + answered))
@@ -101,3 +106,11 @@ echo "entries written while on: $on_requests for $on_answered reads answered" \
 [ "$on_requests" -ge "$on_answered" ] || echo "MISSING: $((on_answered - on_requests)) answered reads not recorded"
 awk -v on="$on_sum" -v off="$off_sum" 'BEGIN {
   printf "incident reads, access log on / off = %.3f (target >= 0.9)\n", on / off }'
+# The machine's speed drifts over minutes (bench/access_log/README.md): each round's pair
+# ran within half a minute, so the median of the rounds' ratios is the steadier figure.
+tr ' ' '\n' <<< "$ratios" | sed '/^$/d' | sort -g | awk '{r[NR] = $1} END {
+  m = NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
+  printf "median of the rounds'"'"' on / off = %.3f (%d rounds, %.3f to %.3f)\n", m, NR, r[1], r[NR] }'
+# On cores of its own (no steal), throughput follows the CPU a read costs the whole machine.
+awk -v on="$on_cpu" -v off="$off_cpu" 'BEGIN {
+  printf "the machine'"'"'s CPU per read, off / on = %.3f (the ratio the cores allow)\n", off / on }'

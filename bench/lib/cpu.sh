@@ -1,5 +1,6 @@
 # CPU accounting for the benchmarks (sourced): where a run's CPU went, in clock ticks.
 #   busy        the machine's busy ticks, all cores (user, nice, system, irq, softirq, steal)
+#   steal       the part of busy the host took from this machine's cores
 #   pg_ticks    every PostgreSQL process's ticks on this machine, the backends that have
 #               exited included (the postmaster's children's ticks, counted when it reaps them)
 #   pid_ticks P the ticks of process P (user + system)
@@ -8,6 +9,8 @@
 # loopback and whatever else ran.
 CPU_HZ=$(getconf CLK_TCK)
 busy() { awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
+# The ticks the machine's cores were taken by its host (steal): part of busy, not of any process.
+steal() { awk '$1 == "cpu" {print $9}' /proc/stat; }
 pid_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2> /dev/null || echo 0; }
 pg_ticks() {
   local total=0 pid postmaster t
