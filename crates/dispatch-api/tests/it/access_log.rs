@@ -23,16 +23,21 @@ async fn entries(api: &Api) -> Vec<(i64, i64, String)> {
         .unwrap()
 }
 
+/// The ids of the demo's first `n` incidents.
+async fn first_incidents(api: &Api, n: i64) -> Vec<i64> {
+    incidents::table
+        .select(incidents::id)
+        .order_by(incidents::id)
+        .limit(n)
+        .load(&mut api.conn().await)
+        .await
+        .unwrap()
+}
+
 #[actix_web::test]
 async fn a_burst_is_written_whole_and_the_retention_removes_only_what_is_past_it() {
     let api = Api::new().await;
-    let ids: Vec<i64> = incidents::table
-        .select(incidents::id)
-        .order_by(incidents::id)
-        .limit(3)
-        .load(&mut api.conn().await)
-        .await
-        .unwrap();
+    let ids = first_incidents(&api, 3).await;
     let user = api.id("regulador");
     let log = AccessLog::start(
         api.db.pool(),
@@ -191,13 +196,7 @@ async fn batches_of_any_size_are_appended_by_one_statement_prepared_once() {
     use dispatch_api::store::access_log::{Access, append};
 
     let api = Api::new().await;
-    let ids: Vec<i64> = incidents::table
-        .select(incidents::id)
-        .order_by(incidents::id)
-        .limit(2)
-        .load(&mut api.conn().await)
-        .await
-        .unwrap();
+    let ids = first_incidents(&api, 2).await;
     let user = api.id("regulador");
     let t0 = Utc::now() - Duration::hours(1);
     let access = |i: usize, route: &'static str| Access {
