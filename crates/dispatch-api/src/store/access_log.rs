@@ -15,8 +15,7 @@ use crate::views::{AccessEntry, AccessLogPage, UserOption};
 pub const PAGE: i64 = 1000;
 
 /// One read to record.
-#[derive(Debug, Clone, PartialEq, Insertable)]
-#[diesel(table_name = patient_access_log)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Access {
     pub incident_id: i64,
     pub user_id: i64,
