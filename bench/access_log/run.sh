@@ -54,6 +54,8 @@ ticks() { # -> "service postgres"
   echo "$(pid_ticks "$SERVER") $pg"
 }
 logged() { psql -X -qtA "$DATABASE_URL" -c "SELECT count(*) FROM dispatch.patient_access_log"; }
+# The INSERTs that wrote the log: each is one transaction, so its entries share one xmin.
+inserts() { psql -X -qtA "$DATABASE_URL" -c "SELECT count(DISTINCT xmin::text) FROM dispatch.patient_access_log"; }
 
 # CPU ms per 1,000 reads from a tick difference: µs per read.
 per_1k() { us_per "$@"; }
@@ -83,7 +85,7 @@ printf '%-8s %-5s %12s %10s %10s %14s %14s %12s %14s %12s\n' round log "req/s" p
   "service ms/1k" "backends ms/1k" "pg all ms/1k" "machine ms/1k" "steal ms/1k"
 
 off_sum=0; on_sum=0; on_requests=0; on_answered=0; off_cpu=0; on_cpu=0; ratios=
-before=$(logged)
+before=$(logged); before_inserts=$(inserts)
 for round in $(seq "$ROUNDS"); do
   read -r rps p99 n svc pg _ all machine st <<< "$(run off)"
   printf '%-8s %-5s %12s %10s %10s %14s %14s %12s %14s %12s\n' "$round" off "$rps" "$p99" "$n" "$svc" "$pg" "$all" "$machine" "$st"
@@ -104,6 +106,9 @@ echo
 echo "entries written while on: $on_requests for $on_answered reads answered" \
   "(off rounds wrote $(( $(logged) - before - on_requests )))"
 [ "$on_requests" -ge "$on_answered" ] || echo "MISSING: $((on_answered - on_requests)) answered reads not recorded"
+# How many entries an INSERT carried while on (each round's last batch is written by its stop).
+awk -v e="$on_requests" -v i="$(( $(inserts) - before_inserts ))" 'BEGIN {
+  printf "INSERTs while on: %d, %.0f entries each on average\n", i, i ? e / i : 0 }'
 awk -v on="$on_sum" -v off="$off_sum" 'BEGIN {
   printf "incident reads, access log on / off = %.3f (target >= 0.9)\n", on / off }'
 # The machine's speed drifts over minutes (bench/access_log/README.md): each round's pair

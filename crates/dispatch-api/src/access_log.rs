@@ -1,15 +1,20 @@
 //! The access log's writer (docs/dispatch-access-log.md): every read of an incident's patient
 //! data is recorded off the request path. A route hands its [`Access`] to a bounded queue
 //! (`record`, which waits only when the queue is full); one task per process drains the
-//! queue into `store::access_log::append`, as many entries per INSERT as have arrived while
-//! the previous one ran (at most [`AccessLogSettings::batch`]), and removes the entries past
-//! the retention once an hour of the log's own time.
+//! queue into `store::access_log::append`. A batch that is not full when the writer takes its
+//! first entry fills for up to [`AccessLogSettings::linger`] (less if it fills, or a listing
+//! or the stop waits for it), so under load one INSERT carries up to
+//! [`AccessLogSettings::batch`] entries: an INSERT's own cost (its statement, its
+//! transaction, its commit) is shared by many reads. The writer also removes the entries
+//! past the retention once an hour of the log's own time.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use common::db::Pool;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::time::Instant;
 
 use crate::error::Error;
 use crate::store::access_log::{self, Access};
@@ -20,8 +25,12 @@ pub const DEFAULT_RETENTION: Duration = Duration::from_secs(5 * 365 * 24 * 3600)
 pub const QUEUE_CAPACITY: usize = 65_536;
 /// The most entries one INSERT carries.
 pub const BATCH: usize = 1_000;
+/// How long a batch that is not full waits for more entries when `ACCESS_LOG_LINGER` is unset.
+pub const LINGER: Duration = Duration::from_millis(100);
 /// How often (in the entries' own time) the retention runs.
 const PRUNE_EVERY: chrono::TimeDelta = chrono::TimeDelta::hours(1);
+/// How often a lingering batch looks whether it is full.
+const LOOK: Duration = Duration::from_millis(10);
 /// Pause after a failed write before it is tried again.
 const RETRY: Duration = Duration::from_millis(500);
 
@@ -31,6 +40,10 @@ pub struct AccessLogSettings {
     pub retention: Duration,
     pub queue_capacity: usize,
     pub batch: usize,
+    /// How long a batch that is not full waits for more entries before it is written (zero:
+    /// written as soon as the writer is free). Up to this much of a replica's latest reads is
+    /// held in memory only.
+    pub linger: Duration,
 }
 
 impl Default for AccessLogSettings {
@@ -39,6 +52,7 @@ impl Default for AccessLogSettings {
             retention: DEFAULT_RETENTION,
             queue_capacity: QUEUE_CAPACITY,
             batch: BATCH,
+            linger: LINGER,
         }
     }
 }
@@ -53,7 +67,14 @@ enum Message {
 /// benchmark's baseline).
 #[derive(Clone, Debug)]
 pub struct AccessLog {
-    tx: Option<mpsc::Sender<Message>>,
+    writer: Option<Writer>,
+}
+
+#[derive(Clone, Debug)]
+struct Writer {
+    tx: mpsc::Sender<Message>,
+    /// Ends the batch's linger: someone waits for what it holds.
+    hurry: Arc<Notify>,
 }
 
 impl AccessLog {
@@ -61,16 +82,19 @@ impl AccessLog {
     /// after writing what was queued.
     pub fn start(pool: Pool, settings: AccessLogSettings) -> Self {
         let (tx, rx) = mpsc::channel(settings.queue_capacity.max(1));
-        tokio::spawn(write(rx, pool, settings));
-        Self { tx: Some(tx) }
+        let hurry = Arc::new(Notify::new());
+        tokio::spawn(write(rx, hurry.clone(), pool, settings));
+        Self {
+            writer: Some(Writer { tx, hurry }),
+        }
     }
 
     pub fn off() -> Self {
-        Self { tx: None }
+        Self { writer: None }
     }
 
     pub fn is_on(&self) -> bool {
-        self.tx.is_some()
+        self.writer.is_some()
     }
 
     /// Records that `user_id` read incident `incident_id`'s patient data through `route` at
@@ -82,7 +106,9 @@ impl AccessLog {
         route: &'static str,
         at: DateTime<Utc>,
     ) {
-        let Some(tx) = &self.tx else { return };
+        let Some(Writer { tx, .. }) = &self.writer else {
+            return;
+        };
         let access = Access {
             incident_id,
             user_id,
@@ -104,37 +130,89 @@ impl AccessLog {
         }
     }
 
-    /// Waits until everything recorded before is written (the listings call it first, so
-    /// they show this replica's reads up to the moment they are asked).
+    /// Waits until everything recorded before is written, without waiting for a batch's
+    /// linger (the listings call it first, so they show this replica's reads up to the moment
+    /// they are asked).
     pub async fn flush(&self) {
-        let Some(tx) = &self.tx else { return };
+        let Some(Writer { tx, hurry }) = &self.writer else {
+            return;
+        };
         let (done, wait) = oneshot::channel();
         if tx.send(Message::Flush(done)).await.is_ok() {
+            // After the send: the writer, woken, finds the flush in the queue. A wake that
+            // finds nobody lingering is kept, and the next linger, finding no flush, goes on.
+            hurry.notify_one();
             let _ = wait.await;
         }
     }
 }
 
+/// The entries and flushes taken from the queue for the next INSERT.
+struct Batch {
+    entries: Vec<Access>,
+    flushes: Vec<oneshot::Sender<()>>,
+    size: usize,
+}
+
+impl Batch {
+    fn is_full(&self) -> bool {
+        self.entries.len() >= self.size
+    }
+
+    fn take(&mut self, message: Message) {
+        match message {
+            Message::Record(a) => self.entries.push(a),
+            Message::Flush(done) => self.flushes.push(done),
+        }
+    }
+
+    /// Takes what the queue holds now, until the batch is full.
+    fn drain(&mut self, rx: &mut mpsc::Receiver<Message>) {
+        while !self.is_full() {
+            match rx.try_recv() {
+                Ok(message) => self.take(message),
+                Err(_) => return,
+            }
+        }
+    }
+}
+
 /// The writer: drains the queue in batches until every handle is gone.
-async fn write(mut rx: mpsc::Receiver<Message>, pool: Pool, settings: AccessLogSettings) {
+async fn write(
+    mut rx: mpsc::Receiver<Message>,
+    hurry: Arc<Notify>,
+    pool: Pool,
+    settings: AccessLogSettings,
+) {
     let retention =
         chrono::TimeDelta::from_std(settings.retention).unwrap_or(chrono::TimeDelta::MAX);
     let mut pruned_at: Option<DateTime<Utc>> = None;
-    let mut batch: Vec<Access> = Vec::with_capacity(settings.batch);
-    let mut flushes: Vec<oneshot::Sender<()>> = Vec::new();
+    let mut next = Batch {
+        entries: Vec::with_capacity(settings.batch),
+        flushes: Vec::new(),
+        size: settings.batch.max(1),
+    };
     while let Some(first) = rx.recv().await {
-        let mut next = Some(first);
-        while let Some(message) = next.take() {
-            match message {
-                Message::Record(a) => batch.push(a),
-                Message::Flush(done) => flushes.push(done),
+        next.take(first);
+        next.drain(&mut rx);
+        // The batch fills while it lingers. The writer looks at the queue every `LOOK`
+        // rather than being woken by every read; it stops lingering when the batch is full
+        // (a busy centre) or someone waits for it (a listing's or the stop's flush).
+        let deadline = Instant::now() + settings.linger;
+        while !next.is_full() && next.flushes.is_empty() {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
             }
-            if batch.len() < settings.batch {
-                next = rx.try_recv().ok();
+            tokio::select! {
+                () = tokio::time::sleep_until(deadline.min(now + LOOK)) => {}
+                () = hurry.notified() => {}
             }
+            next.drain(&mut rx);
         }
+        let (batch, flushes) = (&mut next.entries, &mut next.flushes);
         if !batch.is_empty() {
-            append(&pool, &batch).await;
+            append(&pool, batch).await;
             let newest = batch.iter().map(|a| a.at).max();
             batch.clear();
             if let Some(newest) = newest

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use clap::Args;
 use common::config::ConfigError;
-use common::settings::{CommonSettings, IdpSettings, lifetime, positive_duration, show};
+use common::settings::{CommonSettings, IdpSettings, duration, lifetime, positive_duration, show};
 
-use crate::access_log::{AccessLogSettings, DEFAULT_RETENTION};
+use crate::access_log::{AccessLogSettings, DEFAULT_RETENTION, LINGER};
 
 use crate::auth::{DEFAULT_MAX_LIFETIME, TokenSettings};
 use crate::cors::{self, CorsSettings};
@@ -44,6 +44,10 @@ pub struct Settings {
     #[arg(long, env = "ACCESS_LOG_RETENTION", default_value = show(DEFAULT_RETENTION), value_parser = positive_duration)]
     pub access_log_retention: Duration,
 
+    /// How long the access log's writer lets a batch of entries fill before writing it (0ms: at once; at most 10s); up to this much of the latest reads is held in memory only
+    #[arg(long, env = "ACCESS_LOG_LINGER", default_value = show(LINGER), value_parser = linger)]
+    pub access_log_linger: Duration,
+
     /// Age after which a unit's reported position is stale and its base counts instead, in the unit recommendation
     #[arg(long, env = "POSITION_MAX_AGE", default_value = show(DEFAULT_POSITION_MAX_AGE), value_parser = lifetime)]
     pub position_max_age: Duration,
@@ -51,6 +55,14 @@ pub struct Settings {
     /// Average speed (km/h) of the recommendation's arrival estimate over the straight-line distance
     #[arg(long, env = "UNIT_SPEED_KMH", default_value_t = DEFAULT_SPEED_KMH, value_parser = speed)]
     pub unit_speed_kmh: f64,
+}
+
+/// The access log's linger: a duration of at most 10 s (zero allowed).
+fn linger(raw: &str) -> Result<Duration, String> {
+    match duration(raw)? {
+        d if d > Duration::from_secs(10) => Err("must be at most 10s".into()),
+        d => Ok(d),
+    }
 }
 
 /// A speed in km/h: 1 to 300.
@@ -101,6 +113,7 @@ impl Settings {
     pub fn access_log(&self) -> AccessLogSettings {
         AccessLogSettings {
             retention: self.access_log_retention,
+            linger: self.access_log_linger,
             ..AccessLogSettings::default()
         }
     }

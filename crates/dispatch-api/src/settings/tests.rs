@@ -115,6 +115,26 @@ fn the_maximum_lifetime_comes_from_jwt_max_lifetime() {
 }
 
 #[test]
+fn the_access_log_lingers_a_tenth_of_a_second_unless_told_and_never_past_ten_seconds() {
+    let linger = |pairs: &[(&str, &str)]| read(pairs).map(|s| s.access_log().linger);
+    assert_eq!(linger(&[]).unwrap(), Duration::from_millis(100));
+    assert_eq!(
+        linger(&[("ACCESS_LOG_LINGER", "0ms")]).unwrap(),
+        Duration::ZERO
+    );
+    assert_eq!(
+        linger(&[("ACCESS_LOG_LINGER", "2s")]).unwrap(),
+        Duration::from_secs(2)
+    );
+    for bad in ["11s", "1m", "soon", "-1s"] {
+        assert!(
+            matches!(linger(&[("ACCESS_LOG_LINGER", bad)]), Err(ConfigError::Invalid { name, .. }) if name == "ACCESS_LOG_LINGER"),
+            "{bad}"
+        );
+    }
+}
+
+#[test]
 fn env_example_shows_every_variable_read_and_no_other() {
     let text = std::fs::read_to_string(env_example::PATH).unwrap();
     let problems = env_example::problems(&text, "dispatch-api only", &Settings::variables());

@@ -249,3 +249,112 @@ async fn batches_of_any_size_are_appended_by_one_statement_prepared_once() {
         appends[0].statement
     );
 }
+
+/// How many transactions wrote the log's entries (each INSERT is one): the distinct `xmin`s.
+async fn transactions(api: &Api) -> i64 {
+    #[derive(QueryableByName)]
+    struct Count {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        n: i64,
+    }
+    diesel::sql_query("SELECT count(DISTINCT xmin::text) AS n FROM dispatch.patient_access_log")
+        .get_result::<Count>(&mut api.conn().await)
+        .await
+        .unwrap()
+        .n
+}
+
+/// A writer that lingers ten seconds over a batch of `batch` entries.
+fn lingering(api: &Api, batch: usize) -> AccessLog {
+    AccessLog::start(
+        api.db.pool(),
+        AccessLogSettings {
+            batch,
+            linger: std::time::Duration::from_secs(10),
+            ..AccessLogSettings::default()
+        },
+    )
+}
+
+/// docs/dispatch-access-log.md, "Batches": a batch that is not full lingers, and the reads
+/// recorded meanwhile join it; a listing's flush ends the linger at once and one INSERT
+/// writes them all.
+#[actix_web::test]
+async fn reads_recorded_while_a_batch_lingers_are_written_by_one_insert_when_flushed() {
+    let api = Api::new().await;
+    let ids = first_incidents(&api, 3).await;
+    let user = api.id("regulador");
+    let log = lingering(&api, 1000);
+    let t0 = Utc::now();
+    let record = async |i: usize| {
+        log.record(
+            user,
+            ids[i % 3],
+            "GET /incident/{id}",
+            t0 + Duration::milliseconds(i as i64),
+        )
+        .await
+    };
+    for i in 0..5 {
+        record(i).await;
+    }
+    // The writer has taken the first entry and lingers (for ten seconds): nothing is written.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(entries(&api).await, vec![]);
+    for i in 5..8 {
+        record(i).await;
+    }
+    // The flush does not wait out the linger.
+    tokio::time::timeout(std::time::Duration::from_secs(5), log.flush())
+        .await
+        .expect("the flush ended the linger");
+    let expected: Vec<_> = (0..8)
+        .map(|i| (ids[i % 3], user, "GET /incident/{id}".to_owned()))
+        .collect();
+    assert_eq!(entries(&api).await, expected);
+    assert_eq!(transactions(&api).await, 1);
+}
+
+/// A batch that fills does not linger: a busy centre's reads are written as soon as a batch
+/// is full, without a flush; what is left over lingers until the next flush.
+#[actix_web::test]
+async fn a_full_batch_is_written_without_waiting_for_the_linger() {
+    let api = Api::new().await;
+    let ids = first_incidents(&api, 2).await;
+    let user = api.id("tarm");
+    let log = lingering(&api, 4);
+    let t0 = Utc::now();
+    for i in 0..6 {
+        log.record(
+            user,
+            ids[i % 2],
+            "GET /incident/{id}/timeline",
+            t0 + Duration::milliseconds(i as i64),
+        )
+        .await;
+    }
+    // Four of the six fill a batch, written long before the ten seconds' linger ends.
+    let full = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+        loop {
+            let written = entries(&api).await;
+            if !written.is_empty() {
+                return written;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("a full batch is written before its linger ends");
+    let expected: Vec<_> = (0..6)
+        .map(|i| (ids[i % 2], user, "GET /incident/{id}/timeline".to_owned()))
+        .collect();
+    assert_eq!(full, expected[..4]);
+    // The two left over linger with the next batch.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(entries(&api).await, expected[..4]);
+    tokio::time::timeout(std::time::Duration::from_secs(5), log.flush())
+        .await
+        .expect("the flush ended the linger");
+    assert_eq!(entries(&api).await, expected);
+    assert_eq!(transactions(&api).await, 2);
+}
