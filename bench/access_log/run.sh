@@ -5,7 +5,8 @@
 # Builds the release binary with the `bench` feature (or runs BIN), loads the full demo data
 # into a database of its own, then measures GET /incident/{id} on random ids (the route every
 # screen's read is recorded like) with the access log off (BENCH_ACCESS_LOG=off, the
-# baseline) and on, alternating ROUNDS times in one run, and prints on / off (target >= 0.9).
+# baseline) and on, alternating ROUNDS times in one run (off first in odd rounds, on first in
+# even ones), and prints on / off (target >= 0.9).
 # After the run it checks that every request answered while the log was on was recorded.
 # Where the time goes: the CPU the service and its PostgreSQL connections (the backends of
 # the benchmark's database) used during each measured round, in ms per 1,000 reads.
@@ -86,20 +87,28 @@ printf '%-8s %-5s %12s %10s %10s %14s %14s %12s %14s %12s\n' round log "req/s" p
 
 off_sum=0; on_sum=0; on_requests=0; on_answered=0; off_cpu=0; on_cpu=0; ratios=
 before=$(logged); before_inserts=$(inserts)
-for round in $(seq "$ROUNDS"); do
+row() { printf '%-8s %-5s %12s %10s %10s %14s %14s %12s %14s %12s\n' "$@"; }
+off_round() {
   read -r rps p99 n svc pg _ all machine st <<< "$(run off)"
-  printf '%-8s %-5s %12s %10s %10s %14s %14s %12s %14s %12s\n' "$round" off "$rps" "$p99" "$n" "$svc" "$pg" "$all" "$machine" "$st"
+  row "$round" off "$rps" "$p99" "$n" "$svc" "$pg" "$all" "$machine" "$st"
   off_cpu=$((off_cpu + machine))
   off_sum=$(awk -v a="$off_sum" -v b="$rps" 'BEGIN {print a + b}'); off_rps=$rps
-  start_count=$(logged)
+}
+on_round() {
+  local start_count answered; start_count=$(logged)
   read -r rps p99 n svc pg answered all machine st <<< "$(run on)"
-  printf '%-8s %-5s %12s %10s %10s %14s %14s %12s %14s %12s\n' "$round" on "$rps" "$p99" "$n" "$svc" "$pg" "$all" "$machine" "$st"
+  row "$round" on "$rps" "$p99" "$n" "$svc" "$pg" "$all" "$machine" "$st"
   on_cpu=$((on_cpu + machine))
-  on_sum=$(awk -v a="$on_sum" -v b="$rps" 'BEGIN {print a + b}')
-  ratios="$ratios $(awk -v on="$rps" -v off="$off_rps" 'BEGIN {print on / off}')"
+  on_sum=$(awk -v a="$on_sum" -v b="$rps" 'BEGIN {print a + b}'); on_rps=$rps
   # wrk's count plus its warm-up: every answered read of the round is an entry (a read
   # still in flight when wrk stops may be answered and recorded too, so at least that many).
   on_requests=$((on_requests + $(logged) - start_count)); on_answered=$((on_answered + answered))
+}
+# Off then on in odd rounds, on then off in even ones: a machine that slows (or speeds up)
+# through a run weighs on both alike.
+for round in $(seq "$ROUNDS"); do
+  if [ $((round % 2)) = 1 ]; then off_round; on_round; else on_round; off_round; fi
+  ratios="$ratios $(awk -v on="$on_rps" -v off="$off_rps" 'BEGIN {print on / off}')"
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
