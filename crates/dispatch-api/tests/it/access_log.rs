@@ -358,3 +358,53 @@ async fn a_full_batch_is_written_without_waiting_for_the_linger() {
     assert_eq!(entries(&api).await, expected);
     assert_eq!(transactions(&api).await, 2);
 }
+
+/// Through the API, as an administrator answering an inquiry would: with a ten-second linger
+/// the reads just made are not in the table yet, and the incident's listing shows them at
+/// once, by whom and through which route.
+#[actix_web::test]
+async fn a_listing_shows_the_reads_just_made_without_waiting_for_the_linger() {
+    let api = Api::lingering(std::time::Duration::from_secs(10)).await;
+    let id = first_incidents(&api, 1).await[0];
+    api.get("regulador", &format!("/incident/{id}")).await.ok();
+    api.get("frota", &format!("/incident/{id}/timeline"))
+        .await
+        .ok();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(entries(&api).await, vec![]);
+    let listing = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        api.get("admin", &format!("/incident/{id}/access-log")),
+    )
+    .await
+    .expect("the listing does not wait out the linger");
+    let read: Vec<(&str, &str)> = listing.ok()["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["user"]["descriptive_name"].as_str().unwrap(),
+                e["route"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    let mut names = Vec::new();
+    for login in ["regulador", "frota"] {
+        let name: String = users::table
+            .filter(users::id.eq(api.id(login)))
+            .select(users::descriptive_name)
+            .first(&mut api.conn().await)
+            .await
+            .unwrap();
+        names.push(name);
+    }
+    let (regulator, fleet) = (&names[0], &names[1]);
+    assert_eq!(
+        read,
+        vec![
+            (regulator.as_str(), "GET /incident/{id}"),
+            (fleet.as_str(), "GET /incident/{id}/timeline"),
+        ]
+    );
+}

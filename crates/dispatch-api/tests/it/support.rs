@@ -142,22 +142,38 @@ impl Api {
     /// [`Api::new`] with browsers of other origins allowed by `cors` and, when given, an
     /// identity provider's tokens accepted.
     pub async fn with(cors: CorsSettings, idp: Option<IdpVerifier>) -> Api {
-        Self::build(cors, idp, None).await
+        Self::build(cors, idp, None, None).await
     }
 
     /// [`Api::new`] on a manual clock: every write records the clock's time.
     pub async fn at(clock: common::Clock) -> Api {
-        Self::build(CorsSettings::default(), None, Some(clock)).await
+        Self::build(CorsSettings::default(), None, Some(clock), None).await
+    }
+
+    /// [`Api::new`] whose access log lets a batch linger for `linger`.
+    pub async fn lingering(linger: Duration) -> Api {
+        Self::build(CorsSettings::default(), None, None, Some(linger)).await
     }
 
     async fn build(
         cors: CorsSettings,
         idp: Option<IdpVerifier>,
         clock: Option<common::Clock>,
+        linger: Option<Duration>,
     ) -> Api {
         let db = seeded_db().await;
         let keys = service_keys();
         let mut state = startup::state(db.pool(), keys.clone());
+        if let Some(linger) = linger {
+            let settings = dispatch_api::access_log::AccessLogSettings {
+                linger,
+                ..Default::default()
+            };
+            state = state.with_access_log(dispatch_api::access_log::AccessLog::start(
+                db.pool(),
+                settings,
+            ));
+        }
         if let Some(idp) = idp {
             state = state.with_idp(idp);
         }
