@@ -34,6 +34,22 @@ async fn first_incidents(api: &Api, n: i64) -> Vec<i64> {
         .unwrap()
 }
 
+/// Records the reads `range` by `user`, of `ids` in turn, each `step` after the one before
+/// from `t0`.
+async fn record_reads(
+    log: &AccessLog,
+    user: i64,
+    ids: &[i64],
+    range: std::ops::Range<usize>,
+    route: &'static str,
+    (t0, step): (chrono::DateTime<Utc>, Duration),
+) {
+    for i in range {
+        log.record(user, ids[i % ids.len()], route, t0 + step * i as i32)
+            .await;
+    }
+}
+
 #[actix_web::test]
 async fn a_burst_is_written_whole_and_the_retention_removes_only_what_is_past_it() {
     let api = Api::new().await;
@@ -49,15 +65,8 @@ async fn a_burst_is_written_whole_and_the_retention_removes_only_what_is_past_it
     );
     // A burst larger than a batch, two hours old when the last entry comes.
     let t0 = Utc::now() - Duration::days(1);
-    for i in 0..20 {
-        log.record(
-            user,
-            ids[i % 3],
-            "GET /incident/{id}",
-            t0 + Duration::seconds(i as i64),
-        )
-        .await;
-    }
+    let second = (t0, Duration::seconds(1));
+    record_reads(&log, user, &ids, 0..20, "GET /incident/{id}", second).await;
     log.flush().await;
     let written = entries(&api).await;
     assert_eq!(written.len(), 20);
@@ -286,24 +295,12 @@ async fn reads_recorded_while_a_batch_lingers_are_written_by_one_insert_when_flu
     let user = api.id("regulador");
     let log = lingering(&api, 1000);
     let t0 = Utc::now();
-    let record = async |i: usize| {
-        log.record(
-            user,
-            ids[i % 3],
-            "GET /incident/{id}",
-            t0 + Duration::milliseconds(i as i64),
-        )
-        .await
-    };
-    for i in 0..5 {
-        record(i).await;
-    }
+    let ms = (t0, Duration::milliseconds(1));
+    record_reads(&log, user, &ids, 0..5, "GET /incident/{id}", ms).await;
     // The writer has taken the first entry and lingers (for ten seconds): nothing is written.
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     assert_eq!(entries(&api).await, vec![]);
-    for i in 5..8 {
-        record(i).await;
-    }
+    record_reads(&log, user, &ids, 5..8, "GET /incident/{id}", ms).await;
     // The flush does not wait out the linger.
     tokio::time::timeout(std::time::Duration::from_secs(5), log.flush())
         .await
@@ -324,15 +321,8 @@ async fn a_full_batch_is_written_without_waiting_for_the_linger() {
     let user = api.id("tarm");
     let log = lingering(&api, 4);
     let t0 = Utc::now();
-    for i in 0..6 {
-        log.record(
-            user,
-            ids[i % 2],
-            "GET /incident/{id}/timeline",
-            t0 + Duration::milliseconds(i as i64),
-        )
-        .await;
-    }
+    let ms = (t0, Duration::milliseconds(1));
+    record_reads(&log, user, &ids, 0..6, "GET /incident/{id}/timeline", ms).await;
     // Four of the six fill a batch, written long before the ten seconds' linger ends.
     let full = tokio::time::timeout(std::time::Duration::from_secs(5), async {
         loop {
