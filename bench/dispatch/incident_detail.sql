@@ -1,7 +1,7 @@
 -- The SQL GET /incident/{id} runs, as diesel sends it (prepared): the incident with its
 -- creator, regulator, assignee and destination. (The caller's own row comes from the user
 -- cache, which the server keeps while its change listener runs.) The read's access log entry
--- is appended in batches: access_log_append.sql, run once per 50 of these.
+-- is appended in batches: access_log_append.sql, run once per LOG_BATCH (500) of these.
 \set id random(1, 3000)
 SELECT incidents.id, incidents.number, incidents.state, incidents.version,
        incidents.call_received_at, incidents.created_at, incidents.updated_at,

@@ -9,8 +9,9 @@
 # (bench/lib/cpu.sh): PostgreSQL's, the server's, the load generator's and the rest of the
 # machine's. On two cores shared by all of them, the ratio cannot pass what that allows.
 # Environment: PGURL (server, default postgres://postgres@127.0.0.1:5432), DURATION (s, 15),
-# CONNECTIONS (32), PORT (18090), TARGET_DIR (target-dispatch); BIN=path runs that binary
-# (built with `--features bench`) instead of building one, to compare two builds in one sitting.
+# CONNECTIONS (32), PORT (18090), TARGET_DIR (target-dispatch), LOG_BATCH (500); BIN=path runs
+# that binary (built with `--features bench`) instead of building one, to compare two builds in
+# one sitting.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source bench/lib/cpu.sh
@@ -78,13 +79,16 @@ R2=$(wrk_run health_unit "${AUTH[@]}" "http://127.0.0.1:$PORT/health-unit?q=sao%
 R3=$(wrk_run incident "${AUTH[@]}" -s "$HERE/random_incident.lua" "http://127.0.0.1:$PORT")
 stop
 
-# pgbench: same SQL, prepared like diesel's, as many clients as the server's pool.
+# pgbench: same SQL, prepared like diesel's, as many clients as the server's pool, and the
+# access log's append of LOG_BATCH entries once per LOG_BATCH reads (access_log_append.sql).
+LOG_BATCH=${LOG_BATCH:-500}
 PGOPTIONS="-c search_path=dispatch,public" pgbench -n -M prepared -c "$DATABASE_POOL_SIZE" -j 2 \
-  -T 3 -f "$HERE/incident_detail.sql@50" -f "$HERE/access_log_append.sql@1" "$DATABASE_URL" > /dev/null
+  -T 3 -D batch="$LOG_BATCH" -f "$HERE/incident_detail.sql@$LOG_BATCH" -f "$HERE/access_log_append.sql@1" \
+  "$DATABASE_URL" > /dev/null
 B0=$(busy) P0=$(pg_ticks)
 { time (cd "$WORK" && PGOPTIONS="-c search_path=dispatch,public" pgbench -n -M prepared \
   -c "$DATABASE_POOL_SIZE" -j 2 -T "$DURATION" -l --log-prefix=pgb \
-  -f "$OLDPWD/$HERE/incident_detail.sql@50" -f "$OLDPWD/$HERE/access_log_append.sql@1" \
+  -D batch="$LOG_BATCH" -f "$OLDPWD/$HERE/incident_detail.sql@$LOG_BATCH" -f "$OLDPWD/$HERE/access_log_append.sql@1" \
   "$DATABASE_URL" > pgbench.txt); } 2> "$WORK/pgbench.time"
 B1=$(busy) P1=$(pg_ticks)
 # The detail reads' own rate and count (script 1; script 2 is the access log's append).
