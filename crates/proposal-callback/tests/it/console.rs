@@ -367,14 +367,8 @@ async fn a_session_lives_no_longer_than_its_token_and_is_stored_hashed() {
     let (session, _) = sign_in(&t, &token).await;
     let value = session.unwrap().split_once('=').unwrap().1.to_owned();
     let mut conn = t.conn().await;
-    let rows: Vec<(
-        Vec<u8>,
-        String,
-        String,
-        String,
-        chrono::DateTime<Utc>,
-        chrono::DateTime<Utc>,
-    )> = cs::table
+    type At = chrono::DateTime<Utc>;
+    let rows: Vec<(Vec<u8>, String, String, String, At, At)> = cs::table
         .select((
             cs::id_hash,
             cs::tenant_id,
