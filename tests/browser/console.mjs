@@ -127,7 +127,7 @@ try {
     assert.match(await flash(page), /Isto não é um token/);
   });
 
-  await check("sign-in keeps the token in a session cookie only, and lists demo-a's integrations", async () => {
+  await check("sign-in opens a session (its random id in a cookie, never the token), and lists demo-a's integrations", async () => {
     await signIn(page, ADMIN_A);
     assert.equal(new URL(page.url()).pathname, '/admin/integracao');
     assert.match(await flash(page), /Você entrou como administrador do cliente demo-a/);
@@ -137,6 +137,7 @@ try {
     assert.equal(cookie.sameSite, 'Strict');
     assert.equal(cookie.path, '/admin/integracao');
     assert.equal(cookie.expires, -1, 'dies with the browser session');
+    assert.match(cookie.value, /^[A-Za-z0-9_-]{43}$/, 'a random id');
     assert.ok(!page.url().includes(ADMIN_A), 'never in a URL');
     assert.ok(!(await page.content()).includes(ADMIN_A), 'never in a page');
     const insurers = await page.locator('tbody th[scope="row"]').allInnerTexts();
@@ -397,12 +398,14 @@ try {
     assert.equal(new URL(page.url()).pathname, '/admin/integracao/entrar');
   });
 
-  await check('a session whose token no longer passes goes back to sign-in with the reason', async () => {
+  await check('a cookie naming no session (forged, or a token) goes back to sign-in with the reason', async () => {
     const { hostname } = new URL(CALLBACK);
-    await context.addCookies([{ name: 'console_session', value: 'eyJ.forjado.x', domain: hostname, path: '/admin/integracao', httpOnly: true, sameSite: 'Strict' }]);
-    await page.goto(`${CONSOLE}/callbacks`);
-    assert.equal(new URL(page.url()).pathname, '/admin/integracao/entrar');
-    assert.match(await flash(page), /Sua sessão terminou\. O token não é válido/);
+    for (const value of ['eyJ.forjado.x', 'A'.repeat(43), ADMIN_A]) {
+      await context.addCookies([{ name: 'console_session', value, domain: hostname, path: '/admin/integracao', httpOnly: true, sameSite: 'Strict' }]);
+      await page.goto(`${CONSOLE}/callbacks`);
+      assert.equal(new URL(page.url()).pathname, '/admin/integracao/entrar');
+      assert.match(await flash(page), /Sua sessão terminou\. Entre de novo/);
+    }
   });
 
   await check("demo-b's administrator sees demo-b's data and none of demo-a's", async () => {

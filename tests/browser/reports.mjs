@@ -129,6 +129,7 @@ try {
     assert.equal(session.sameSite, 'Strict');
     assert.equal(session.path, '/reports');
     assert.equal(session.expires, -1, 'a session cookie');
+    assert.match(session.value, /^[A-Za-z0-9_-]{43}$/, "a random id, not the token");
     assert.ok(!(await page.content()).includes(ADMIN), 'the token is not on the page');
     assert.ok(!page.url().includes(ADMIN));
   });
@@ -183,11 +184,16 @@ try {
     assert.ok(lines.length > 1);
   });
 
-  await check('a cross-site sign-out is refused; "Sair" ends the session', async () => {
+  await check('a cross-site sign-out is refused; "Sair" ends the session, and a copy of its cookie opens nothing', async () => {
     const cross = await page.request.post(`${PAGE}/sair`, { headers: { 'Sec-Fetch-Site': 'cross-site' }, maxRedirects: 0 });
     assert.equal(cross.status(), 403);
+    const old = (await context.cookies()).find((c) => c.name === 'reports_session');
+    assert.ok(old);
     await andWait(page, () => page.click('.who button'));
     assert.equal(new URL(page.url()).pathname, '/reports/entrar');
+    await page.goto(PAGE);
+    assert.equal(new URL(page.url()).pathname, '/reports/entrar');
+    await context.addCookies([old]);
     await page.goto(PAGE);
     assert.equal(new URL(page.url()).pathname, '/reports/entrar');
   });

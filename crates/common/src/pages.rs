@@ -1,12 +1,13 @@
 //! What the services' HTML pages share (docs/architecture.md): proposal-callback's
 //! integrations console and dispatch-api's manager page are server-rendered HTML, no script,
-//! one stylesheet served from the binary, signed in with a token kept in a session cookie.
-//! Their rules are the same and live here once:
+//! one stylesheet served from the binary, signed in with a pasted token that opens a
+//! server-side session ([`session`]). Their rules are the same and live here once:
 //!
 //! - the answer of a page ([`html`]: never cached, no script or frame can use it) and of a
 //!   POST ([`see_other`]), the stylesheet ([`stylesheet`]);
 //! - the page set's scope with its form and query limits ([`scope`]);
-//! - the cookies ([`Cookies`]): the session's token and a message for the next page, sent only
+//! - the sessions ([`session`]): a random id, stored hashed, with an idle and an absolute end;
+//! - the cookies ([`Cookies`]): the session's id and a message for the next page, sent only
 //!   below the pages' path, dropped with the browser session, unreadable by scripts, never sent
 //!   by other sites;
 //! - the refusal of a POST another site made the browser send ([`same_origin`]).
@@ -18,6 +19,10 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, CacheControl, CacheDirective, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, Scope, web};
 use percent_encoding::{NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
+
+pub mod session;
+
+pub use session::{Ended, SessionId, SessionRules, SessionTimes};
 
 /// No script at all; styles, images and forms of this origin only; never inside a frame.
 /// Charts are inline SVG.
@@ -92,12 +97,11 @@ pub fn is_https(req: &HttpRequest) -> bool {
     req.connection_info().scheme() == "https"
 }
 
-/// A JWT of these services is a few hundred bytes, an identity provider's one or two KiB;
-/// browsers keep cookies up to 4 KiB.
+/// The longest token the sign-in forms accept: a JWT of these services is a few hundred
+/// bytes, an identity provider's one or two KiB.
 pub const MAX_TOKEN_BYTES: usize = 3_800;
 
-/// Characters of a JWT (base64url and dots), of a size a cookie holds: nothing a cookie must
-/// escape.
+/// Characters of a JWT (base64url and dots), of a size a sign-in form takes.
 pub fn looks_like_jwt(token: &str) -> bool {
     !token.is_empty()
         && token.len() <= MAX_TOKEN_BYTES
@@ -123,13 +127,13 @@ pub fn same_origin(req: &HttpRequest) -> bool {
     }
 }
 
-/// The cookies of one page set: the session's token and a message for the next page (the
+/// The cookies of one page set: the session's id and a message for the next page (the
 /// post/redirect/get pattern), both sent only below `path`.
 #[derive(Debug, Clone, Copy)]
 pub struct Cookies {
     /// Where the pages live.
     pub path: &'static str,
-    /// The cookie holding the access token.
+    /// The cookie holding the session's id ([`SessionId`]).
     pub session: &'static str,
     /// The cookie holding a message for the next page.
     pub flash: &'static str,
@@ -171,15 +175,20 @@ impl Cookies {
             .map(|(_, v)| v.to_owned())
     }
 
-    /// The session's token, if the request carries a non-empty one.
-    pub fn token(&self, req: &HttpRequest) -> Option<String> {
-        Self::read(req, self.session).filter(|t| !t.is_empty())
+    /// Whether the request carries a session cookie at all (a sign-in page says then that
+    /// the session ended).
+    pub fn has_session(&self, req: &HttpRequest) -> bool {
+        Self::read(req, self.session).is_some_and(|v| !v.is_empty())
     }
 
-    /// Keeps `token` (a JWT: see [`looks_like_jwt`]) for the browser session.
-    pub fn start_session(&self, res: &mut HttpResponseBuilder, token: &str, secure: bool) {
-        debug_assert!(looks_like_jwt(token));
-        Self::append(res, self.set(self.session, token, secure));
+    /// The session id the request carries, if its cookie holds one ([`SessionId::parse`]).
+    pub fn session_id(&self, req: &HttpRequest) -> Option<SessionId> {
+        SessionId::parse(&Self::read(req, self.session)?)
+    }
+
+    /// Gives `id` to the browser for its session.
+    pub fn start_session(&self, res: &mut HttpResponseBuilder, id: &SessionId, secure: bool) {
+        Self::append(res, self.set(self.session, &id.cookie_value(), secure));
     }
 
     pub fn end_session(&self, res: &mut HttpResponseBuilder, secure: bool) {
@@ -232,33 +241,42 @@ mod tests {
 
     #[test]
     fn the_session_cookie_lives_with_the_browser_session_on_the_pages_path_only() {
+        let id = SessionId::generate();
+        let v = id.cookie_value();
         let mut res = see_other("/pages");
-        COOKIES.start_session(&mut res, "a.b.c", false);
+        COOKIES.start_session(&mut res, &id, false);
         assert_eq!(
             set_cookies(res),
-            ["pages_session=a.b.c; Path=/pages; HttpOnly; SameSite=Strict"]
+            [format!(
+                "pages_session={v}; Path=/pages; HttpOnly; SameSite=Strict"
+            )]
         );
         let mut res = see_other("/pages");
-        COOKIES.start_session(&mut res, "a.b.c", true);
+        COOKIES.start_session(&mut res, &id, true);
         COOKIES.end_session(&mut res, true);
         assert_eq!(
             set_cookies(res),
             [
-                "pages_session=a.b.c; Path=/pages; HttpOnly; SameSite=Strict; Secure",
+                format!("pages_session={v}; Path=/pages; HttpOnly; SameSite=Strict; Secure"),
                 "pages_session=; Path=/pages; Max-Age=0; HttpOnly; SameSite=Strict; Secure"
+                    .to_owned()
             ]
         );
     }
 
     #[test]
     fn cookies_are_found_by_name_among_others_and_a_flash_survives_its_cookie() {
+        let id = SessionId::generate();
         let req = TestRequest::default()
             .insert_header((
                 header::COOKIE,
-                "a=1; pages_session=x.y.z; pages_flash=S%C3%A3o%3A%20ok; b=2",
+                format!(
+                    "a=1; pages_session={}; pages_flash=S%C3%A3o%3A%20ok; b=2",
+                    id.cookie_value()
+                ),
             ))
             .to_http_request();
-        assert_eq!(COOKIES.token(&req).as_deref(), Some("x.y.z"));
+        assert_eq!(COOKIES.session_id(&req), Some(id));
         assert_eq!(COOKIES.flash(&req), Some(Some("São: ok".to_owned())));
 
         let mut res = html(StatusCode::OK);
@@ -271,12 +289,18 @@ mod tests {
         let bare = TestRequest::default()
             .insert_header((header::COOKIE, "pages_session=; pages_flash=%FF"))
             .to_http_request();
-        assert_eq!(COOKIES.token(&bare), None);
+        assert_eq!(COOKIES.session_id(&bare), None);
+        assert!(!COOKIES.has_session(&bare));
+        let jwt = TestRequest::default()
+            .insert_header((header::COOKIE, "pages_session=x.y.z"))
+            .to_http_request();
+        assert_eq!(COOKIES.session_id(&jwt), None, "a token is no session id");
+        assert!(COOKIES.has_session(&jwt));
         assert_eq!(COOKIES.flash(&bare), Some(None));
     }
 
     #[test]
-    fn only_tokens_made_of_a_jwts_characters_go_into_a_cookie() {
+    fn only_tokens_made_of_a_jwts_characters_are_checked() {
         assert!(looks_like_jwt("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.sig-_"));
         assert!(!looks_like_jwt("a b"));
         assert!(!looks_like_jwt("a;b"));

@@ -156,15 +156,7 @@ pub struct Authenticated {
 pub async fn authenticate_with_expiry(state: &AppState, token: &str) -> Result<Authenticated> {
     let (subject, expires_at) = verified_subject(state, token).await?;
     let user = match subject {
-        Subject::Id(id) => match state.users.get(id) {
-            Some(user) => user,
-            None => {
-                let conn = state.pool.get().await?;
-                let user = active(store::users::caller(&conn, id).await?)?;
-                state.users.put(&user);
-                user
-            }
-        },
+        Subject::Id(id) => active_user(state, id).await?,
         Subject::Login(login) => match state.users.get_by_login(&login) {
             Some(user) => user,
             None => {
@@ -176,6 +168,18 @@ pub async fn authenticate_with_expiry(state: &AppState, token: &str) -> Result<A
         },
     };
     Ok(Authenticated { user, expires_at })
+}
+
+/// The user `id` when active, through the replica's user cache (so a user deactivated a
+/// moment ago is refused at once); 401 when it is not active or does not exist.
+pub async fn active_user(state: &AppState, id: i64) -> Result<CurrentUser> {
+    if let Some(user) = state.users.get(id) {
+        return Ok(user);
+    }
+    let conn = state.pool.get().await?;
+    let user = active(store::users::caller(&conn, id).await?)?;
+    state.users.put(&user);
+    Ok(user)
 }
 
 fn active(caller: Option<Caller>) -> Result<CurrentUser> {

@@ -217,6 +217,18 @@ pub mod dispatch {
     }
 
     diesel::table! {
+        dispatch.page_sessions (id_hash) {
+            id_hash -> Bytea,
+            user_id -> Int8,
+            profile -> Text,
+            created_at -> Timestamptz,
+            last_seen_at -> Timestamptz,
+            expires_at -> Timestamptz,
+            revoked_at -> Nullable<Timestamptz>,
+        }
+    }
+
+    diesel::table! {
         dispatch.patient_access_log (id) {
             id -> Int8,
             incident_id -> Int8,
@@ -359,6 +371,7 @@ pub mod dispatch {
     diesel::joinable!(mobile_units -> teams (team_id));
     diesel::joinable!(offload_alerts -> dispatches (dispatch_id));
     diesel::joinable!(offload_alerts -> health_units (health_unit_id));
+    diesel::joinable!(page_sessions -> users (user_id));
     diesel::joinable!(prank_calls -> incidents (incident_id));
     diesel::joinable!(prank_calls -> users (recorded_by));
     diesel::joinable!(response_targets -> users (updated_by));
@@ -390,6 +403,7 @@ pub mod dispatch {
         mobile_units,
         occurrence_types,
         offload_alerts,
+        page_sessions,
         patient_access_log,
         prank_calls,
         professional_types,

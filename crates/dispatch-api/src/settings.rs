@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use clap::Args;
 use common::config::ConfigError;
+use common::pages::SessionRules;
 use common::settings::{CommonSettings, IdpSettings, duration, lifetime, positive_duration, show};
 
 use crate::access_log::{AccessLogSettings, DEFAULT_RETENTION, LINGER};
@@ -55,6 +56,10 @@ pub struct Settings {
     /// Average speed (km/h) of the recommendation's arrival estimate over the straight-line distance
     #[arg(long, env = "UNIT_SPEED_KMH", default_value_t = DEFAULT_SPEED_KMH, value_parser = speed)]
     pub unit_speed_kmh: f64,
+
+    /// `PAGE_SESSION_IDLE`, `PAGE_SESSION_MAX`: the manager page's sessions.
+    #[command(flatten)]
+    pub page_sessions: SessionRules,
 }
 
 /// The access log's linger: a duration of at most 10 s (zero allowed).

@@ -5,6 +5,7 @@ use common::auth::idp::IdpVerifier;
 use common::auth::{JwtKeys, TokenVerifier};
 use common::db::Pool;
 use common::http::OpenApiJson;
+use common::pages::SessionRules;
 
 use crate::access_log::{AccessLog, AccessLogSettings};
 use crate::catalog::Catalog;
@@ -43,6 +44,8 @@ pub struct AppState {
     /// When a unit's position is stale and how fast units travel, for the recommendation
     /// (`POSITION_MAX_AGE`, `UNIT_SPEED_KMH`).
     pub fleet: Rules,
+    /// How long the manager page's sessions live (`PAGE_SESSION_IDLE`, `PAGE_SESSION_MAX`).
+    pub page_sessions: SessionRules,
 }
 
 impl AppState {
@@ -63,6 +66,7 @@ impl AppState {
             clock: Clock::system(),
             time_zone: DEFAULT_TIME_ZONE.to_owned(),
             fleet: Rules::default(),
+            page_sessions: SessionRules::default(),
         }
     }
 
@@ -75,6 +79,12 @@ impl AppState {
     /// Judges positions and arrival times by `rules`.
     pub fn with_fleet(mut self, rules: Rules) -> Self {
         self.fleet = rules;
+        self
+    }
+
+    /// Ends the manager page's sessions by `rules`.
+    pub fn with_page_sessions(mut self, rules: SessionRules) -> Self {
+        self.page_sessions = rules;
         self
     }
 

@@ -45,6 +45,19 @@ pub mod proposal {
     }
 
     diesel::table! {
+        proposal.console_sessions (id_hash) {
+            id_hash -> Bytea,
+            tenant_id -> Text,
+            subject -> Text,
+            role -> Text,
+            created_at -> Timestamptz,
+            last_seen_at -> Timestamptz,
+            expires_at -> Timestamptz,
+            revoked_at -> Nullable<Timestamptz>,
+        }
+    }
+
+    diesel::table! {
         proposal.email_outbox (id) {
             id -> Int8,
             proposal_id -> Nullable<Int8>,
@@ -188,6 +201,7 @@ pub mod proposal {
         applied_callbacks,
         auth_failures,
         callback_receipts,
+        console_sessions,
         email_outbox,
         integration_history,
         integration_silences,

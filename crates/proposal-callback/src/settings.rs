@@ -9,6 +9,7 @@ use std::time::Duration;
 use clap::Args;
 use common::auth::idp::IdpConfig;
 use common::config::ConfigError;
+use common::pages::SessionRules;
 use common::settings::{
     CommonSettings, IdpSettings, OPTIONAL_SECRETS, SECRETS, duration, lifetime, positive_duration,
     secret, show,
@@ -60,6 +61,10 @@ pub struct Settings {
 
     #[command(flatten)]
     pub staff: StaffSettings,
+
+    /// `PAGE_SESSION_IDLE`, `PAGE_SESSION_MAX`: the integrations console's sessions.
+    #[command(flatten)]
+    pub page_sessions: SessionRules,
 }
 
 impl Settings {

@@ -81,6 +81,7 @@ pub async fn serve(ctx: Context, settings: Settings) -> anyhow::Result<()> {
     let keys = crate::auth::jwt::service_keys(&ctx.config.jwt_secret);
     let mut state = state(pool.clone(), keys, registration)?
         .with_trusted_proxies(trusted_proxies)
+        .with_page_sessions(settings.page_sessions)
         .with_clock(clock);
     if let Some((idp, staff)) = staff_idp {
         tracing::info!(

@@ -8,6 +8,7 @@ use common::auth::JwtKeys;
 use common::auth::idp::IdpVerifier;
 use common::db::Pool;
 use common::http::OpenApiJson;
+use common::pages::SessionRules;
 
 use crate::auth::admin::{AdminTokens, StaffClaims};
 use crate::auth::jwt::admin_keys;
@@ -38,6 +39,8 @@ pub struct AppState {
     /// Where "now" comes from: what a receipt, a status change, an email and an operator's
     /// action are timestamped with. The system's clock in `serve`; tests set a manual one.
     pub clock: Clock,
+    /// How long the console's sessions live (`PAGE_SESSION_IDLE`, `PAGE_SESSION_MAX`).
+    pub page_sessions: SessionRules,
 }
 
 impl AppState {
@@ -59,12 +62,19 @@ impl AppState {
             ),
             registrar: Arc::new(Registrar::new(registration)?),
             clock: Clock::system(),
+            page_sessions: SessionRules::default(),
         })
     }
 
     /// The same state, asking `clock` for the time (a manual clock in tests).
     pub fn with_clock(mut self, clock: Clock) -> Self {
         self.clock = clock;
+        self
+    }
+
+    /// The same state, ending the console's sessions by `rules`.
+    pub fn with_page_sessions(mut self, rules: SessionRules) -> Self {
+        self.page_sessions = rules;
         self
     }
 

@@ -1,11 +1,12 @@
 //! The centre manager's page at `/reports` (docs/dispatch-routes.md, "The manager's page"):
 //! HTML in Portuguese rendered on the server (askama, `templates/manager/`), no script, one
 //! small stylesheet and charts drawn by the server as SVG (plotters), everything served from
-//! the binary. Signed in with an ADMIN or regulator token kept in a session cookie, as the
-//! callback service's integrations console does.
+//! the binary. Signed in with an ADMIN or regulator token that opens a server-side session,
+//! as the callback service's integrations console does.
 //!
-//! - [`session`]: the token in a cookie, checked on every request as the API checks a
-//!   Bearer token, and the refusal of posts made from another site;
+//! - [`session`]: sign-in (the token checked as the API checks a Bearer token), the session
+//!   its cookie names, checked on every request, and the refusal of posts made from another
+//!   site;
 //! - [`pages`]: the handlers, which read what the API routes read (`routes::reports::build`,
 //!   `routes::health_unit::board`);
 //! - [`charts`]: the two charts.
@@ -88,7 +89,7 @@ pub struct SignInPage<'a> {
 /// or an error page in Portuguese; never a server-side cause (that goes to the log).
 #[derive(Debug)]
 pub enum PageError {
-    /// No session, or its token no longer passes: the sign-in page, the session dropped.
+    /// No session, or one that has ended: the sign-in page, the cookie dropped.
     SignIn {
         message: Option<String>,
         secure: bool,

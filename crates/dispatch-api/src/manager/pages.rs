@@ -342,8 +342,8 @@ pub struct SignInForm {
     token: String,
 }
 
-/// `POST /reports/entrar`: the token checked as the API checks it, then kept in the session
-/// cookie; refused with the reason on the sign-in page.
+/// `POST /reports/entrar`: the token checked as the API checks it, then a session opened (its
+/// id in the cookie, never the token); refused with the reason on the sign-in page.
 pub async fn sign_in(
     req: HttpRequest,
     state: web::Data<AppState>,
@@ -353,9 +353,10 @@ pub async fn sign_in(
     let secure = session::is_https(&req);
     let token = form.token.trim();
     match session::check(&state, token).await {
-        Ok(_) => {
+        Ok(signed_in) => {
+            let id = session::start(&state, &req, &signed_in).await?;
             let mut res = see_other(super::BASE);
-            session::start_session(&mut res, token, secure);
+            session::COOKIES.start_session(&mut res, &id, secure);
             Ok(res.finish())
         }
         Err(why) => {
@@ -374,9 +375,13 @@ pub async fn sign_in(
     }
 }
 
-/// `POST /reports/sair`: the session ends.
-pub async fn sign_out(req: HttpRequest) -> Result<HttpResponse, PageError> {
+/// `POST /reports/sair`: the session ends (revoked: its id opens nothing any more).
+pub async fn sign_out(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, PageError> {
     session::same_origin(&req)?;
+    session::revoke(&state, &req).await?;
     let mut res = see_other(&format!("{}/entrar", super::BASE));
     session::end_session(&mut res, session::is_https(&req));
     Ok(res.finish())

@@ -1,24 +1,33 @@
-//! The manager page's session: the access token a manager pasted, kept in a cookie that
-//! lives as long as the browser session and is sent only to `/reports`, checked on every
-//! request exactly as the API checks its Bearer token (`auth::authenticate`: signature,
-//! audience, expiry, an active user) and then for the profile (ADMIN or regulator); a
-//! message carried across the redirect to the sign-in page; and the refusal of posts made
-//! from another site. The cookie rules are the callback service's console's, shared in
-//! `common::pages`.
+//! The manager page's session (docs/dispatch-routes.md, "The manager's page"): sign-in checks
+//! the pasted access token exactly as the API checks its Bearer token
+//! (`auth::authenticate`: signature, audience, expiry, an active user) and then the profile
+//! (ADMIN or regulator), and opens a server-side session (`store::page_sessions`): the browser
+//! gets a random id in a cookie that lives as long as the browser session and is sent only to
+//! `/reports`; the database keeps the id's hash. Every request finds the session by that hash
+//! and refuses it when signed out, idle, past its end (`common::pages::session`), or when its
+//! user is no longer active or has lost the profile (read through the user cache, so at
+//! once): such a session is revoked. Also: a message carried across the redirect to the
+//! sign-in page, and the refusal of posts made from another site. The cookie rules are the
+//! callback service's console's, shared in `common::pages`.
+
+use std::time::Duration;
 
 use actix_web::dev::Payload;
+use actix_web::http::StatusCode;
 use actix_web::{FromRequest, HttpRequest, HttpResponseBuilder, web};
-use common::pages::{self, Cookies};
+use common::auth::now_secs;
+use common::pages::{self, Cookies, SessionId};
 use futures_util::future::LocalBoxFuture;
 
 use super::{BASE, PageError};
-use crate::auth;
+use crate::auth::{self, Authenticated};
 use crate::domain::user::{CurrentUser, may};
 use crate::state::AppState;
+use crate::store::page_sessions;
 
 pub use common::pages::is_https;
 
-/// The page's cookies: the access token (a JWT) and a message for the sign-in page.
+/// The page's cookies: the session's id and a message for the sign-in page.
 pub const COOKIES: Cookies = Cookies {
     path: BASE,
     session: "reports_session",
@@ -26,10 +35,6 @@ pub const COOKIES: Cookies = Cookies {
 };
 
 const MAX_FLASH_CHARS: usize = 400;
-
-pub fn start_session(res: &mut HttpResponseBuilder, token: &str, secure: bool) {
-    COOKIES.start_session(res, token, secure);
-}
 
 pub fn end_session(res: &mut HttpResponseBuilder, secure: bool) {
     COOKIES.end_session(res, secure);
@@ -48,17 +53,22 @@ pub fn take_flash(req: &HttpRequest, res: &mut HttpResponseBuilder) -> Option<St
     text.map(|t| t.chars().take(MAX_FLASH_CHARS).collect())
 }
 
-/// Checks `token` as the API checks a Bearer token, then the profile: the manager it names.
-pub async fn check(state: &AppState, token: &str) -> Result<CurrentUser, String> {
+fn no_profile(user: &CurrentUser) -> String {
+    format!(
+        "O perfil {} não tem acesso aos relatórios (só ADMIN e MEDICO_REGULADOR).",
+        user.profile.title()
+    )
+}
+
+/// Checks `token` as the API checks a Bearer token, then the profile: the manager it names
+/// and when the token expires.
+pub async fn check(state: &AppState, token: &str) -> Result<Authenticated, String> {
     if !pages::looks_like_jwt(token) {
         return Err("Isto não é um token de acesso.".into());
     }
-    match auth::authenticate(state, token).await {
-        Ok(user) if may::REPORTS.contains(&user.profile) => Ok(user),
-        Ok(user) => Err(format!(
-            "O perfil {} não tem acesso aos relatórios (só ADMIN e MEDICO_REGULADOR).",
-            user.profile.title()
-        )),
+    match auth::authenticate_with_expiry(state, token).await {
+        Ok(a) if may::REPORTS.contains(&a.user.profile) => Ok(a),
+        Ok(a) => Err(no_profile(&a.user)),
         Err(e) => {
             let p = e.problem();
             Err(match p.status {
@@ -71,8 +81,81 @@ pub async fn check(state: &AppState, token: &str) -> Result<CurrentUser, String>
     }
 }
 
-/// The signed-in manager of a page request: the session cookie's token, checked again.
-/// Without a session, or with one whose token no longer passes, to the sign-in page.
+/// Opens a session for the manager `signed_in` names (ending the one the browser still
+/// carries, if any, and deleting the ended ones): its id, for the cookie.
+pub async fn start(
+    state: &AppState,
+    req: &HttpRequest,
+    signed_in: &Authenticated,
+) -> Result<SessionId, PageError> {
+    let now = state.clock.now();
+    let left = u64::try_from(signed_in.expires_at - now_secs()).unwrap_or(0);
+    let rules = state.page_sessions;
+    let id = SessionId::generate();
+    let conn = state.pool.get().await?;
+    if let Some(old) = COOKIES.session_id(req) {
+        page_sessions::revoke(&conn, &old.hash(), now).await?;
+    }
+    page_sessions::prune(&conn, now, rules.idle_before(now)).await?;
+    page_sessions::create(
+        &conn,
+        &id.hash(),
+        signed_in.user.id,
+        signed_in.user.profile,
+        now,
+        rules.expires_at(now, Duration::from_secs(left.max(1))),
+    )
+    .await?;
+    Ok(id)
+}
+
+/// Ends the session the request carries, if any (signed out).
+pub async fn revoke(state: &AppState, req: &HttpRequest) -> Result<(), PageError> {
+    if let Some(id) = COOKIES.session_id(req) {
+        let conn = state.pool.get().await?;
+        page_sessions::revoke(&conn, &id.hash(), state.clock.now()).await?;
+    }
+    Ok(())
+}
+
+/// The manager of the session named `id`, or the sign-in page saying why there is none.
+async fn open(state: &AppState, id: &SessionId, secure: bool) -> Result<CurrentUser, PageError> {
+    let ended = |why: &str| PageError::SignIn {
+        message: Some(format!("Sua sessão terminou. {why}")),
+        secure,
+    };
+    let hash = id.hash();
+    let now = state.clock.now();
+    let stored = {
+        let conn = state.pool.get().await?;
+        page_sessions::find(&conn, &hash).await?
+    };
+    let Some(stored) = stored else {
+        return Err(ended("Entre de novo."));
+    };
+    let rules = state.page_sessions;
+    if let Err(e) = rules.judge(now, &stored.times) {
+        return Err(ended(e.reason()));
+    }
+    let why = match auth::active_user(state, stored.user_id).await {
+        Ok(user) if may::REPORTS.contains(&user.profile) => {
+            if rules.needs_touch(now, stored.times.last_seen_at) {
+                let conn = state.pool.get().await?;
+                page_sessions::touch(&conn, &hash, now).await?;
+            }
+            return Ok(user);
+        }
+        Ok(user) => no_profile(&user),
+        Err(e) if e.problem().status == 401 => "O usuário não está mais ativo.".to_owned(),
+        Err(e) => return Err(e.into()),
+    };
+    let conn = state.pool.get().await?;
+    page_sessions::revoke(&conn, &hash, now).await?;
+    Err(ended(&why))
+}
+
+/// The signed-in manager of a page request: the session its cookie names, still open.
+/// Without one, to the sign-in page (saying why when the browser had a session).
 pub struct Manager {
     pub user: CurrentUser,
     pub secure: bool,
@@ -83,29 +166,25 @@ impl FromRequest for Manager {
     type Future = LocalBoxFuture<'static, Result<Self, PageError>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let token = COOKIES.token(req);
+        let id = COOKIES.session_id(req);
+        let had_one = COOKIES.has_session(req);
         let secure = is_https(req);
         let state = req.app_data::<web::Data<AppState>>().cloned();
         Box::pin(async move {
             let Some(state) = state else {
                 return Err(PageError::page(
-                    actix_web::http::StatusCode::INTERNAL_SERVER_ERROR,
+                    StatusCode::INTERNAL_SERVER_ERROR,
                     "Erro interno.",
                 ));
             };
-            let Some(token) = token else {
+            let Some(id) = id else {
                 return Err(PageError::SignIn {
-                    message: None,
+                    message: had_one.then(|| "Sua sessão terminou. Entre de novo.".to_owned()),
                     secure,
                 });
             };
-            match check(&state, &token).await {
-                Ok(user) => Ok(Manager { user, secure }),
-                Err(why) => Err(PageError::SignIn {
-                    message: Some(format!("Sua sessão terminou. {why}")),
-                    secure,
-                }),
-            }
+            let user = open(&state, &id, secure).await?;
+            Ok(Manager { user, secure })
         })
     }
 }

@@ -149,3 +149,18 @@ fn help_lists_every_variable_with_its_default() {
     }
     assert!(text.contains("JWT_MAX_LIFETIME [default: 12h]"), "{text}");
 }
+
+#[test]
+fn page_sessions_last_30_minutes_idle_and_8_hours_at_most_unless_set() {
+    let rules = |pairs: &[(&str, &str)]| read(pairs).map(|s| s.page_sessions);
+    assert_eq!(rules(&[]).unwrap(), common::pages::SessionRules::default());
+    let set = rules(&[("PAGE_SESSION_IDLE", "10m"), ("PAGE_SESSION_MAX", "2h")]).unwrap();
+    assert_eq!(set.idle, Duration::from_secs(600));
+    assert_eq!(set.max, Duration::from_secs(7200));
+    for (name, bad) in [("PAGE_SESSION_IDLE", "0s"), ("PAGE_SESSION_MAX", "soon")] {
+        assert!(
+            matches!(rules(&[(name, bad)]), Err(ConfigError::Invalid { name: ref n, .. }) if n == name),
+            "{name}={bad}"
+        );
+    }
+}

@@ -59,6 +59,7 @@ pub mod idempotency;
 pub mod incident_writes;
 pub mod incidents;
 pub mod offload;
+pub mod page_sessions;
 pub mod phases;
 pub mod reference;
 pub mod times;

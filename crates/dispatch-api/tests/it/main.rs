@@ -27,6 +27,7 @@ mod idempotency;
 mod idp;
 mod incidents;
 mod layers;
+mod manager;
 mod migrations;
 mod openapi;
 mod phones;

@@ -167,19 +167,36 @@ impl AdminTokens {
     /// tenant holding a control character is a malformed token (401), as `sub` is (checked
     /// by `common::auth`): it would fail every query, or forge a log line.
     pub async fn check(&self, token: &str) -> Result<Admin, Refusal> {
+        self.check_with_expiry(token).await.map(|(admin, _)| admin)
+    }
+
+    /// As [`AdminTokens::check`], with when the token expires (`exp`, seconds since the
+    /// epoch): what a console session opened with it must not outlive.
+    pub async fn check_with_expiry(&self, token: &str) -> Result<(Admin, i64), Refusal> {
         match self.verifier.verify::<AdminClaims>(token).await {
             Ok(Verified::Local(claims)) => {
                 identity_claim("tenant", &claims.tenant).map_err(Refusal::Token)?;
                 if claims.role != "admin" {
                     return Err(Refusal::Forbidden(NOT_ADMIN));
                 }
-                Ok(Admin {
-                    sub: claims.sub,
-                    tenant: claims.tenant,
-                })
+                Ok((
+                    Admin {
+                        sub: claims.sub,
+                        tenant: claims.tenant,
+                    },
+                    claims.exp,
+                ))
             }
             Ok(Verified::Idp(identity)) => match &self.staff {
-                Some(staff) => staff.admin(&identity),
+                Some(staff) => {
+                    // Verified present and numeric; a fractional `exp` is floored.
+                    let exp = identity
+                        .claims
+                        .get("exp")
+                        .and_then(|v| v.as_i64().or_else(|| v.as_f64().map(|f| f.floor() as i64)));
+                    let exp = exp.ok_or(Refusal::Internal("a provider token without exp"))?;
+                    Ok((staff.admin(&identity)?, exp))
+                }
                 None => Err(Refusal::Internal(
                     "a provider token verified without staff claims",
                 )),

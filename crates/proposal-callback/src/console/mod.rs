@@ -3,8 +3,8 @@
 //! (templates under `templates/console/`), no script, one small stylesheet, everything served
 //! from the binary (docs/operations.md, "The integrations console").
 //!
-//! - [`session`]: sign-in with the admin token kept in a session cookie, flash messages, the
-//!   refusal of cross-site posts;
+//! - [`session`]: sign-in with the admin token, which opens a server-side session (its id in
+//!   a cookie), flash messages, the refusal of cross-site posts;
 //! - [`pages`]: the handlers, which call the same flows and queries (`flow/`, `query/`) as
 //!   the admin JSON routes (RegisterCallback, a receipt's replay, a proposal's story);
 //! - [`repairs`]: pause, and resume or bulk replay after a preview (a dry run) and a
@@ -109,7 +109,7 @@ struct ErrorPage<'a> {
 /// goes to the log.
 #[derive(Debug)]
 pub enum ConsoleError {
-    /// No session, or its token no longer passes: to the sign-in page, the session dropped.
+    /// No session, or one that has ended: to the sign-in page, the cookie dropped.
     SignIn {
         message: Option<FlashMessage>,
         secure: bool,

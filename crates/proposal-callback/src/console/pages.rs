@@ -9,8 +9,8 @@ use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::Deserialize;
 
 use crate::console::session::{
-    BASE, ConsoleAdmin, Flash, FlashMessage, end_session, is_https, looks_like_jwt, same_origin,
-    start_session,
+    self, BASE, ConsoleAdmin, Flash, FlashMessage, end_session, is_https, looks_like_jwt,
+    same_origin, start_session,
 };
 use crate::console::views::{
     self, Choice, IntegrationLine, IntegrationsPage, Layout, ProposalPage, ReceiptLine,
@@ -103,7 +103,8 @@ pub struct SignInForm {
 }
 
 /// Checks the pasted token as the admin routes check a Bearer token and, when it passes,
-/// keeps it in the session cookie. The token is never logged, shown or put in a URL.
+/// opens a session (its id in the cookie). The token is never stored, logged, shown or put
+/// in a URL.
 pub async fn sign_in(
     req: HttpRequest,
     form: web::Form<SignInForm>,
@@ -130,11 +131,12 @@ pub async fn sign_in(
                 .into(),
         );
     }
-    match state.admin_tokens.check(token).await {
-        Ok(admin) => {
+    match state.admin_tokens.check_with_expiry(token).await {
+        Ok((admin, exp)) => {
+            let id = session::start(&state, &req, &admin, exp).await?;
             tracing::info!(tenant = %admin.tenant, admin = %admin.sub, "console: signed in");
             let mut res = see_other(BASE);
-            start_session(&mut res, token, secure);
+            start_session(&mut res, &id, secure);
             FlashMessage::ok(format!(
                 "Você entrou como administrador do cliente {}.",
                 admin.tenant
@@ -149,8 +151,13 @@ pub async fn sign_in(
     }
 }
 
-pub async fn sign_out(req: HttpRequest) -> Result<HttpResponse, ConsoleError> {
+/// Ends the session (revoked: its id opens nothing any more).
+pub async fn sign_out(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ConsoleError> {
     same_origin(&req)?;
+    session::revoke(&state, &req).await?;
     let secure = is_https(&req);
     let mut res = see_other(&format!("{BASE}/entrar"));
     end_session(&mut res, secure);

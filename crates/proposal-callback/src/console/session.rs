@@ -1,27 +1,34 @@
-//! The console's session (docs/operations.md, "The integrations console"): the admin token an
-//! operator pasted, kept in a cookie that lives as long as the browser session, checked on
-//! every request exactly as the admin routes check their Bearer token; a flash message
-//! carried across a redirect; and the refusal of requests made from another site.
+//! The console's session (docs/operations.md, "The integrations console"): sign-in checks the
+//! pasted admin token exactly as the admin routes check their Bearer token and opens a
+//! server-side session (`store::console_sessions`): the browser gets a random id in a cookie
+//! that lives as long as the browser session and is sent only below the console; the database
+//! keeps the id's hash with the tenant and the admin. Every request finds the session by that
+//! hash and refuses it when signed out, idle or past its end (`common::pages::session`). Also:
+//! a flash message carried across a redirect, and the refusal of requests made from another
+//! site.
 //!
 //! The cookies are written and read here by hand (a few lines) rather than with actix-web's
 //! `cookies` feature: turning that feature on for this crate would build actix-web a second
 //! time, with other features, for the rest of the workspace.
 
+use std::time::Duration;
+
 use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpRequest, HttpResponseBuilder, web};
-use common::pages::Cookies;
+use common::auth::now_secs;
+use common::pages::{Cookies, SessionId};
 use futures_util::future::LocalBoxFuture;
 
 use crate::auth::admin::Admin;
 use crate::console::ConsoleError;
-use crate::console::text;
 use crate::state::AppState;
+use crate::store::console_sessions::{self, ADMIN_ROLE};
 
 pub use common::pages::{is_https, looks_like_jwt};
 
 /// Where the console lives; its cookies are sent only below it.
 pub const BASE: &str = "/admin/integracao";
-/// The console's cookies: the admin token (a JWT) and a message for the next page
+/// The console's cookies: the session's id and a message for the next page
 /// (post/redirect/get).
 const COOKIES: Cookies = Cookies {
     path: BASE,
@@ -30,12 +37,51 @@ const COOKIES: Cookies = Cookies {
 };
 const MAX_FLASH_CHARS: usize = 600;
 
-pub fn start_session(res: &mut HttpResponseBuilder, token: &str, secure: bool) {
-    COOKIES.start_session(res, token, secure);
+pub fn start_session(res: &mut HttpResponseBuilder, id: &SessionId, secure: bool) {
+    COOKIES.start_session(res, id, secure);
 }
 
 pub fn end_session(res: &mut HttpResponseBuilder, secure: bool) {
     COOKIES.end_session(res, secure);
+}
+
+/// Opens a session for `admin`, whose token expires at `exp` (seconds since the epoch),
+/// ending the one the browser still carries, if any, and deleting the ended ones: its id, for
+/// the cookie.
+pub async fn start(
+    state: &AppState,
+    req: &HttpRequest,
+    admin: &Admin,
+    exp: i64,
+) -> Result<SessionId, ConsoleError> {
+    let now = state.clock.now();
+    let left = u64::try_from(exp - now_secs()).unwrap_or(0).max(1);
+    let rules = state.page_sessions;
+    let id = SessionId::generate();
+    let mut conn = state.pool.get().await?;
+    if let Some(old) = COOKIES.session_id(req) {
+        console_sessions::revoke(&mut conn, &old.hash(), now).await?;
+    }
+    console_sessions::prune(&mut conn, now, rules.idle_before(now)).await?;
+    console_sessions::create(
+        &mut conn,
+        &id.hash(),
+        &admin.tenant,
+        &admin.sub,
+        now,
+        rules.expires_at(now, Duration::from_secs(left)),
+    )
+    .await?;
+    Ok(id)
+}
+
+/// Ends the session the request carries, if any (signed out).
+pub async fn revoke(state: &AppState, req: &HttpRequest) -> Result<(), ConsoleError> {
+    if let Some(id) = COOKIES.session_id(req) {
+        let mut conn = state.pool.get().await?;
+        console_sessions::revoke(&mut conn, &id.hash(), state.clock.now()).await?;
+    }
+    Ok(())
 }
 
 /// How a flash message reads: a success, a failure or a plain note.
@@ -144,10 +190,9 @@ impl FromRequest for Flash {
     }
 }
 
-/// The signed-in tenant administrator of a console request: the session cookie's token,
-/// verified as the admin routes verify theirs (`AdminTokens::check`: signature, audience,
-/// expiry, role, tenant). Without a session, or with one whose token no longer passes, the
-/// request is sent to the sign-in page with the reason.
+/// The signed-in tenant administrator of a console request: the session its cookie names,
+/// still open. Without one, the request is sent to the sign-in page (with the reason when the
+/// browser had a session).
 #[derive(Debug, Clone)]
 pub struct ConsoleAdmin {
     pub admin: Admin,
@@ -155,35 +200,55 @@ pub struct ConsoleAdmin {
     pub secure: bool,
 }
 
+/// The admin of the session named `id`, or the sign-in page saying why there is none.
+async fn open(state: &AppState, id: &SessionId, secure: bool) -> Result<Admin, ConsoleError> {
+    let ended = |why: &str| ConsoleError::SignIn {
+        message: Some(FlashMessage::erro(format!("Sua sessão terminou. {why}"))),
+        secure,
+    };
+    let hash = id.hash();
+    let now = state.clock.now();
+    let mut conn = state.pool.get().await?;
+    let Some(stored) = console_sessions::find(&mut conn, &hash).await? else {
+        return Err(ended("Entre de novo."));
+    };
+    let rules = state.page_sessions;
+    if let Err(e) = rules.judge(now, &stored.times) {
+        return Err(ended(e.reason()));
+    }
+    if stored.role != ADMIN_ROLE {
+        return Err(ended("Entre de novo."));
+    }
+    if rules.needs_touch(now, stored.times.last_seen_at) {
+        console_sessions::touch(&mut conn, &hash, now).await?;
+    }
+    Ok(Admin {
+        sub: stored.subject,
+        tenant: stored.tenant,
+    })
+}
+
 impl FromRequest for ConsoleAdmin {
     type Error = ConsoleError;
     type Future = LocalBoxFuture<'static, Result<Self, ConsoleError>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let token = COOKIES.token(req);
+        let id = COOKIES.session_id(req);
+        let had_one = COOKIES.has_session(req);
         let secure = is_https(req);
-        let tokens = req
-            .app_data::<web::Data<AppState>>()
-            .map(|state| state.admin_tokens.clone());
+        let state = req.app_data::<web::Data<AppState>>().cloned();
         Box::pin(async move {
-            let tokens =
-                tokens.ok_or_else(|| ConsoleError::internal("AppState is not registered"))?;
-            let Some(token) = token else {
+            let state =
+                state.ok_or_else(|| ConsoleError::internal("AppState is not registered"))?;
+            let Some(id) = id else {
                 return Err(ConsoleError::SignIn {
-                    message: None,
+                    message: had_one
+                        .then(|| FlashMessage::erro("Sua sessão terminou. Entre de novo.")),
                     secure,
                 });
             };
-            match tokens.check(&token).await {
-                Ok(admin) => Ok(ConsoleAdmin { admin, secure }),
-                Err(refusal) => Err(ConsoleError::SignIn {
-                    message: Some(FlashMessage::erro(format!(
-                        "Sua sessão terminou. {}",
-                        text::refusal(&refusal)
-                    ))),
-                    secure,
-                }),
-            }
+            let admin = open(&state, &id, secure).await?;
+            Ok(ConsoleAdmin { admin, secure })
         })
     }
 }

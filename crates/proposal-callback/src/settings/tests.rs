@@ -248,4 +248,6 @@ fn help_lists_every_variable_with_its_default() {
     }
     assert!(text.contains("JWT_MAX_LIFETIME [default: 1d]"), "{text}");
     assert!(text.contains("EMAIL_RETRY_MAX [default: 10m]"), "{text}");
+    assert!(text.contains("PAGE_SESSION_IDLE [default: 30m]"), "{text}");
+    assert!(text.contains("PAGE_SESSION_MAX [default: 8h]"), "{text}");
 }

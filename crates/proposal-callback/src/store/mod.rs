@@ -3,6 +3,7 @@
 //! errors; `error::Error` turns them into answers.
 
 pub mod auth_failures;
+pub mod console_sessions;
 pub mod integrations;
 pub mod outbox;
 pub mod proposals;

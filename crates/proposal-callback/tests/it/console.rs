@@ -10,6 +10,13 @@ use reqwest::{Response, header};
 
 use crate::support::{TestApp, example};
 
+use std::time::Duration;
+
+use chrono::Utc;
+use common::Clock;
+use common::pages::{SessionId, SessionRules};
+use proposal_callback::schema::proposal::console_sessions as cs;
+
 const CONSOLE: &str = "/admin/integracao";
 
 /// A browser-like client that shows redirects instead of following them.
@@ -70,12 +77,15 @@ async fn the_token_lives_in_a_session_cookie_of_the_console_only() {
         .into_iter()
         .find(|c| c.starts_with("console_session="))
         .unwrap();
+    let session = session.unwrap();
+    let id = session.strip_prefix("console_session=").unwrap();
+    assert_eq!(id.len(), 43, "a random 256-bit id, never the token");
+    assert!(!cookie.contains(&token));
     assert_eq!(
         cookie,
-        format!("console_session={token}; Path=/admin/integracao; HttpOnly; SameSite=Strict"),
+        format!("console_session={id}; Path=/admin/integracao; HttpOnly; SameSite=Strict"),
         "no Max-Age or Expires: it dies with the browser session"
     );
-    let session = session.unwrap();
     let (status, html) = page(&t, CONSOLE, &session).await;
     assert_eq!(status, 200);
     assert!(html.contains("Porto Seguro") && html.contains("Cliente <strong>demo-a</strong>"));
@@ -112,6 +122,10 @@ async fn the_token_lives_in_a_session_cookie_of_the_console_only() {
             .iter()
             .any(|c| c.starts_with("console_session=;") && c.contains("Max-Age=0"))
     );
+    // And ends the session: a copy of the old cookie opens nothing.
+    let (status, said) = page(&t, CONSOLE, &session).await;
+    assert_eq!(status, 303, "{said}");
+    assert!(!said.contains("Porto Seguro"));
 }
 
 #[actix_web::test]
@@ -126,7 +140,9 @@ async fn tokens_the_admin_routes_refuse_open_no_session() {
     }
     // Without a session, and with a session whose token does not pass, the pages send to
     // sign-in.
-    for cookie in ["", "console_session=a.b.c"] {
+    let forged = format!("console_session={}", "A".repeat(43));
+    let as_token = format!("console_session={}", t.admin("demo-a"));
+    for cookie in ["", "console_session=a.b.c", &forged, &as_token] {
         let res = client()
             .get(format!("{}{CONSOLE}/callbacks", t.base))
             .header(header::COOKIE, cookie)
@@ -271,4 +287,119 @@ async fn a_nul_in_a_typed_text_is_a_400_page_naming_it() {
     assert_eq!(status, 200);
     let (status, _) = page(&t, &format!("{CONSOLE}/callbacks?proposta=99121"), &session).await;
     assert_eq!(status, 200);
+}
+
+/// Where a GET of the console with `cookie` ends: 200 and the page, or the sign-in page's
+/// address and the message it will show.
+async fn visit(t: &TestApp, cookie: &str) -> (u16, String) {
+    let res = client()
+        .get(format!("{}{CONSOLE}", t.base))
+        .header(header::COOKIE, cookie)
+        .send()
+        .await
+        .unwrap();
+    let status = res.status().as_u16();
+    if status == 303 {
+        let flash = set_cookies(&res)
+            .into_iter()
+            .find(|c| c.starts_with("console_flash="))
+            .map(|c| {
+                let v = c
+                    .split(';')
+                    .next()
+                    .unwrap()
+                    .trim_start_matches("console_flash=");
+                percent_encoding::percent_decode_str(v)
+                    .decode_utf8()
+                    .unwrap()
+                    .into_owned()
+            })
+            .unwrap_or_default();
+        return (status, format!("{} {flash}", location(&res)));
+    }
+    (status, res.text().await.unwrap())
+}
+
+#[actix_web::test]
+async fn a_session_ends_when_idle_and_at_its_absolute_end() {
+    let clock = Clock::manual(Utc::now());
+    let rules = SessionRules {
+        idle: Duration::from_secs(30 * 60),
+        max: Duration::from_secs(90 * 60),
+    };
+    let t =
+        TestApp::start_with_state(|s| s.with_clock(clock.clone()).with_page_sessions(rules)).await;
+    let signed_in = |html: &str| html.contains("Cliente <strong>demo-a</strong>");
+    let token = proposal_callback::auth::jwt::issue_admin_token(&t.keys, "ops", "demo-a", 8 * 3600)
+        .unwrap();
+
+    let (session, _) = sign_in(&t, &token).await;
+    let session = session.unwrap();
+    clock.advance(chrono::Duration::minutes(29));
+    let (status, html) = visit(&t, &session).await;
+    assert!(status == 200 && signed_in(&html), "{html}");
+    clock.advance(chrono::Duration::minutes(31));
+    let (status, said) = visit(&t, &session).await;
+    assert_eq!(status, 303);
+    assert!(
+        said.contains("/admin/integracao/entrar") && said.contains("parada"),
+        "{said}"
+    );
+
+    // In use every 25 minutes, it still ends 90 minutes (PAGE_SESSION_MAX) after sign-in.
+    let (session, _) = sign_in(&t, &token).await;
+    let session = session.unwrap();
+    for _ in 0..3 {
+        clock.advance(chrono::Duration::minutes(25));
+        let (status, html) = visit(&t, &session).await;
+        assert!(status == 200 && signed_in(&html), "{html}");
+    }
+    clock.advance(chrono::Duration::minutes(20));
+    let (status, said) = visit(&t, &session).await;
+    assert_eq!(status, 303);
+    assert!(said.contains("fim do seu prazo"), "{said}");
+}
+
+#[actix_web::test]
+async fn a_session_lives_no_longer_than_its_token_and_is_stored_hashed() {
+    let t = TestApp::start().await;
+    let token = t.admin("demo-a");
+    let (session, _) = sign_in(&t, &token).await;
+    let value = session.unwrap().split_once('=').unwrap().1.to_owned();
+    let mut conn = t.conn().await;
+    type At = chrono::DateTime<Utc>;
+    let rows: Vec<(Vec<u8>, String, String, String, At, At)> = cs::table
+        .select((
+            cs::id_hash,
+            cs::tenant_id,
+            cs::subject,
+            cs::role,
+            cs::created_at,
+            cs::expires_at,
+        ))
+        .load(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    let (hash, tenant, subject, role, created, expires) = &rows[0];
+    assert_eq!(
+        (tenant.as_str(), subject.as_str(), role.as_str()),
+        ("demo-a", "ops", "admin")
+    );
+    // The admin token lives ten minutes: the session no longer.
+    let life = *expires - *created;
+    assert!(life <= chrono::Duration::minutes(10) && life > chrono::Duration::minutes(9));
+    assert_eq!(*hash, SessionId::parse(&value).unwrap().hash());
+    #[derive(QueryableByName)]
+    struct Json {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        t: String,
+    }
+    let text =
+        diesel::sql_query("SELECT row_to_json(s)::text AS t FROM proposal.console_sessions s")
+            .get_result::<Json>(&mut conn)
+            .await
+            .unwrap()
+            .t;
+    assert!(!text.contains(&value) && !text.contains(&token), "{text}");
 }

@@ -472,11 +472,12 @@ async fn a_bad_dry_run_value_is_a_400_naming_it_and_another_tenants_resume_previ
 async fn a_console_preview_with_nothing_to_do_offers_no_confirmation() {
     let t = TestApp::start().await;
     let porto = t.integration_id("demo-a", "porto");
+    let cookie = t.console_session("demo-a").await;
     let page = |path: String| {
         let req = t
             .client
             .get(format!("{}{path}", t.base))
-            .header("cookie", format!("console_session={}", t.admin("demo-a")));
+            .header("cookie", cookie.clone());
         async move {
             let res = req.send().await.unwrap();
             (res.status().as_u16(), res.text().await.unwrap())

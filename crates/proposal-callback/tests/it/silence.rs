@@ -163,7 +163,7 @@ async fn console_page(t: &TestApp, tenant: &str) -> String {
     let res = t
         .client
         .get(format!("{}/admin/integracao", t.base))
-        .header("cookie", format!("console_session={}", t.admin(tenant)))
+        .header("cookie", t.console_session(tenant).await)
         .send()
         .await
         .unwrap();

@@ -158,6 +158,27 @@ impl TestApp {
         jwt::issue_admin_token(&self.keys, "ops", tenant, 600).unwrap()
     }
 
+    /// Signs in to the console as `tenant`'s admin: the session cookie (`name=value`).
+    pub async fn console_session(&self, tenant: &str) -> String {
+        let res = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap()
+            .post(format!("{}/admin/integracao/entrar", self.base))
+            .header("sec-fetch-site", "same-origin")
+            .form(&[("token", self.admin(tenant))])
+            .send()
+            .await
+            .unwrap();
+        res.headers()
+            .get_all(reqwest::header::SET_COOKIE)
+            .iter()
+            .map(|v| v.to_str().unwrap().to_owned())
+            .find(|c| c.starts_with("console_session=") && !c.contains("Max-Age=0"))
+            .map(|c| c.split(';').next().unwrap().to_owned())
+            .expect("a console session")
+    }
+
     /// POSTs `body` as `application/json` to `/callback/{tenant}/{insurer}` with the token of
     /// that same integration.
     pub async fn callback(&self, tenant: &str, insurer: &str, body: Vec<u8>) -> (u16, Value) {

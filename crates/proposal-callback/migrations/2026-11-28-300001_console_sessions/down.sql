@@ -1,0 +1,1 @@
+DROP TABLE proposal.console_sessions;
