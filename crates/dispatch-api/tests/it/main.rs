@@ -29,6 +29,7 @@ mod incidents;
 mod layers;
 mod migrations;
 mod openapi;
+mod patient_data;
 mod phones;
 mod pickers;
 mod realtime;
