@@ -11,6 +11,7 @@ pub mod error;
 pub mod listener;
 pub mod manager;
 pub mod openapi;
+pub mod patient_data;
 pub mod realtime;
 pub mod routes;
 /// The tables, as `diesel print-schema` writes them (see diesel.toml).

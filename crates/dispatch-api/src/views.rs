@@ -398,6 +398,9 @@ pub struct PrankCall {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct TechnicalDecisionView {
     pub id: i64,
+    /// The incident decided on (not sent: the access log records it).
+    #[serde(skip)]
+    pub incident_id: i64,
     pub action: RefOption,
     /// The vehicle type the decision asks for, when it sends one.
     #[schema(required = true)]
@@ -819,7 +822,7 @@ pub struct AccessEntry {
     pub incident_id: i64,
     pub incident_number: String,
     /// The route read, as its method and path pattern: `GET /incident/{id}/regulation`.
-    pub route: String,
+    pub route: crate::patient_data::AccessRoute,
 }
 
 /// A page of the access log, oldest first; `truncated` when more entries matched than the

@@ -1,7 +1,9 @@
 //! The access log's two listings (docs/dispatch-access-log.md), for the administrator:
 //! `GET /incident/{id}/access-log` (who read this incident) and
-//! `GET /user/{id}/access-log?from=&to=` (what this person read). Each first waits for this
-//! replica's writer to write what it holds, so the reads answered before are listed.
+//! `GET /user/{id}/access-log?from=&to=` (what this person read), either narrowed to one
+//! route (`route=`). Each first waits for this replica's writer to write what it holds, so
+//! the reads answered before are listed. What is recorded is `patient_data::AccessRoute`,
+//! recorded by `routes::recorded`.
 
 use actix_web::web;
 use chrono::{DateTime, TimeDelta, Utc};
@@ -13,6 +15,7 @@ use utoipa::IntoParams;
 use super::extract::{Admin, Caller};
 use super::{Reply, Routes, ok};
 use crate::domain::Refusal;
+use crate::patient_data::AccessRoute;
 use crate::state::AppState;
 use crate::store::access_log;
 use crate::views::AccessLogPage;
@@ -22,34 +25,46 @@ pub fn routes(r: &mut Routes<'_>) {
         .add(__path_user_access_log, user_access_log);
 }
 
-/// The route names recorded (docs/dispatch-access-log.md, "What is recorded"): each read
-/// of patient data records its method and path pattern.
-pub mod route {
-    pub const DETAIL: &str = "GET /incident/{id}";
-    pub const UNIT_SELECTION: &str = "GET /incident/{id}/unit-selection";
-    pub const FLEET_SUMMARY: &str = "GET /incident/{id}/fleet-summary";
-    pub const FLEET_OCCURRENCE: &str = "GET /incident/{id}/fleet-occurrence";
-    pub const REGULATION: &str = "GET /incident/{id}/regulation";
-    pub const OCCURRENCE_VIEW: &str = "GET /incident/{id}/occurrence-view";
-    pub const TIMELINE: &str = "GET /incident/{id}/timeline";
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct RouteParams {
+    /// Only the reads through this route, as the entries name it
+    /// (`GET /incident/{id}/regulation`); default every route.
+    #[param(value_type = Option<AccessRoute>)]
+    pub route: Option<String>,
+}
+
+/// The `route` filter: an unknown route is a 400 naming `route` and the routes there are.
+fn route_filter(route: Option<&str>) -> Result<Option<AccessRoute>, Problem> {
+    route
+        .map(|r| {
+            AccessRoute::parse(r).ok_or_else(|| {
+                let known: Vec<&str> = AccessRoute::ALL.iter().map(|r| r.as_str()).collect();
+                Problem::invalid_parameter("route", format!("must be one of: {}", known.join(", ")))
+            })
+        })
+        .transpose()
 }
 
 /// Who read incident `id`'s patient data, through which route and when, oldest first (at
-/// most 1,000 entries; `truncated` says when there are more).
+/// most 1,000 entries; `truncated` says when there are more); `route` narrows it to one route.
 #[utoipa::path(get, path = "/incident/{id}/access-log", tag = "access log",
-    params(("id" = i64, Path, description = "incident id")),
+    params(("id" = i64, Path, description = "incident id"), RouteParams),
     responses((status = 200, body = AccessLogPage)))]
 pub async fn incident_access_log(
     state: web::Data<AppState>,
     _user: Caller<Admin>,
     id: Path<i64>,
+    params: Query<RouteParams>,
 ) -> Reply {
+    let route = route_filter(params.0.route.as_deref())?;
     state.access_log.flush().await;
     let conn = state.pool.get().await?;
     if !crate::store::incidents::exists(&conn, id.0).await? {
         return Err(Refusal::not_found("incident", id.0).into());
     }
-    ok(&access_log::of_incident(&conn, id.0).await?)
+    ok(&access_log::of_incident(&conn, id.0, route).await?)
 }
 
 /// The longest range `GET /user/{id}/access-log` answers at once.
@@ -63,10 +78,13 @@ pub struct UserAccessParams {
     pub from: Option<DateTime<Utc>>,
     /// End of the range (RFC 3339, exclusive); default now. At most 31 days after `from`.
     pub to: Option<DateTime<Utc>>,
+    /// Only the reads through this route, as the entries name it; default every route.
+    #[param(value_type = Option<AccessRoute>)]
+    pub route: Option<String>,
 }
 
 /// What user `id` read in `[from, to)`: each incident, route and time, oldest first (at
-/// most 1,000 entries; `truncated` says when there are more).
+/// most 1,000 entries; `truncated` says when there are more); `route` narrows it to one route.
 #[utoipa::path(get, path = "/user/{id}/access-log", tag = "access log",
     params(("id" = i64, Path, description = "user id"), UserAccessParams),
     responses((status = 200, body = AccessLogPage)))]
@@ -76,6 +94,7 @@ pub async fn user_access_log(
     id: Path<i64>,
     params: Query<UserAccessParams>,
 ) -> Reply {
+    let route = route_filter(params.0.route.as_deref())?;
     let to = params.0.to.unwrap_or_else(|| state.clock.now());
     let from = params.0.from.unwrap_or(to - TimeDelta::days(1));
     if from >= to {
@@ -93,5 +112,5 @@ pub async fn user_access_log(
     if crate::store::users::caller(&conn, id.0).await?.is_none() {
         return Err(Refusal::not_found("user", id.0).into());
     }
-    ok(&access_log::of_user(&conn, id.0, from, to).await?)
+    ok(&access_log::of_user(&conn, id.0, from, to, route).await?)
 }

@@ -21,6 +21,7 @@ use sha2::{Digest, Sha256};
 use super::Reply;
 use crate::auth::DEFAULT_MAX_LIFETIME;
 use crate::error::Error;
+use crate::patient_data::NoPatientData;
 
 /// How long a client keeps the reference data, in seconds: a session, one shift (the
 /// longest a token lives by default).
@@ -73,7 +74,7 @@ impl IfNoneMatch {
     }
 
     /// Reference data the client keeps for its session: `ETag` from the body's digest.
-    pub fn lookup<T: Serialize>(&self, body: &T) -> Reply {
+    pub fn lookup<T: NoPatientData>(&self, body: &T) -> Reply {
         let bytes = serde_json::to_vec(body).map_err(|e| Error::Internal(e.to_string()))?;
         let digest = Sha256::digest(&bytes);
         let etag = format!(
@@ -87,8 +88,9 @@ impl IfNoneMatch {
         Ok(self.answer(&etag, &cache_control, true, bytes))
     }
 
-    /// An incident read: `ETag: "<version>"`.
-    pub fn versioned<T: Serialize>(&self, version: i32, body: &T) -> Reply {
+    /// An incident read: `ETag: "<version>"`. Every incident read carries patient data, so
+    /// only `Recorded::versioned` answers through it.
+    pub(super) fn versioned<T: Serialize>(&self, version: i32, body: &T) -> Reply {
         let etag = format!("\"{version}\"");
         if self.matches(&etag) {
             return Ok(not_modified(&etag, INCIDENT_CACHE_CONTROL, false));

@@ -6,7 +6,6 @@ use actix_web::HttpResponse;
 use actix_web::http::{StatusCode, header};
 use chrono::{DateTime, Utc};
 use diesel_async::AsyncPgConnection;
-use serde::Serialize;
 
 use super::Reply;
 use super::extract::{Body, Judge, Post, Profiles, Versioned};
@@ -16,8 +15,8 @@ use crate::store::idempotency::{self, Key, Stored, once};
 use crate::store::writes::{Author, Written};
 use crate::views::{Allocation, DispatchCreated, DispatchProgress, ManagedUnit, PositionRecorded};
 
-/// What a write answers.
-pub trait Answer: Serialize {
+/// What a write answers: never patient data (a write's answer is not recorded).
+pub trait Answer: crate::patient_data::NoPatientData {
     /// `Location` of a created resource, if the answer is one.
     fn location(&self, _status: StatusCode) -> Option<String> {
         None
@@ -117,6 +116,8 @@ fn stored<T: Answer>(status: StatusCode, answer: &T) -> Result<Stored> {
     })
 }
 
+/// The stored JSON of an `Answer`: a view without patient data.
+#[allow(clippy::disallowed_methods)]
 fn reply(s: Stored) -> HttpResponse {
     let mut res = HttpResponse::build(s.status);
     if let Some(etag) = s.etag {

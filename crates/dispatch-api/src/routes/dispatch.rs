@@ -8,11 +8,13 @@ use utoipa::ToSchema;
 
 use super::extract::Judge;
 use super::extract::{Fleet, Post};
-use super::{Reply, Routes, ok, with_etag};
+use super::recorded::record;
+use super::{Reply, Routes, ok};
 use crate::domain::Refusal;
 use crate::domain::dispatch::Status;
 use crate::domain::refusal::FieldFault;
 use crate::domain::user::CurrentUser;
+use crate::patient_data::AccessRoute;
 use crate::state::AppState;
 use crate::store::dispatches;
 use crate::store::incident_writes::{self as store, DispatchWritten};
@@ -43,15 +45,19 @@ pub async fn dispatches_of_incident(
     params(("id" = i64, Path, description = "incident id")),
     responses((status = 200, body = DispatchData,
         headers(("ETag" = String, description = "the incident's version, quoted: the `If-Match` its writes take")))))]
-pub async fn dispatch_data(state: web::Data<AppState>, _user: CurrentUser, id: Path<i64>) -> Reply {
+pub async fn dispatch_data(state: web::Data<AppState>, user: CurrentUser, id: Path<i64>) -> Reply {
     let conn = state.pool.get().await?;
     let (row, units) = dispatches::fleet_row_and_units(&conn, id.0)
         .await?
         .ok_or_else(|| Refusal::not_found("incident", id.0))?;
-    Ok(with_etag(row.summary.version).json(DispatchData {
+    let version = row.summary.version;
+    let view = DispatchData {
         incident: row.summary,
         dispatches: units,
-    }))
+    };
+    record(&state, &user, AccessRoute::DispatchData, view)
+        .await?
+        .with_etag(version)
 }
 
 impl From<DispatchWritten> for DispatchProgress {

@@ -15,6 +15,7 @@ pub mod intercurrence;
 pub mod mobile_unit;
 pub mod mobile_unit_type;
 pub mod professional_type;
+pub mod recorded;
 pub mod reports;
 pub mod response_targets;
 pub mod shared;
@@ -28,22 +29,27 @@ pub mod ws;
 use actix_web::{HttpResponse, web};
 pub use common::routes::Routes;
 use diesel_async::AsyncPgConnection;
-use serde::Serialize;
 
 use crate::error::Error;
+use crate::patient_data::NoPatientData;
 use crate::search::{Search, SearchParams};
 use crate::state::AppState;
 
 pub type Reply = Result<HttpResponse, Error>;
 
-pub fn ok<T: Serialize>(body: &T) -> Reply {
-    Ok(HttpResponse::Ok().json(body))
+/// 200 with a view that carries no patient data; a patient view is answered through
+/// [`recorded::record`] instead.
+pub fn ok<T: NoPatientData + ?Sized>(body: &T) -> Reply {
+    #[allow(clippy::disallowed_methods)]
+    let res = HttpResponse::Ok().json(body);
+    Ok(res)
 }
 
 /// 200 with `ETag: "<version>"`, the incident's version: the `If-Match` value its writes
 /// require (docs/dispatch-routes.md, "Caching and revalidation"). Every screen that carries
-/// an incident's version answers with it.
-pub fn with_etag(version: i32) -> actix_web::HttpResponseBuilder {
+/// an incident's version answers with it (through [`recorded::Recorded::with_etag`]: every
+/// such screen carries patient data).
+fn with_etag(version: i32) -> actix_web::HttpResponseBuilder {
     let mut res = HttpResponse::Ok();
     res.insert_header((actix_web::http::header::ETAG, format!("\"{version}\"")));
     res
@@ -61,7 +67,7 @@ pub fn ok_json(body: Vec<u8>) -> Reply {
 
 /// A search route's answer: `params` checked (400 naming the parameter), then `run` on a
 /// connection.
-pub async fn searched<T: Serialize>(
+pub async fn searched<T: NoPatientData>(
     state: &AppState,
     params: SearchParams,
     run: impl AsyncFnOnce(&AsyncPgConnection, &Search) -> Result<T, diesel::result::Error>,

@@ -12,7 +12,7 @@ use utoipa::IntoParams;
 
 use crate::domain::times::GroupBy;
 use crate::routes::extract::{Caller, Manager};
-use crate::routes::{Reply, Routes};
+use crate::routes::{Reply, Routes, ok};
 use crate::state::AppState;
 use crate::store::times;
 use crate::views::ResponseTimesReport;
@@ -127,7 +127,7 @@ pub async fn response_times(
         }
         return Ok(res.body(body));
     }
-    Ok(HttpResponse::Ok().json(report))
+    ok(&report)
 }
 
 /// Whether the client asked for CSV (`Accept: text/csv`, before any JSON it also takes).

@@ -4,9 +4,11 @@ use actix_web::web;
 use common::extract::Path;
 use tokio::try_join;
 
-use super::{Reply, Routes, ok};
+use super::recorded::record;
+use super::{Reply, Routes};
 use crate::domain::Refusal;
 use crate::domain::user::CurrentUser;
+use crate::patient_data::AccessRoute;
 use crate::state::AppState;
 use crate::store::incidents;
 use crate::views::TechnicalDecisionView;
@@ -21,7 +23,7 @@ pub fn routes(r: &mut Routes<'_>) {
     responses((status = 200, body = Vec<TechnicalDecisionView>)))]
 pub async fn decisions_of_incident(
     state: web::Data<AppState>,
-    _user: CurrentUser,
+    user: CurrentUser,
     id: Path<i64>,
 ) -> Reply {
     let (id, conn) = (id.0, state.pool.get().await?);
@@ -32,5 +34,7 @@ pub async fn decisions_of_incident(
     if !exists {
         return Err(Refusal::not_found("incident", id).into());
     }
-    ok(&decisions)
+    record(&state, &user, AccessRoute::TechnicalDecisions, decisions)
+        .await?
+        .ok()
 }

@@ -8,6 +8,7 @@ use diesel::sql_types::{Array, BigInt, Text, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use crate::error::Error;
+use crate::patient_data::AccessRoute;
 use crate::schema::dispatch::{incidents, patient_access_log, users};
 use crate::views::{AccessEntry, AccessLogPage, UserOption};
 
@@ -55,7 +56,7 @@ pub async fn prune(mut conn: &AsyncPgConnection, before: DateTime<Utc>) -> Resul
     )
 }
 
-type Row = (DateTime<Utc>, i64, String, i64, String, String);
+type Row = (DateTime<Utc>, i64, String, i64, String, AccessRoute);
 
 fn page(mut rows: Vec<Row>) -> AccessLogPage {
     let truncated = rows.len() as i64 > PAGE;
@@ -100,27 +101,38 @@ macro_rules! listing {
     };
 }
 
-/// Who read incident `id`, oldest first.
-pub async fn of_incident(mut conn: &AsyncPgConnection, id: i64) -> Result<AccessLogPage, Error> {
-    let rows: Vec<Row> = listing!()
+/// Who read incident `id` (through `route`, when given), oldest first.
+pub async fn of_incident(
+    mut conn: &AsyncPgConnection,
+    id: i64,
+    route: Option<AccessRoute>,
+) -> Result<AccessLogPage, Error> {
+    let mut query = listing!()
         .filter(patient_access_log::incident_id.eq(id))
-        .load(&mut conn)
-        .await?;
+        .into_boxed();
+    if let Some(route) = route {
+        query = query.filter(patient_access_log::route.eq(route));
+    }
+    let rows: Vec<Row> = query.load(&mut conn).await?;
     Ok(page(rows))
 }
 
-/// What user `id` read in `[from, to)`, oldest first.
+/// What user `id` read in `[from, to)` (through `route`, when given), oldest first.
 pub async fn of_user(
     mut conn: &AsyncPgConnection,
     id: i64,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
+    route: Option<AccessRoute>,
 ) -> Result<AccessLogPage, Error> {
-    let rows: Vec<Row> = listing!()
+    let mut query = listing!()
         .filter(patient_access_log::user_id.eq(id))
         .filter(patient_access_log::at.ge(from))
         .filter(patient_access_log::at.lt(to))
-        .load(&mut conn)
-        .await?;
+        .into_boxed();
+    if let Some(route) = route {
+        query = query.filter(patient_access_log::route.eq(route));
+    }
+    let rows: Vec<Row> = query.load(&mut conn).await?;
     Ok(page(rows))
 }

@@ -30,6 +30,7 @@ mod layers;
 mod manager;
 mod migrations;
 mod openapi;
+mod patient_data;
 mod phones;
 mod pickers;
 mod realtime;

@@ -208,9 +208,10 @@ async fn the_recipients_socket_hears_each_send_to_and_transfer() {
 }
 
 /// Access log (docs/dispatch-access-log.md): a shift's reads of one incident, by four
-/// people through six routes (one a revalidation answered 304), are listed exactly, in
-/// order, with who and when; refused and missing reads are not; the person's own listing
-/// holds only theirs; only the administrator may list.
+/// people through seven routes (the search that found it, and a revalidation answered 304),
+/// are listed exactly, in order, with who and when; refused and missing reads are not; the
+/// person's own listing holds only theirs; a listing narrowed to one route holds only its
+/// reads; only the administrator may list.
 #[actix_web::test]
 async fn the_access_log_lists_exactly_the_reads_made_and_by_whom() {
     use common::Clock;
@@ -239,6 +240,8 @@ async fn the_access_log_lists_exactly_the_reads_made_and_by_whom() {
         })
     };
     let t0 = clock.now();
+    // The search that found it showed its patient: the first entry, then the administrator's read.
+    expected.push(entry("tarm", "GET /incident/mask", t0));
     expected.push(entry("admin", "GET /incident/{id}", t0));
     let reads: &[(&str, &str, &str)] = &[
         ("regulador", "", "GET /incident/{id}"),
@@ -321,6 +324,51 @@ async fn the_access_log_lists_exactly_the_reads_made_and_by_whom() {
         urlencoding(&t0.to_rfc3339())
     );
     assert_eq!(api.get("admin", &before).await.ok()["entries"], json!([]));
+
+    // Narrowed to one route: only its reads, in both listings; an unknown route is named.
+    let route = |r: &str| {
+        r.replace(' ', "%20")
+            .replace('/', "%2F")
+            .replace('{', "%7B")
+            .replace('}', "%7D")
+    };
+    let regulation = api
+        .get(
+            "admin",
+            &format!(
+                "/incident/{id}/access-log?route={}",
+                route("GET /incident/{id}/regulation")
+            ),
+        )
+        .await;
+    assert_eq!(
+        regulation.ok()["entries"],
+        json!([expected[3]]),
+        "the regulator's one read of the regulation screen"
+    );
+    let details = api
+        .get(
+            "admin",
+            &format!("{range}&route={}", route("GET /incident/{id}")),
+        )
+        .await;
+    let theirs_details: Vec<&Value> = theirs
+        .iter()
+        .copied()
+        .filter(|e| e["route"] == "GET /incident/{id}")
+        .collect();
+    assert_eq!(theirs_details.len(), 2);
+    assert_eq!(details.ok()["entries"], json!(theirs_details));
+    for uri in [
+        format!("/incident/{id}/access-log?route=GET%20%2Fnowhere"),
+        format!("{range}&route=get%20%2Fincident%2F%7Bid%7D"),
+    ] {
+        let r = api.get("admin", &uri).await;
+        assert_eq!(
+            r.problem(400, "invalid_parameter").as_deref(),
+            Some("route")
+        );
+    }
 
     // Only the administrator lists; bad ranges and unknown ids are named.
     let r = api

@@ -10,9 +10,10 @@ use utoipa::IntoParams;
 use crate::domain::Refusal;
 use crate::domain::phone::Phone;
 use crate::domain::user::CurrentUser;
-use crate::routes::access_log::route;
+use crate::patient_data::AccessRoute;
 use crate::routes::cache::{IfNoneMatch, IfNoneMatchHeader};
-use crate::routes::{Reply, Routes, ok};
+use crate::routes::recorded::record;
+use crate::routes::{Reply, Routes};
 use crate::search::MaskParams;
 use crate::state::AppState;
 use crate::store::incidents;
@@ -38,7 +39,8 @@ pub fn routes(r: &mut Routes<'_>) {
 pub async fn mask(state: web::Data<AppState>, user: CurrentUser, req: HttpRequest) -> Reply {
     let mask = mask_params(req.query_string())?.check(state.clock.now())?;
     let conn = state.pool.get().await?;
-    ok(&incidents::mask(&conn, &mask, user.id).await?)
+    let page = incidents::mask(&conn, &mask, user.id).await?;
+    record(&state, &user, AccessRoute::Mask, page).await?.ok()
 }
 
 /// The mask's query string; a repeated `state` (`state=a&state=b`) counts as one
@@ -102,11 +104,10 @@ pub async fn detail(
         incidents::detail(&conn, id).await?
     };
     let incident = incident.ok_or_else(|| Refusal::not_found("incident", id))?;
-    state
-        .access_log
-        .record(user.id, id, route::DETAIL, state.clock.now())
-        .await;
-    cached.versioned(incident.version, &incident)
+    let version = incident.version;
+    record(&state, &user, AccessRoute::Detail, incident)
+        .await?
+        .versioned(&cached, version)
 }
 
 /// Prank calls recorded for a phone (URL-encoded, any spelling: `+55 12 99100-4321`,
@@ -116,11 +117,14 @@ pub async fn detail(
     responses((status = 200, body = PrankCalls)))]
 pub async fn prank_calls(
     state: web::Data<AppState>,
-    _user: CurrentUser,
+    user: CurrentUser,
     phone: Path<String>,
 ) -> Reply {
     let phone = Phone::parse(&phone.0)
         .map_err(|e| Problem::invalid_parameter("phone_number", e.to_string()))?;
     let conn = state.pool.get().await?;
-    ok(&incidents::prank_calls(&conn, &phone.key()).await?)
+    let calls = incidents::prank_calls(&conn, &phone.key()).await?;
+    record(&state, &user, AccessRoute::PrankCalls, calls)
+        .await?
+        .ok()
 }

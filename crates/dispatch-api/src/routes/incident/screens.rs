@@ -8,11 +8,12 @@ use tokio::try_join;
 use crate::domain::Refusal;
 use crate::domain::dispatch::Status;
 use crate::domain::phone;
-use crate::routes::access_log::route;
+use crate::patient_data::AccessRoute;
 use crate::routes::extract::{
     Caller, Fleet, FleetOrRegulator, Regulator, RegulatorOrTarm, TimesReader,
 };
-use crate::routes::{Reply, Routes, ok, with_etag};
+use crate::routes::recorded::record;
+use crate::routes::{Reply, Routes};
 use crate::state::AppState;
 use crate::store::{dispatches, incidents, times};
 use crate::views::*;
@@ -40,11 +41,7 @@ pub async fn unit_selection(
         .await?
         .ok_or_else(|| Refusal::not_found("incident", id.0))?;
     let s = row.summary;
-    state
-        .access_log
-        .record(user.id, id.0, route::UNIT_SELECTION, state.clock.now())
-        .await;
-    Ok(with_etag(s.version).json(UnitSelection {
+    let view = UnitSelection {
         id: s.id,
         number: s.number,
         state: s.state,
@@ -55,7 +52,10 @@ pub async fn unit_selection(
             .into_iter()
             .filter(|d| d.status != Status::Released)
             .collect(),
-    }))
+    };
+    record(&state, &user, AccessRoute::UnitSelection, view)
+        .await?
+        .with_etag(s.version)
 }
 
 /// Fleet operator's incident selection: the basic data only.
@@ -71,11 +71,10 @@ pub async fn fleet_summary(
     let row = incidents::fleet_row(&conn, id.0)
         .await?
         .ok_or_else(|| Refusal::not_found("incident", id.0))?;
-    state
-        .access_log
-        .record(user.id, id.0, route::FLEET_SUMMARY, state.clock.now())
-        .await;
-    Ok(with_etag(row.summary.version).json(row.summary))
+    let version = row.summary.version;
+    record(&state, &user, AccessRoute::FleetSummary, row.summary)
+        .await?
+        .with_etag(version)
 }
 
 /// The fleet occurrence screen, whole: five statements in one pipeline.
@@ -98,11 +97,8 @@ pub async fn fleet_occurrence(
     let (row, response_times) = row
         .zip(timeline)
         .ok_or_else(|| Refusal::not_found("incident", id))?;
-    state
-        .access_log
-        .record(user.id, id, route::FLEET_OCCURRENCE, state.clock.now())
-        .await;
-    Ok(with_etag(row.summary.version).json(FleetOccurrence {
+    let version = row.summary.version;
+    let view = FleetOccurrence {
         incident: row.summary,
         caller_name: row.caller_name,
         caller_phone: row.caller_phone,
@@ -112,7 +108,10 @@ pub async fn fleet_occurrence(
         dispatches: units,
         intercurrences,
         response_times,
-    }))
+    };
+    record(&state, &user, AccessRoute::FleetOccurrence, view)
+        .await?
+        .with_etag(version)
 }
 
 /// What a regulating physician reads: the incident, its units, the prank calls of the
@@ -133,20 +132,20 @@ pub async fn regulation(
         incidents::recorded_intercurrences(&conn, id),
     )?;
     let incident = incident.ok_or_else(|| Refusal::not_found("incident", id))?;
-    state
-        .access_log
-        .record(user.id, id, route::REGULATION, state.clock.now())
-        .await;
     let prank_calls = PrankCalls {
         phone: phone::key_of(&incident.basic_data.caller_phone),
         ..pranks
     };
-    Ok(with_etag(incident.version).json(RegulationDetail {
+    let version = incident.version;
+    let view = RegulationDetail {
         incident,
         mobile_units: units,
         prank_calls,
         intercurrences,
-    }))
+    };
+    record(&state, &user, AccessRoute::Regulation, view)
+        .await?
+        .with_etag(version)
 }
 
 /// Every tab of the occurrence view, the intercurrences included: five statements in one
@@ -170,17 +169,17 @@ pub async fn occurrence_view(
     let (incident, response_times) = incident
         .zip(timeline)
         .ok_or_else(|| Refusal::not_found("incident", id))?;
-    state
-        .access_log
-        .record(user.id, id, route::OCCURRENCE_VIEW, state.clock.now())
-        .await;
-    Ok(with_etag(incident.version).json(OccurrenceView {
+    let version = incident.version;
+    let view = OccurrenceView {
         incident,
         technical_decisions: decisions,
         dispatches: units,
         intercurrences,
         response_times,
-    }))
+    };
+    record(&state, &user, AccessRoute::OccurrenceView, view)
+        .await?
+        .with_etag(version)
 }
 
 /// Every phase of the incident and of each of its units, with their targets and what is
@@ -198,9 +197,7 @@ pub async fn timeline(
     let timeline = times::timeline(&conn, id.0, state.clock.now())
         .await?
         .ok_or_else(|| Refusal::not_found("incident", id.0))?;
-    state
-        .access_log
-        .record(user.id, id.0, route::TIMELINE, state.clock.now())
-        .await;
-    ok(&timeline)
+    record(&state, &user, AccessRoute::Timeline, timeline)
+        .await?
+        .ok()
 }

@@ -10,9 +10,11 @@ use utoipa::ToSchema;
 use crate::domain::Refusal;
 use crate::domain::fleet::{LeftOut, Point, recommend};
 use crate::domain::refusal::FieldFault;
+use crate::patient_data::AccessRoute;
 use crate::routes::extract::Caller;
 use crate::routes::extract::{FleetOrRegulator, Judge, Locator, Post, Versioned};
-use crate::routes::{Reply, Routes, ok};
+use crate::routes::recorded::record;
+use crate::routes::{Reply, Routes};
 use crate::state::AppState;
 use crate::store::fleet;
 use crate::store::writes::Written;
@@ -78,7 +80,7 @@ pub async fn locate(
     responses((status = 200, body = UnitRecommendation)))]
 pub async fn recommendation(
     state: web::Data<AppState>,
-    _user: Caller<FleetOrRegulator>,
+    user: Caller<FleetOrRegulator>,
     id: Path<i64>,
 ) -> Reply {
     let conn = state.pool.get().await?;
@@ -132,7 +134,7 @@ pub async fn recommendation(
             }
         })
         .collect();
-    ok(&UnitRecommendation {
+    let view = UnitRecommendation {
         incident,
         location,
         requested_vehicle_type: requested,
@@ -140,5 +142,8 @@ pub async fn recommendation(
         position_max_age_seconds: rules.max_age.num_seconds(),
         units: out,
         left_out,
-    })
+    };
+    record(&state, &user, AccessRoute::UnitRecommendation, view)
+        .await?
+        .ok()
 }

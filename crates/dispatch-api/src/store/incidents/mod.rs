@@ -339,6 +339,7 @@ pub async fn decisions(
         .map(
             |(id, action, vt_id, vt_name, regulator, notes, decided_at)| TechnicalDecisionView {
                 id,
+                incident_id,
                 action: ref_option(action),
                 vehicle_type: crate::store::opt_ref(vt_id, vt_name),
                 regulator: user_option(regulator),

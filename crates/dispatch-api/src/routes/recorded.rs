@@ -1,0 +1,65 @@
+//! The one way to answer patient data (docs/dispatch-access-log.md): [`record`] records
+//! that the caller read each incident the view shows, through which route, and only then
+//! yields the [`Recorded`] answer. A patient view ([`PatientData`]) is not accepted by the
+//! generic answers (`ok`, `IfNoneMatch`), so a handler that forgets to record does not
+//! compile.
+
+use actix_web::HttpResponse;
+
+use super::Reply;
+use super::cache::IfNoneMatch;
+use crate::domain::user::CurrentUser;
+use crate::error::Error;
+use crate::patient_data::{AccessRoute, PatientData};
+use crate::state::AppState;
+
+/// A patient view whose reads are recorded: only [`record`] makes one.
+#[must_use = "a recorded read is answered"]
+pub struct Recorded<T>(T);
+
+/// Records that `reader` read, through `route`, every incident `view` shows (one entry
+/// each, at the service clock's time), then yields the answer. A view that shows no
+/// incident (an empty search) records nothing.
+pub async fn record<T: PatientData>(
+    state: &AppState,
+    reader: &CurrentUser,
+    route: AccessRoute,
+    view: T,
+) -> Result<Recorded<T>, Error> {
+    let mut incidents = Vec::new();
+    view.incidents(&mut incidents);
+    let mut seen = std::collections::HashSet::with_capacity(incidents.len());
+    incidents.retain(|id| seen.insert(*id));
+    let at = state.clock.now();
+    for incident in incidents {
+        // The one call of the writer (clippy.toml): every entry goes through here.
+        #[allow(clippy::disallowed_methods)]
+        state
+            .access_log
+            .record(reader.id, incident, route.as_str(), at)
+            .await;
+    }
+    Ok(Recorded(view))
+}
+
+impl<T: PatientData> Recorded<T> {
+    /// 200 with the view.
+    pub fn ok(self) -> Reply {
+        #[allow(clippy::disallowed_methods)]
+        let res = HttpResponse::Ok().json(self.0);
+        Ok(res)
+    }
+
+    /// 200 with `ETag: "<version>"`, the incident's version (see `routes::with_etag`).
+    pub fn with_etag(self, version: i32) -> Reply {
+        #[allow(clippy::disallowed_methods)]
+        let res = super::with_etag(version).json(self.0);
+        Ok(res)
+    }
+
+    /// As `IfNoneMatch::versioned`: 304 while the client's copy is current (recorded all the
+    /// same: the client shows it again).
+    pub fn versioned(self, cached: &IfNoneMatch, version: i32) -> Reply {
+        cached.versioned(version, &self.0)
+    }
+}
