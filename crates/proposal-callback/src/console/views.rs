@@ -342,6 +342,9 @@ pub struct EmailLine {
     pub failed_at: Option<When>,
     /// Refused for good: the operator may send it again ("Reenviar").
     pub can_retry: bool,
+    /// Its last attempt found the relay refusing the sender (not the recipient): it is
+    /// retried by itself once the relay lets us send.
+    pub sender_refused: bool,
     pub message_id: String,
 }
 
@@ -387,6 +390,10 @@ impl From<EmailView> for EmailLine {
             sent_at: when_opt(e.sent_at),
             next_attempt_at: when_opt(e.next_attempt_at),
             attempts: e.attempts,
+            sender_refused: e.status == Delivery::Retrying
+                && e.last_error
+                    .as_deref()
+                    .is_some_and(|l| l.starts_with(crate::flow::email_worker::SENDER_REFUSED)),
             last_error: e.last_error.unwrap_or_default(),
             failed_at: when_opt(e.failed_at),
             can_retry: e.status == Delivery::Failed,
