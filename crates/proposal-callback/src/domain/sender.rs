@@ -165,7 +165,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             s.from(&fallback()).to_string(),
-            "\"Imobiliária Demo B\" <propostas@demo-b.example.com>"
+            "Imobiliária Demo B <propostas@demo-b.example.com>"
         );
         assert_eq!(
             s.reply_to_mailbox().unwrap().to_string(),
