@@ -7,8 +7,9 @@
 //! retry with a doubling delay, or mark it refused for good). A crash between the relay's
 //! answer and the mark sends that one email again once its lease is over: SMTP offers no
 //! exactly-once, so each message carries a `Message-ID` given at its first attempt and kept
-//! for every later one (`<uuid@domain of EMAIL_FROM>`), which lets mail systems recognise the
-//! repeat.
+//! for every later one (`<uuid@domain of its sender>`), which lets mail systems recognise the
+//! repeat. Its `From` (and `Reply-To`) is its tenant's sender as it was when it was queued
+//! (`EMAIL_FROM` without one).
 //!
 //! **One connection for a burst.** The emails due together go over one SMTP session: one
 //! connection, one TLS handshake, one login, then MAIL, RCPT, DATA per email (RSET after a
@@ -22,8 +23,10 @@
 //! **Who is refused.** A 5xx answer to an email's recipient or content (RCPT, DATA, the
 //! message) ends that email as `failed` with the relay's text, for an operator to retry; a
 //! 4xx answer to them retries it with the backoff. Anything else is the relay's trouble, not
-//! the email's: connecting, TLS, EHLO, AUTH (a wrong password), the sender refused (MAIL
-//! FROM), no answer, a broken connection. Then the email is retried with its backoff and the
+//! the email's: connecting, TLS, EHLO (`SMTP_HELO_NAME`), AUTH (a wrong password), the sender
+//! refused (at MAIL FROM, or at RCPT as Postfix does: enhanced codes 5.1.7, 5.1.8, 5.7.1
+//! naming the sender, or two emails of a session refused with one reply; [`SENDER_REFUSED`]),
+//! no answer, a broken connection. Then the email is retried with its backoff and the
 //! worker does not connect again before the relay's own backoff (the same doubling delay,
 //! counted over consecutive failures) is over: a wrong password costs one login per backoff
 //! step, never one per queued email, and a silent relay one `SMTP_TIMEOUT`.
