@@ -88,6 +88,11 @@ pub struct IntegrationsPage {
     pub rows: Vec<IntegrationLine>,
     /// A banner per integration whose insurer is silent.
     pub silent: Vec<SilentLine>,
+    /// Who the tenant's emails come from: its sender, or none (`EMAIL_FROM`).
+    pub sender: Option<String>,
+    pub reply_to: Option<String>,
+    /// The tenant's emails the relay refused for good (up to a bulk retry's worth).
+    pub failed_emails: usize,
 }
 
 /// The banner of an integration whose insurer is silent (docs/proposal-callback.md, "Silent

@@ -130,12 +130,15 @@ impl Sender {
         self.reply_to.as_deref()
     }
 
+    /// The tenant's own `From`, if it set one.
+    pub fn own_from(&self) -> Option<Mailbox> {
+        let address = self.from_address.as_deref()?.parse::<Address>().ok()?;
+        Some(Mailbox::new(self.from_name.clone(), address))
+    }
+
     /// The `From` of the tenant's emails: its own, or `fallback` (`EMAIL_FROM`).
     pub fn from(&self, fallback: &Mailbox) -> Mailbox {
-        match self.from_address.as_deref().map(str::parse::<Address>) {
-            Some(Ok(address)) => Mailbox::new(self.from_name.clone(), address),
-            _ => fallback.clone(),
-        }
+        self.own_from().unwrap_or_else(|| fallback.clone())
     }
 
     /// The `Reply-To`, only when the tenant set one.

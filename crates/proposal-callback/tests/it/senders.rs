@@ -481,6 +481,14 @@ async fn failed_emails_are_retried_in_bulk_by_filter() {
     assert_eq!(s, 400, "{bad}");
     assert!(rows(&t).await.iter().all(|r| r.0 == "failed"));
 
+    // The console shows the tenant's sender and offers the bulk retry.
+    let page = console_page(&t, &admin, "/admin/integracao").await;
+    assert!(
+        page.contains("Imobiliária Demo A &#60;propostas@demo-a.example.com&#62;"),
+        "{page}"
+    );
+    assert!(page.contains("Reenviar os 3 e-mails recusados"), "{page}");
+
     let (s, done) = post("/admin/emails/retry", json!({})).await;
     assert_eq!((s, &done["retried"]), (200, &json!(3)), "{done}");
     assert_eq!(send.run_once(&pool).await.unwrap(), 3);
