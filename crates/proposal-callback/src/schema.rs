@@ -74,6 +74,9 @@ pub mod proposal {
             html_body -> Nullable<Text>,
             failed_at -> Nullable<Timestamptz>,
             message_id -> Nullable<Text>,
+            from_name -> Nullable<Text>,
+            from_address -> Nullable<Text>,
+            reply_to -> Nullable<Text>,
         }
     }
 
@@ -167,6 +170,9 @@ pub mod proposal {
             created_at -> Timestamptz,
             body_retention_days -> Int4,
             operator_email -> Nullable<Text>,
+            from_name -> Nullable<Text>,
+            from_address -> Nullable<Text>,
+            reply_to -> Nullable<Text>,
         }
     }
 

@@ -15,6 +15,7 @@ use common::settings::{
     secret, show,
 };
 use lettre::message::Mailbox;
+use lettre::transport::smtp::extension::ClientId;
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::auth::admin::{
@@ -24,7 +25,7 @@ use crate::auth::jwt::DEFAULT_MAX_LIFETIME;
 use crate::domain::silence::{DEFAULT_FLOOR, DEFAULT_K, DEFAULT_LEARNING_WINDOW, SilenceRule};
 use crate::email::config::{
     DEFAULT_FROM, DEFAULT_POLL_INTERVAL, DEFAULT_RETRY_BASE, DEFAULT_RETRY_MAX,
-    DEFAULT_SMTP_TIMEOUT, EmailConfig, SmtpTarget, read_ca_file,
+    DEFAULT_SMTP_TIMEOUT, EmailConfig, SmtpTarget, default_hello, parse_hello, read_ca_file,
 };
 use crate::flow::silence::{DEFAULT_INTERVAL as DEFAULT_SILENCE_INTERVAL, WatchConfig};
 use crate::flow::sweep::{DEFAULT_GRACE, DEFAULT_INTERVAL, SweepConfig};
@@ -96,6 +97,10 @@ pub struct EmailSettings {
     #[arg(long, env = "SMTP_TIMEOUT", default_value = show(DEFAULT_SMTP_TIMEOUT), value_parser = positive_duration)]
     pub smtp_timeout: Duration,
 
+    /// Name given in EHLO: a fully qualified domain name or an address literal; unset: the machine's name if fully qualified, else EMAIL_FROM's domain
+    #[arg(long, env = "SMTP_HELO_NAME", value_parser = |raw: &str| parse_hello(raw))]
+    pub smtp_helo_name: Option<ClientId>,
+
     /// PEM file of a private CA the relay's certificate chains to, trusted besides the public roots
     #[arg(long, env = "SMTP_TLS_CA_FILE")]
     pub smtp_tls_ca_file: Option<String>,
@@ -126,6 +131,14 @@ impl EmailSettings {
             retry_max: self.email_retry_max,
             poll_interval: self.email_poll_interval,
             smtp_timeout: self.smtp_timeout,
+            hello: self.smtp_helo_name.clone().unwrap_or_else(|| {
+                // lettre's own default: the machine's name (or an address literal).
+                let host = match ClientId::default() {
+                    ClientId::Domain(host) => Some(host),
+                    _ => None,
+                };
+                default_hello(host.as_deref(), &self.email_from)
+            }),
         })
     }
 }

@@ -12,8 +12,12 @@
 //! logins ([`SmtpSink::logins`]) and every `RCPT TO` ([`SmtpSink::rcpts`]). It can refuse as
 //! a real relay does: a login ([`SmtpSink::refuse_logins`], e.g. `535 5.7.8` for a wrong
 //! password), a sender ([`SmtpSink::refuse_senders`]), a recipient
-//! ([`SmtpSink::refuse_rcpt`], e.g. `550 5.1.1` for an unknown mailbox) or a message after
-//! its DATA ([`SmtpSink::refuse_data`]), always or a number of times.
+//! ([`SmtpSink::refuse_rcpt`], e.g. `550 5.1.1` for an unknown mailbox), every recipient
+//! ([`SmtpSink::refuse_every_rcpt`], e.g. Postfix's `553 5.7.1 <x>: Sender address rejected`,
+//! which it gives at RCPT) or a message after its DATA ([`SmtpSink::refuse_data`]), always or
+//! a number of times. Like Postfix's `reject_non_fqdn_helo_hostname`, it may refuse an EHLO
+//! name that is not fully qualified ([`SmtpSink::require_fqdn_helo`]); it keeps every EHLO
+//! name it is given ([`SmtpSink::helos`]).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -89,6 +93,8 @@ struct Refusals {
     sender: Option<Refusal>,
     /// By recipient address (lowercase).
     rcpt: std::collections::HashMap<String, Refusal>,
+    /// Every recipient, whatever its address.
+    every_rcpt: Option<Refusal>,
     /// After DATA, by recipient address (lowercase).
     data: std::collections::HashMap<String, Refusal>,
 }
@@ -106,6 +112,10 @@ pub struct SmtpSink {
     connections: Arc<AtomicUsize>,
     logins: Arc<AtomicUsize>,
     rcpts: Arc<Mutex<Vec<String>>>,
+    helos: Arc<Mutex<Vec<String>>>,
+    /// Refuse an EHLO name without a dot (`504 5.5.2 <vm>: Helo command rejected: need
+    /// fully-qualified hostname`), as Postfix's `reject_non_fqdn_helo_hostname` does.
+    pub require_fqdn_helo: Arc<AtomicBool>,
     refusals: Arc<Mutex<Refusals>>,
     tls: Option<(SinkTls, TlsAcceptor)>,
 }
@@ -159,6 +169,8 @@ impl SmtpSink {
             connections: Arc::new(AtomicUsize::new(0)),
             logins: Arc::new(AtomicUsize::new(0)),
             rcpts: Arc::new(Mutex::new(Vec::new())),
+            helos: Arc::new(Mutex::new(Vec::new())),
+            require_fqdn_helo: Arc::new(AtomicBool::new(false)),
             refusals: Arc::new(Mutex::new(Refusals::default())),
             tls,
         };
@@ -211,6 +223,27 @@ impl SmtpSink {
     /// Every `RCPT TO` address received so far, accepted or refused, in order.
     pub fn rcpts(&self) -> Vec<String> {
         self.rcpts.lock().unwrap().clone()
+    }
+
+    /// Every name given in `EHLO` (or `HELO`) so far, in order.
+    pub fn helos(&self) -> Vec<String> {
+        self.helos.lock().unwrap().clone()
+    }
+
+    /// Refuses a non fully qualified EHLO name from now on (see
+    /// [`SmtpSink::require_fqdn_helo`]).
+    pub fn refuse_non_fqdn_helo(&self) {
+        self.require_fqdn_helo.store(true, Ordering::SeqCst);
+    }
+
+    /// Answers every `RCPT TO`, whatever the address, with `reply` (e.g. `553 5.7.1
+    /// <propostas@x>: Sender address rejected: not owned by user`, as Postfix refuses a
+    /// sender), `times` times or, with none, until [`SmtpSink::accept_everything`].
+    pub fn refuse_every_rcpt(&self, reply: &str, times: Option<u32>) {
+        self.refusals.lock().unwrap().every_rcpt = Some(Refusal {
+            reply: reply.to_owned(),
+            times,
+        });
     }
 
     /// Answers every `AUTH` with `reply` (e.g. `535 5.7.8 Authentication credentials
@@ -327,6 +360,17 @@ impl SmtpSink {
             let upper = command.to_ascii_uppercase();
             let w = io.get_mut();
             if upper.starts_with("EHLO") || upper.starts_with("HELO") {
+                let name = command[4..].trim().to_owned();
+                self.helos.lock().unwrap().push(name.clone());
+                let bare = !name.contains('.') && !name.starts_with('[');
+                if bare && self.require_fqdn_helo.load(Ordering::SeqCst) {
+                    w.write_all(
+                        format!("504 5.5.2 <{name}>: Helo command rejected: need fully-qualified hostname\r\n")
+                            .as_bytes(),
+                    )
+                    .await?;
+                    continue;
+                }
                 let starttls = if offer_starttls {
                     "250-STARTTLS\r\n"
                 } else {
@@ -377,13 +421,16 @@ impl SmtpSink {
             } else if upper.starts_with("RCPT TO:") {
                 let address = command[8..].trim().trim_matches(['<', '>']).to_owned();
                 self.rcpts.lock().unwrap().push(address.clone());
-                let refusal = self
-                    .refusals
-                    .lock()
-                    .unwrap()
-                    .rcpt
-                    .get_mut(&address.to_ascii_lowercase())
-                    .and_then(Refusal::take);
+                let refusal = {
+                    let mut refusals = self.refusals.lock().unwrap();
+                    match refusals.every_rcpt.as_mut().and_then(Refusal::take) {
+                        Some(reply) => Some(reply),
+                        None => refusals
+                            .rcpt
+                            .get_mut(&address.to_ascii_lowercase())
+                            .and_then(Refusal::take),
+                    }
+                };
                 match refusal {
                     Some(reply) => w.write_all(format!("{reply}\r\n").as_bytes()).await?,
                     None => {

@@ -84,6 +84,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/callbacks/{id}", web::get().to(pages::receipt))
         .route("/callbacks/{id}/reprocessar", web::post().to(pages::replay))
         .route("/emails/{id}/reenviar", web::post().to(pages::retry_email))
+        .route(
+            "/emails/reenviar-recusados",
+            web::post().to(pages::retry_failed_emails),
+        )
         .route("/propostas", web::get().to(pages::find_proposal))
         .route("/propostas/{id}", web::get().to(pages::proposal))
         .default_service(web::to(|| async {

@@ -186,10 +186,23 @@ pub async fn integrations(
         .collect();
     let now = state.clock.now();
     let silent = rows_silent(&rows, now);
+    let sender = crate::store::tenants::sender(&mut conn, tenant)
+        .await?
+        .unwrap_or_default();
+    let failed = crate::store::outbox::failed_matching(
+        &mut conn,
+        tenant,
+        &Default::default(),
+        email_worker::RETRY_MAX,
+    )
+    .await?;
     let page = IntegrationsPage {
         layout: layout("Integrações", views::INTEGRATIONS, &admin, &flash),
         rows,
         silent,
+        sender: sender.own_from().map(|m| m.to_string()),
+        reply_to: sender.reply_to().map(str::to_owned),
+        failed_emails: failed.len(),
     };
     render(&page, &flash)
 }
@@ -552,6 +565,36 @@ pub async fn retry_email(
         None => format!("{BASE}/propostas"),
     };
     Ok(redirect(&location, message, admin.secure))
+}
+
+/// "Reenviar os e-mails recusados": every email of the tenant the relay refused for good goes
+/// back to the queue (the domain function of `POST /admin/emails/retry`, no filter), then back
+/// to the integrations.
+pub async fn retry_failed_emails(
+    req: HttpRequest,
+    admin: ConsoleAdmin,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ConsoleError> {
+    same_origin(&req)?;
+    let mut conn = state.pool.get().await?;
+    let done = email_worker::retry_many(
+        &mut conn,
+        &state.clock,
+        &admin.admin.tenant,
+        &Default::default(),
+        email_worker::RETRY_MAX,
+        false,
+    )
+    .await?;
+    let n = done.ids.len();
+    let message = FlashMessage::ok(format!(
+        "{n} e-mail{} recusado{} de volta à fila: ser{} enviado{} de novo em instantes.",
+        if n == 1 { "" } else { "s" },
+        if n == 1 { "" } else { "s" },
+        if n == 1 { "á" } else { "ão" },
+        if n == 1 { "" } else { "s" },
+    ));
+    Ok(redirect(BASE, message, admin.secure))
 }
 
 // --- proposals ---------------------------------------------------------------------------

@@ -88,6 +88,11 @@ pub struct IntegrationsPage {
     pub rows: Vec<IntegrationLine>,
     /// A banner per integration whose insurer is silent.
     pub silent: Vec<SilentLine>,
+    /// Who the tenant's emails come from: its sender, or none (`EMAIL_FROM`).
+    pub sender: Option<String>,
+    pub reply_to: Option<String>,
+    /// The tenant's emails the relay refused for good (up to a bulk retry's worth).
+    pub failed_emails: usize,
 }
 
 /// The banner of an integration whose insurer is silent (docs/proposal-callback.md, "Silent
@@ -342,6 +347,9 @@ pub struct EmailLine {
     pub failed_at: Option<When>,
     /// Refused for good: the operator may send it again ("Reenviar").
     pub can_retry: bool,
+    /// Its last attempt found the relay refusing the sender (not the recipient): it is
+    /// retried by itself once the relay lets us send.
+    pub sender_refused: bool,
     pub message_id: String,
 }
 
@@ -387,6 +395,10 @@ impl From<EmailView> for EmailLine {
             sent_at: when_opt(e.sent_at),
             next_attempt_at: when_opt(e.next_attempt_at),
             attempts: e.attempts,
+            sender_refused: e.status == Delivery::Retrying
+                && e.last_error
+                    .as_deref()
+                    .is_some_and(|l| l.starts_with(crate::flow::email_worker::SENDER_REFUSED)),
             last_error: e.last_error.unwrap_or_default(),
             failed_at: when_opt(e.failed_at),
             can_retry: e.status == Delivery::Failed,

@@ -7,6 +7,7 @@
 //! - [`registration`]: what an insurer receives when a callback is registered;
 //! - [`silence`]: when an integration's silence is no longer its rhythm, and the operator's
 //!   emails about it (pt-BR, `templates/email/silence.*`);
+//! - [`sender`]: who a tenant's emails come from (its own address, or `EMAIL_FROM`);
 //! - [`basic_token`]: the Basic tokens (made, hashed, compared; only hashes are stored);
 //! - [`code`]: every error code the service answers or records.
 
@@ -16,5 +17,6 @@ pub mod email;
 pub mod insurer;
 pub mod machine;
 pub mod registration;
+pub mod sender;
 pub mod silence;
 pub mod status;

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use common::config::ConfigError;
 use lettre::message::Mailbox;
+use lettre::transport::smtp::extension::ClientId;
 use secrecy::SecretString;
 
 common::text_enum! {
@@ -168,6 +169,64 @@ pub struct EmailConfig {
     /// connect, greeting, EHLO), authenticating, handing over the message (MAIL, RCPT,
     /// DATA), QUIT. A step that takes longer fails the attempt, which is retried later.
     pub smtp_timeout: Duration,
+    /// The name the worker gives in EHLO: `SMTP_HELO_NAME`, or [`default_hello`].
+    pub hello: ClientId,
+}
+
+/// The EHLO name without `SMTP_HELO_NAME`: never a bare host name, which relays with
+/// `reject_non_fqdn_helo_hostname` (Postfix) refuse (`504 5.5.2 <vm>: Helo command
+/// rejected`). The machine's name when it is fully qualified (has a dot), else the domain of
+/// `EMAIL_FROM` when it is (a name that resolves, as relays checking the name in DNS want),
+/// else `localhost.localdomain`.
+pub fn default_hello(host: Option<&str>, from: &Mailbox) -> ClientId {
+    let from_domain = from.email.domain().to_ascii_lowercase();
+    let name = [host.map(str::to_ascii_lowercase), Some(from_domain)]
+        .into_iter()
+        .flatten()
+        .find(|n| is_fqdn(n))
+        .unwrap_or_else(|| "localhost.localdomain".to_owned());
+    ClientId::Domain(name)
+}
+
+/// A fully qualified domain name as EHLO carries it: labels of letters, digits and hyphens
+/// (none first or last), at least two, at most 253 characters.
+pub fn is_fqdn(name: &str) -> bool {
+    let labels: Vec<&str> = name.split('.').collect();
+    name.len() <= 253
+        && labels.len() >= 2
+        && labels.iter().all(|l| {
+            !l.is_empty()
+                && l.len() <= 63
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+                && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        })
+}
+
+/// `SMTP_HELO_NAME`: a fully qualified domain name (`mail.imobiliaria.com.br`) or an address
+/// literal (`[192.0.2.1]`, `[IPv6:2001:db8::1]`).
+pub fn parse_hello(raw: &str) -> Result<ClientId, String> {
+    let raw = raw.trim();
+    if let Some(inner) = raw.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+        if let Some(v6) = inner.strip_prefix("IPv6:") {
+            return v6
+                .parse()
+                .map(ClientId::Ipv6)
+                .map_err(|_| format!("{raw:?}: not an IPv6 address literal ([IPv6:2001:db8::1])"));
+        }
+        return inner
+            .parse()
+            .map(ClientId::Ipv4)
+            .map_err(|_| format!("{raw:?}: not an IPv4 address literal ([192.0.2.1])"));
+    }
+    if is_fqdn(raw) {
+        Ok(ClientId::Domain(raw.to_ascii_lowercase()))
+    } else {
+        Err(format!(
+            "{raw:?} is not a fully qualified domain name (mail.example.com) or an address \
+             literal ([192.0.2.1]): relays refuse a bare host name"
+        ))
+    }
 }
 
 pub const DEFAULT_FROM: &str = "Propostas <propostas@localhost>";
@@ -233,6 +292,35 @@ mod tests {
             "smtp://h/path",
         ] {
             assert!(SmtpTarget::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_ehlo_name_is_fully_qualified() {
+        let from: Mailbox = "P <p@demo-a.example.com>".parse().unwrap();
+        let local: Mailbox = DEFAULT_FROM.parse().unwrap();
+        let name = |c: ClientId| c.to_string();
+        assert_eq!(name(default_hello(Some("vm"), &from)), "demo-a.example.com");
+        assert_eq!(
+            name(default_hello(Some("VM.Example.org"), &from)),
+            "vm.example.org"
+        );
+        assert_eq!(
+            name(default_hello(Some("vm"), &local)),
+            "localhost.localdomain"
+        );
+        assert_eq!(name(default_hello(None, &local)), "localhost.localdomain");
+        assert_eq!(
+            name(parse_hello(" Mail.Example.com ").unwrap()),
+            "mail.example.com"
+        );
+        assert_eq!(name(parse_hello("[192.0.2.1]").unwrap()), "[192.0.2.1]");
+        assert_eq!(
+            name(parse_hello("[IPv6:2001:db8::1]").unwrap()),
+            "[IPv6:2001:db8::1]"
+        );
+        for bad in ["vm", "", "a..b", "-a.b", "a_b.c", "[300.1.1.1]", "x.y z"] {
+            assert!(parse_hello(bad).is_err(), "{bad:?}");
         }
     }
 }

@@ -251,6 +251,7 @@ async fn apply_transition(
         .map_err(|e| Error::Internal(format!("rendering the email: {e}")))?;
     let email_id = outbox::enqueue(
         conn,
+        &proposal.tenant_id,
         proposal.id,
         history_id,
         &proposal.contact_email,

@@ -7,8 +7,9 @@
 //! retry with a doubling delay, or mark it refused for good). A crash between the relay's
 //! answer and the mark sends that one email again once its lease is over: SMTP offers no
 //! exactly-once, so each message carries a `Message-ID` given at its first attempt and kept
-//! for every later one (`<uuid@domain of EMAIL_FROM>`), which lets mail systems recognise the
-//! repeat.
+//! for every later one (`<uuid@domain of its sender>`), which lets mail systems recognise the
+//! repeat. Its `From` (and `Reply-To`) is its tenant's sender as it was when it was queued
+//! (`EMAIL_FROM` without one).
 //!
 //! **One connection for a burst.** The emails due together go over one SMTP session: one
 //! connection, one TLS handshake, one login, then MAIL, RCPT, DATA per email (RSET after a
@@ -22,8 +23,10 @@
 //! **Who is refused.** A 5xx answer to an email's recipient or content (RCPT, DATA, the
 //! message) ends that email as `failed` with the relay's text, for an operator to retry; a
 //! 4xx answer to them retries it with the backoff. Anything else is the relay's trouble, not
-//! the email's: connecting, TLS, EHLO, AUTH (a wrong password), the sender refused (MAIL
-//! FROM), no answer, a broken connection. Then the email is retried with its backoff and the
+//! the email's: connecting, TLS, EHLO (`SMTP_HELO_NAME`), AUTH (a wrong password), the sender
+//! refused (at MAIL FROM, or at RCPT as Postfix does: enhanced codes 5.1.7, 5.1.8, 5.7.1
+//! naming the sender, or two emails of a session refused with one reply; [`SENDER_REFUSED`]),
+//! no answer, a broken connection. Then the email is retried with its backoff and the
 //! worker does not connect again before the relay's own backoff (the same doubling delay,
 //! counted over consecutive failures) is over: a wrong password costs one login per backoff
 //! step, never one per queued email, and a silent relay one `SMTP_TIMEOUT`.
@@ -146,7 +149,15 @@ enum Failure {
     /// A 5xx answer about this email, or a message that cannot be built: `failed` for good,
     /// with the relay's text; the session goes on with the next email.
     Permanent(String),
+    /// A 5xx answer to RCPT that does not name the sender: the recipient's (`Permanent`),
+    /// unless the next email of the session is refused with the same `reply`, which then is
+    /// the relay's refusal of the sender (`Relay`).
+    RcptRefused { text: String, reply: String },
 }
+
+/// How `last_error` (and the console) begins when the relay refuses the sender: at MAIL
+/// FROM, or at RCPT (as Postfix's `smtpd_sender_restrictions` do by default).
+pub const SENDER_REFUSED: &str = "the relay refuses the sender";
 
 /// A message as DATA carries it, written in one piece: its lines dot-stuffed (RFC 5321
 /// 4.5.2: a line starting with `.` gets another) and the end of data (`<CRLF>.<CRLF>`).
@@ -179,15 +190,64 @@ async fn step<T>(
 ) -> Result<T, String> {
     match tokio::time::timeout(limit, fut).await {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(format!("SMTP {what}: {e}")),
+        Ok(Err(e)) => Err(format!("SMTP {what}: {}", describe(&e))),
         Err(_) => Err(format!("SMTP {what}: no answer within {limit:?}")),
+    }
+}
+
+/// What an SMTP error says, once: lettre's error for a connection that failed reads
+/// "Connection error: <why>", and its cause often says "Connection error" again.
+fn describe(e: &lettre::transport::smtp::Error) -> String {
+    let text = e.to_string();
+    match text.split_once(": ") {
+        Some((kind, rest)) if rest.eq_ignore_ascii_case(kind) => kind.to_owned(),
+        Some((kind, rest)) if rest.starts_with(&format!("{kind}: ")) => rest.to_owned(),
+        _ => text,
+    }
+}
+
+/// The relay's reply text of a refusal (`5.7.1 <p@x>: Sender address rejected`), without
+/// lettre's words around it.
+fn reply_text(e: &lettre::transport::smtp::Error) -> String {
+    std::error::Error::source(e)
+        .map(|s| s.to_string())
+        .unwrap_or_default()
+}
+
+/// Whether a 5xx reply to RCPT refuses the sender, not the recipient: the enhanced codes
+/// 5.1.7 (bad sender's mailbox syntax) and 5.1.8 (bad sender's system address), or 5.7.1
+/// (delivery not authorised) whose text names the sender ("Sender address rejected", or the
+/// sender's address itself).
+fn refuses_the_sender(reply: &str, sender: &str) -> bool {
+    let enhanced = reply.split_whitespace().next().unwrap_or("");
+    let lower = reply.to_ascii_lowercase();
+    match enhanced {
+        "5.1.7" | "5.1.8" => true,
+        "5.7.1" => {
+            lower.contains("sender")
+                || (!sender.is_empty() && lower.contains(&sender.to_ascii_lowercase()))
+        }
+        _ => false,
+    }
+}
+
+/// A refused RCPT: the sender's refusal is the relay's trouble ([`SENDER_REFUSED`]), a 5xx
+/// otherwise the recipient's (unless the session shows otherwise), a 4xx retried.
+fn classify_rcpt(e: lettre::transport::smtp::Error, sender: &str) -> Failure {
+    let reply = reply_text(&e);
+    if e.is_permanent() && refuses_the_sender(&reply, sender) {
+        return Failure::Relay(format!("{SENDER_REFUSED}: SMTP RCPT TO: {}", describe(&e)));
+    }
+    match classify("RCPT TO", true, e) {
+        Failure::Permanent(text) => Failure::RcptRefused { text, reply },
+        other => other,
     }
 }
 
 /// Whose trouble a refused command is: the email's (a 4xx or 5xx reply to its recipient or
 /// content) or the relay's (anything else, and 421, "closing the connection", anywhere).
 fn classify(what: &str, about_the_email: bool, e: lettre::transport::smtp::Error) -> Failure {
-    let text = format!("SMTP {what}: {e}");
+    let text = format!("SMTP {what}: {}", describe(&e));
     let closing = e.status().is_some_and(|c| c.to_string() == "421");
     match (
         about_the_email && !closing,
@@ -226,7 +286,7 @@ impl Mailer {
         Ok(Some(Self {
             target,
             tls,
-            hello: ClientId::default(),
+            hello: config.hello.clone(),
             id_domain: config.from.email.domain().to_ascii_lowercase(),
             config: config.clone(),
             metrics: OutboxMetrics::new(),
@@ -286,22 +346,29 @@ impl Mailer {
         &self.target
     }
 
-    /// A new `Message-ID`: a random UUID at `EMAIL_FROM`'s domain (RFC 5322 section 3.6.4).
-    pub fn new_message_id(&self) -> String {
-        format!("<{}@{}>", uuid::Uuid::new_v4(), self.id_domain)
+    /// The unique left part of a new `Message-ID` (RFC 5322 section 3.6.4): a random UUID,
+    /// put at the sender's domain (`EMAIL_FROM`'s for an email without a sender of its own)
+    /// when the email is first claimed.
+    fn new_message_unique() -> String {
+        uuid::Uuid::new_v4().to_string()
     }
 
     /// The message of an outbox row: text and HTML alternatives (text only for rows queued
     /// before emails had an HTML part). lettre encodes the subject (RFC 2047) and the bodies
-    /// (quoted-printable or base64) so that any UTF-8 text travels intact. No `Reply-To`: a
-    /// reply goes to `From`, the tenant's address (docs/proposal-callback.md, "The message").
+    /// (quoted-printable or base64) so that any UTF-8 text travels intact. `From` is the
+    /// tenant's sender as it was when the email was queued (`EMAIL_FROM` when it had none);
+    /// `Reply-To` only when the tenant set one (docs/proposal-callback.md, "The message").
     fn message(&self, row: &OutboxRow) -> Result<Message, String> {
         let to: Mailbox = row
             .recipient
             .parse()
             .map_err(|e| format!("bad recipient address {:?}: {e}", row.recipient))?;
-        let builder = Message::builder()
-            .from(self.config.from.clone())
+        let sender = row.sender();
+        let mut builder = Message::builder().from(sender.from(&self.config.from));
+        if let Some(reply_to) = sender.reply_to_mailbox() {
+            builder = builder.reply_to(reply_to);
+        }
+        let builder = builder
             .to(to)
             .subject(&row.subject)
             .message_id(Some(row.message_id.clone()))
@@ -415,13 +482,19 @@ impl Mailer {
             if !body.is_ascii() {
                 options.push(MailParameter::Body(MailBodyParameter::EightBitMime));
             }
+            let sender = envelope.from().map(|a| a.to_string()).unwrap_or_default();
             conn.command(Mail::new(envelope.from().cloned(), options))
                 .await
-                .map_err(|e| classify("MAIL FROM", false, e))?;
+                .map_err(|e| match classify("MAIL FROM", false, e) {
+                    Failure::Relay(why) if why.contains("permanent error") => {
+                        Failure::Relay(format!("{SENDER_REFUSED}: {why}"))
+                    }
+                    other => other,
+                })?;
             for to in envelope.to() {
                 conn.command(Rcpt::new(to.clone(), vec![]))
                     .await
-                    .map_err(|e| classify("RCPT TO", true, e))?;
+                    .map_err(|e| classify_rcpt(e, &sender))?;
             }
             conn.command(Data)
                 .await
@@ -452,22 +525,30 @@ impl Mailer {
         Ok(session.as_mut().expect("a session is open"))
     }
 
-    /// Sends one claimed email over `session` (opened first when there is none) and records
-    /// the outcome on its row: `Some(sent)`, or `None` when the relay failed us (the round
-    /// ends there).
-    async fn send_claimed(
+    /// Sends one claimed email over `session` (opened first when there is none).
+    async fn attempt(
         &self,
-        pool: &Pool,
         row: &OutboxRow,
         session: &mut Option<AsyncSmtpConnection>,
-    ) -> Result<Option<bool>, Error> {
-        let outcome = match self.message(row) {
+    ) -> Result<(), Failure> {
+        match self.message(row) {
             Err(e) => Err(Failure::Permanent(e)),
             Ok(message) => match self.session(session).await {
                 Ok(conn) => self.transmit(conn, &message).await,
                 Err(why) => Err(Failure::Relay(why)),
             },
-        };
+        }
+    }
+
+    /// Records the outcome of a claimed email's attempt on its row: `Some(sent)`, or `None`
+    /// when the relay failed us (the round ends there).
+    async fn record(
+        &self,
+        pool: &Pool,
+        row: &OutboxRow,
+        outcome: Result<(), Failure>,
+        session: &mut Option<AsyncSmtpConnection>,
+    ) -> Result<Option<bool>, Error> {
         match &outcome {
             Err(Failure::Relay(_)) => self.metrics.attempts_failed.inc(),
             Err(_) => {
@@ -513,7 +594,7 @@ impl Mailer {
                 self.reset(session).await;
                 Ok(Some(false))
             }
-            Err(Failure::Permanent(why)) => {
+            Err(Failure::Permanent(why) | Failure::RcptRefused { text: why, .. }) => {
                 tracing::warn!(email = row.id, attempts = row.attempts, error = %why, "email refused for good; not retried (an operator may retry it)");
                 outbox::mark_failed(&mut conn, row.id, &why, self.clock.now()).await?;
                 drop(conn);
@@ -559,20 +640,64 @@ impl Mailer {
             return Ok((handled, sent));
         }
         let mut seen = Vec::with_capacity(BATCH);
+        // The first email whose recipient the session refused (5xx) before any other email
+        // went otherwise: held until the next one tells whether the relay refuses every
+        // recipient alike (its refusal of the sender) or only this one.
+        let mut held: Option<(OutboxRow, String, String)> = None;
+        let mut told = false;
         while handled < BATCH {
             let row = {
                 let mut conn = pool.get().await?;
-                let id = self.new_message_id();
-                outbox::claim_next(&mut conn, self.clock.now(), self.lease(), &seen, &id).await?
+                let unique = Self::new_message_unique();
+                let (now, lease) = (self.clock.now(), self.lease());
+                outbox::claim_next(&mut conn, now, lease, &seen, &unique, &self.id_domain).await?
             };
             let Some(row) = row else { break };
             seen.push(row.id);
             handled += 1;
-            match self.send_claimed(pool, &row, session).await? {
+            let outcome = self.attempt(&row, session).await;
+            if let Err(Failure::RcptRefused { text, reply }) = &outcome
+                && !told
+            {
+                match held.take() {
+                    None => {
+                        self.reset(session).await;
+                        held = Some((row, text.clone(), reply.clone()));
+                        continue;
+                    }
+                    Some((first, _, first_reply)) if first_reply == *reply => {
+                        // Two emails, two recipients, one reply: the relay refuses the sender.
+                        let why = format!(
+                            "{SENDER_REFUSED} (every recipient refused with the same reply): {text}"
+                        );
+                        self.record(pool, &first, Err(Failure::Transient(why.clone())), session)
+                            .await?;
+                        self.record(pool, &row, Err(Failure::Relay(why)), session)
+                            .await?;
+                        break;
+                    }
+                    Some((first, first_text, _)) => {
+                        self.record(pool, &first, Err(Failure::Permanent(first_text)), session)
+                            .await?;
+                    }
+                }
+            }
+            if let Some((first, first_text, _)) = held.take() {
+                // The next email went otherwise: the refusal was the first one's recipient's.
+                self.record(pool, &first, Err(Failure::Permanent(first_text)), session)
+                    .await?;
+            }
+            told = true;
+            match self.record(pool, &row, outcome, session).await? {
                 Some(true) => sent += 1,
                 Some(false) => {}
                 None => break,
             }
+        }
+        if let Some((first, first_text, _)) = held.take() {
+            // Alone in its session: nothing tells it from a bad recipient.
+            self.record(pool, &first, Err(Failure::Permanent(first_text)), session)
+                .await?;
         }
         Ok((handled, sent))
     }
@@ -636,6 +761,46 @@ pub async fn retry(
         outbox::Delivery::Failed => "another retry took it at the same moment",
     };
     Err(Error::EmailNotFailed { id, delivery, why })
+}
+
+/// The most emails one bulk retry sends again.
+pub const RETRY_MAX: i64 = 500;
+
+/// What a bulk retry did (or, as a dry run, would do).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BulkRetry {
+    /// The emails put back in the queue (or that would be), oldest refusal first.
+    pub ids: Vec<i64>,
+    /// More `failed` emails match than one call takes: call again.
+    pub more: bool,
+}
+
+/// An operator's bulk retry (`POST /admin/emails/retry`, the console's "Reenviar todos"):
+/// `tenant`'s `failed` emails matching `filter`, at most `limit`, go back to the queue, due
+/// at `clock`'s now, each with its `Message-ID`. With `dry_run`, nothing changes: the answer
+/// names the emails it would retry.
+pub async fn retry_many(
+    conn: &mut diesel_async::AsyncPgConnection,
+    clock: &Clock,
+    tenant: &str,
+    filter: &outbox::FailedFilter,
+    limit: i64,
+    dry_run: bool,
+) -> Result<BulkRetry, Error> {
+    let mut ids = outbox::failed_matching(conn, tenant, filter, limit + 1).await?;
+    let more = ids.len() as i64 > limit;
+    ids.truncate(limit as usize);
+    if !dry_run {
+        ids = outbox::requeue_failed_many(conn, tenant, &ids, clock.now()).await?;
+        ids.sort_unstable();
+        tracing::info!(
+            tenant,
+            retried = ids.len(),
+            more,
+            "failed emails put back in the queue by an operator"
+        );
+    }
+    Ok(BulkRetry { ids, more })
 }
 
 /// Reads the outbox's queue into `metrics` once (ages as of `clock`'s now).

@@ -32,6 +32,11 @@ use crate::store::tenants;
 /// and the answer says how many are left (resume again).
 pub const RESUME_MAX: usize = 1000;
 
+/// `1 day`, `30 days`.
+pub fn days_text(days: i32) -> String {
+    format!("{days} day{}", if days == 1 { "" } else { "s" })
+}
+
 /// Processes a stored receipt (live, swept or replayed): deferred while its integration is
 /// paused, applied otherwise, in one transaction (a savepoint when the caller has one open).
 /// `clock` is asked once: every row written carries that time. Errors as
@@ -51,8 +56,9 @@ pub async fn process(
             erased_at,
             retention: match days {
                 Some(days) => format!(
-                    "tenant {} keeps the raw bodies of its callbacks {days} days",
-                    receipt.tenant_id
+                    "tenant {} keeps the raw bodies of its callbacks {}",
+                    receipt.tenant_id,
+                    days_text(days)
                 ),
                 None => "after its tenant's retention".to_owned(),
             },
@@ -253,4 +259,13 @@ async fn apply_deferred(
         remaining,
         effects,
     })
+}
+
+#[cfg(test)]
+mod days_tests {
+    #[test]
+    fn one_day_is_singular() {
+        assert_eq!(super::days_text(1), "1 day");
+        assert_eq!(super::days_text(30), "30 days");
+    }
 }

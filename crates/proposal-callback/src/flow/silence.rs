@@ -211,7 +211,8 @@ impl SilenceWatch {
                     Some(to) => {
                         let email = silent_email(&self.notice(w, &row))
                             .map_err(|e| Error::Internal(format!("rendering an email: {e}")))?;
-                        let email_id = outbox::enqueue_operator(conn, to, &email, now).await?;
+                        let email_id =
+                            outbox::enqueue_operator(conn, &w.tenant_id, to, &email, now).await?;
                         silences::set_email(conn, id, email_id, true).await?;
                         Some(email_id)
                     }
@@ -259,7 +260,8 @@ impl SilenceWatch {
                     Some(to) => {
                         let email = resumed_email(&self.notice(w, &row), ended)
                             .map_err(|e| Error::Internal(format!("rendering an email: {e}")))?;
-                        let email_id = outbox::enqueue_operator(conn, to, &email, now).await?;
+                        let email_id =
+                            outbox::enqueue_operator(conn, &w.tenant_id, to, &email, now).await?;
                         silences::set_email(conn, id, email_id, false).await?;
                         Some(email_id)
                     }

@@ -35,8 +35,11 @@ fn routes(r: &mut Routes<'_>) {
         .add(story::__path_proposal_story, story::proposal_story)
         .add(story::__path_list_emails, story::list_emails)
         .add(story::__path_retry_email, story::retry_email)
+        .add(story::__path_retry_emails, story::retry_emails)
         .add(tenant::__path_get_tenant, tenant::get_tenant)
-        .add(tenant::__path_patch_tenant, tenant::patch_tenant);
+        .add(tenant::__path_patch_tenant, tenant::patch_tenant)
+        .add(tenant::__path_get_sender, tenant::get_sender)
+        .add(tenant::__path_put_sender, tenant::put_sender);
 }
 
 /// Registers the routes on the service's `App`.

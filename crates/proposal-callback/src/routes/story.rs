@@ -3,17 +3,20 @@
 //! first (it pages backwards).
 
 use actix_web::{HttpResponse, web};
-use common::extract::{Path, Query};
+use chrono::{DateTime, Utc};
+use common::extract::{Json, Path, Query};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::error::Error;
 use crate::flow::email_worker;
+use crate::query::receipts;
 use crate::query::story::{EmailView, ProposalStory};
+use crate::routes::admin::DryRunQuery;
 use crate::routes::extract::TenantAdmin;
 use crate::routes::limit;
 use crate::state::AppState;
-use crate::store::outbox::{self, Delivery};
+use crate::store::outbox::{self, Delivery, FailedFilter, FailureKind};
 
 /// A proposal's whole story: status, queue, integration history, events, emails with their
 /// delivery state, and the callbacks that named it. Only the token's tenant's proposals.
@@ -139,4 +142,88 @@ pub async fn retry_email(
     let mut conn = state.pool.get().await?;
     let row = email_worker::retry(&mut conn, &state.clock, &admin.tenant, id).await?;
     Ok(HttpResponse::Ok().json(EmailView::from(row)))
+}
+
+/// Which `failed` emails a bulk retry sends again; every field narrows.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EmailRetryRequest {
+    /// The insurer of the transition the email announces: `porto`, `tokio` or `too`.
+    #[schema(example = "porto")]
+    pub insurer: Option<String>,
+    /// Refused at or after this time (RFC 3339).
+    pub since: Option<DateTime<Utc>>,
+    /// Refused before this time (RFC 3339).
+    pub until: Option<DateTime<Utc>>,
+    /// What the relay refused: `recipient` (RCPT), `content` (DATA, the message) or `other`.
+    #[schema(value_type = Option<FailureKind>)]
+    pub failure: Option<FailureKind>,
+    /// 1..=500, default 500.
+    pub limit: Option<i64>,
+}
+
+/// What a bulk retry did (or, with `dry_run`, would do).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EmailRetryReport {
+    /// True when nothing was done: a preview.
+    pub dry_run: bool,
+    /// How many emails went back to the queue (would go).
+    pub retried: usize,
+    /// Their ids, oldest refusal first.
+    pub ids: Vec<i64>,
+    /// More failed emails match than one call takes: send it again.
+    pub more: bool,
+}
+
+/// Send again every `failed` email of the tenant that matches a filter (insurer, when it was
+/// refused, what was refused): each goes back to the queue, due now, with its attempts and
+/// `Message-ID`, and the worker sends them on its next rounds. At most 500 per call. With
+/// `dry_run=true` nothing changes: the answer says which it would send again.
+#[utoipa::path(
+    post,
+    path = "/admin/emails/retry",
+    tag = "admin",
+    security(("bearer" = [])),
+    params(DryRunQuery),
+    request_body(content = EmailRetryRequest, content_type = "application/json"),
+    responses(
+        (status = 200, body = EmailRetryReport),
+        (status = 400, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`invalid_payload` or `invalid_parameter` naming the field"),
+        (status = 415, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+    )
+)]
+pub async fn retry_emails(
+    admin: TenantAdmin,
+    Query(q): Query<DryRunQuery>,
+    Json(body): Json<EmailRetryRequest>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Error> {
+    let filter = FailedFilter {
+        insurer: receipts::insurer(body.insurer)?,
+        since: body.since,
+        until: body.until,
+        kind: body.failure,
+    };
+    let limit = limit(body.limit, email_worker::RETRY_MAX, email_worker::RETRY_MAX)?;
+    let dry_run = q.dry_run.unwrap_or(false);
+    let mut conn = state.pool.get().await?;
+    let done = email_worker::retry_many(
+        &mut conn,
+        &state.clock,
+        &admin.tenant,
+        &filter,
+        limit,
+        dry_run,
+    )
+    .await?;
+    if !dry_run {
+        tracing::info!(tenant = %admin.tenant, admin = %admin.sub, retried = done.ids.len(), "failed emails retried in bulk");
+    }
+    Ok(HttpResponse::Ok().json(EmailRetryReport {
+        dry_run,
+        retried: done.ids.len(),
+        ids: done.ids,
+        more: done.more,
+    }))
 }

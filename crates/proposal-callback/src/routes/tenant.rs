@@ -8,6 +8,7 @@ use lettre::message::Mailbox;
 use serde::{Deserialize, Deserializer, Serialize};
 use utoipa::ToSchema;
 
+use crate::domain::sender::Sender;
 use crate::error::Error;
 use crate::routes::extract::TenantAdmin;
 use crate::state::AppState;
@@ -142,6 +143,96 @@ pub async fn patch_tenant(
     }
     .ok_or_else(|| no_tenant(&admin.tenant))?;
     Ok(HttpResponse::Ok().json(TenantView::from(tenant)))
+}
+
+/// Who the tenant's emails come from (docs/proposal-callback.md, "Email"). Null
+/// `from_address`: the service's `EMAIL_FROM`; null `reply_to`: no Reply-To (replies go to
+/// `From`).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SenderSettings {
+    /// The From name, e.g. the agency's; requires `from_address`.
+    #[schema(example = "Imobiliária Demo A")]
+    pub from_name: Option<String>,
+    /// The From address: ASCII, at a fully qualified domain the relay accepts as a sender.
+    #[schema(example = "propostas@demo-a.example.com")]
+    pub from_address: Option<String>,
+    /// Where customers' replies go, when not to `From`.
+    #[schema(example = "atendimento@demo-a.example.com")]
+    pub reply_to: Option<String>,
+}
+
+impl From<Sender> for SenderSettings {
+    fn from(s: Sender) -> Self {
+        Self {
+            from_name: s.from_name().map(str::to_owned),
+            from_address: s.from_address().map(str::to_owned),
+            reply_to: s.reply_to().map(str::to_owned),
+        }
+    }
+}
+
+/// The sender of the admin's tenant's emails.
+#[utoipa::path(
+    get,
+    path = "/admin/tenant/sender",
+    tag = "admin",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, body = SenderSettings),
+        (status = 404, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`not_found`: the token names a tenant this service does not have"),
+        (status = 503, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+    )
+)]
+pub async fn get_sender(
+    admin: TenantAdmin,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Error> {
+    let mut conn = state.pool.get().await?;
+    let sender = tenants::sender(&mut conn, &admin.tenant)
+        .await?
+        .ok_or_else(|| no_tenant(&admin.tenant))?;
+    Ok(HttpResponse::Ok().json(SenderSettings::from(sender)))
+}
+
+/// Set the sender of the tenant's emails, all three fields (null: none). Emails queued from
+/// now on carry it; those already queued keep the sender they were written with.
+#[utoipa::path(
+    put,
+    path = "/admin/tenant/sender",
+    tag = "admin",
+    security(("bearer" = [])),
+    request_body(content = SenderSettings, content_type = "application/json"),
+    responses(
+        (status = 200, body = SenderSettings, description = "the sender as it is now"),
+        (status = 400, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`invalid_payload` naming the field: `from_address` or `reply_to` not an ASCII address at a fully qualified domain, `from_name` empty, too long or with a line break, `from_name` without `from_address`, or an unknown field"),
+        (status = 404, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`not_found`: the token names a tenant this service does not have"),
+        (status = 415, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+        (status = 503, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
+    )
+)]
+pub async fn put_sender(
+    admin: TenantAdmin,
+    Json(body): Json<SenderSettings>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Error> {
+    let sender = sender(&body)?;
+    let mut conn = state.pool.get().await?;
+    if !tenants::set_sender(&mut conn, &admin.tenant, &sender).await? {
+        return Err(no_tenant(&admin.tenant));
+    }
+    tracing::info!(tenant = %admin.tenant, admin = %admin.sub, from_address = ?sender.from_address(), reply_to = ?sender.reply_to(), "tenant's sender changed");
+    Ok(HttpResponse::Ok().json(SenderSettings::from(sender)))
+}
+
+/// The sender an admin (API or console) sets, validated; 400 naming the field otherwise.
+pub fn sender(s: &SenderSettings) -> Result<Sender, Error> {
+    Sender::new(
+        s.from_name.as_deref(),
+        s.from_address.as_deref(),
+        s.reply_to.as_deref(),
+    )
+    .map_err(|bad| Problem::invalid_payload(Some(bad.field.into()), bad.why).into())
 }
 
 #[cfg(test)]

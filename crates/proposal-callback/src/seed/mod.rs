@@ -226,6 +226,16 @@ pub fn contact_email(tenant: &str, proposal_id: &str) -> String {
     )
 }
 
+/// The From address of a demo tenant's emails.
+pub fn demo_sender(tenant: &str) -> String {
+    format!("propostas@{tenant}.example.com")
+}
+
+/// The Reply-To of a demo tenant's emails: demo-b's only.
+pub fn demo_reply_to(tenant: &str) -> Option<String> {
+    (tenant == "demo-b").then(|| format!("atendimento@{tenant}.example.com"))
+}
+
 /// Seeds in one transaction, with `clock` saying when "now" is (the system's in the
 /// command; a manual one in tests).
 pub async fn run(
@@ -249,7 +259,8 @@ async fn seed(
         .await?;
     let now = clock.now();
     // Each demo tenant's operator is told when an insurer goes silent (docs/proposal-callback.md,
-    // "Silent insurers"), at an address no relay should deliver to.
+    // "Silent insurers"), at an address no relay should deliver to. Each sends from its own
+    // address; demo-b's customers reply to its service desk (a Reply-To), demo-a's to From.
     let rows: Vec<_> = DEMO_TENANTS
         .iter()
         .map(|(id, name)| {
@@ -257,6 +268,9 @@ async fn seed(
                 tenants::id.eq(*id),
                 tenants::name.eq(*name),
                 tenants::operator_email.eq(Some(format!("operacoes@{id}.example.com"))),
+                tenants::from_name.eq(Some(*name)),
+                tenants::from_address.eq(Some(demo_sender(id))),
+                tenants::reply_to.eq(demo_reply_to(id)),
             )
         })
         .collect();
@@ -265,6 +279,22 @@ async fn seed(
         .on_conflict_do_nothing()
         .execute(conn)
         .await?;
+    // A demo seeded before tenants had senders gets them (one an admin set is kept).
+    for (id, name) in DEMO_TENANTS {
+        diesel::update(
+            tenants::table
+                .find(id)
+                .filter(tenants::from_address.is_null())
+                .filter(tenants::reply_to.is_null()),
+        )
+        .set((
+            tenants::from_name.eq(Some(name)),
+            tenants::from_address.eq(Some(demo_sender(id))),
+            tenants::reply_to.eq(demo_reply_to(id)),
+        ))
+        .execute(conn)
+        .await?;
+    }
 
     let mut seeded = Vec::new();
     for (tenant, _) in DEMO_TENANTS {

@@ -6,7 +6,8 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use crate::domain::email::Email;
-use crate::schema::proposal::{email_outbox as o, proposals};
+use crate::domain::sender::Sender;
+use crate::schema::proposal::{email_outbox as o, proposals, tenants};
 use common::text_enum;
 
 text_enum! {
@@ -176,11 +177,38 @@ pub struct OutboxRow {
     pub attempts: i32,
     /// Its `Message-ID`, the same on every attempt.
     pub message_id: String,
+    /// Its tenant's sender when it was queued (none: `EMAIL_FROM`).
+    pub from_name: Option<String>,
+    pub from_address: Option<String>,
+    pub reply_to: Option<String>,
 }
 
-/// Queues `email`, due at once: queued at `at`, first attempt at `at`.
+impl OutboxRow {
+    /// Who it comes from, as fixed when it was queued.
+    pub fn sender(&self) -> Sender {
+        Sender::stored(
+            self.from_name.as_deref(),
+            self.from_address.as_deref(),
+            self.reply_to.as_deref(),
+        )
+    }
+}
+
+/// The tenant's `column` (its sender), read by the INSERT that queues an email: the sender is
+/// fixed when the email is queued, in the same statement.
+macro_rules! tenants_sender {
+    ($tenant:expr, $column:ident) => {
+        tenants::table
+            .find($tenant)
+            .select(tenants::$column)
+            .single_value()
+    };
+}
+
+/// Queues `email` from `tenant`'s sender, due at once: queued at `at`, first attempt at `at`.
 pub async fn enqueue(
     conn: &mut AsyncPgConnection,
+    tenant: &str,
     proposal_pk: i64,
     history_id: i64,
     recipient: &str,
@@ -197,6 +225,9 @@ pub async fn enqueue(
             o::html_body.eq(Some(&email.html)),
             o::created_at.eq(at),
             o::next_attempt_at.eq(at),
+            o::from_name.eq(tenants_sender!(tenant, from_name)),
+            o::from_address.eq(tenants_sender!(tenant, from_address)),
+            o::reply_to.eq(tenants_sender!(tenant, reply_to)),
         ))
         .returning(o::id)
         .get_result(conn)
@@ -205,9 +236,10 @@ pub async fn enqueue(
 
 /// Queues an email to a tenant's operator, about no proposal (docs/proposal-callback.md,
 /// "Silent insurers"), due at once: queued at `at`, first attempt at `at`. The same worker
-/// sends it, with the same retries.
+/// sends it, with the same retries, from `tenant`'s sender.
 pub async fn enqueue_operator(
     conn: &mut AsyncPgConnection,
+    tenant: &str,
     recipient: &str,
     email: &Email,
     at: DateTime<Utc>,
@@ -220,6 +252,9 @@ pub async fn enqueue_operator(
             o::html_body.eq(Some(&email.html)),
             o::created_at.eq(at),
             o::next_attempt_at.eq(at),
+            o::from_name.eq(tenants_sender!(tenant, from_name)),
+            o::from_address.eq(tenants_sender!(tenant, from_address)),
+            o::reply_to.eq(tenants_sender!(tenant, reply_to)),
         ))
         .returning(o::id)
         .get_result(conn)
@@ -242,6 +277,12 @@ struct Claimed {
     attempts: i32,
     #[diesel(sql_type = diesel::sql_types::Text)]
     message_id: String,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+    from_name: Option<String>,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+    from_address: Option<String>,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+    reply_to: Option<String>,
 }
 
 /// Claims the next email due at `now` for `lease` and counts the attempt, in one statement
@@ -249,28 +290,34 @@ struct Claimed {
 /// worker (of any replica) takes it meanwhile, and if this one dies before marking it, the
 /// row is due again once the lease is over. `SKIP LOCKED` lets concurrent claims pass each
 /// other. Rows in `skip` (those this round already tried) are left alone. The row keeps the
-/// `Message-ID` its first claim gave it; a row claimed for the first time takes `message_id`.
+/// `Message-ID` its first claim gave it; a row claimed for the first time takes
+/// `<unique@domain>`, the domain its sender's (`fallback_domain`, `EMAIL_FROM`'s, without one).
 pub async fn claim_next(
     conn: &mut AsyncPgConnection,
     now: DateTime<Utc>,
     lease: std::time::Duration,
     skip: &[i64],
-    message_id: &str,
+    unique: &str,
+    fallback_domain: &str,
 ) -> QueryResult<Option<OutboxRow>> {
     diesel::sql_query(
         "UPDATE proposal.email_outbox SET next_attempt_at = $3 + make_interval(secs => $1), \
-                attempts = attempts + 1, message_id = coalesce(message_id, $4) \
+                attempts = attempts + 1, \
+                message_id = coalesce(message_id, '<' || $4 || '@' || \
+                    coalesce(lower(split_part(from_address, '@', 2)), $5) || '>') \
          WHERE id = (SELECT id FROM proposal.email_outbox \
                      WHERE status = 'queued' AND next_attempt_at <= $3 \
                        AND id <> ALL($2) \
                      ORDER BY next_attempt_at, id LIMIT 1 \
                      FOR UPDATE SKIP LOCKED) \
-         RETURNING id, recipient, subject, body, html_body, attempts, message_id",
+         RETURNING id, recipient, subject, body, html_body, attempts, message_id, \
+                   from_name, from_address, reply_to",
     )
     .bind::<diesel::sql_types::Double, _>(lease.as_secs_f64())
     .bind::<diesel::sql_types::Array<diesel::sql_types::BigInt>, _>(skip)
     .bind::<diesel::sql_types::Timestamptz, _>(now)
-    .bind::<diesel::sql_types::Text, _>(message_id)
+    .bind::<diesel::sql_types::Text, _>(unique)
+    .bind::<diesel::sql_types::Text, _>(fallback_domain)
     .get_result::<Claimed>(conn)
     .await
     .optional()
@@ -283,6 +330,9 @@ pub async fn claim_next(
             html_body: c.html_body,
             attempts: c.attempts,
             message_id: c.message_id,
+            from_name: c.from_name,
+            from_address: c.from_address,
+            reply_to: c.reply_to,
         })
     })
 }
@@ -388,4 +438,100 @@ pub async fn record_sent_without_relay(
         .execute(conn)
         .await?;
     Ok(())
+}
+
+text_enum! {
+    /// What a `failed` email's relay refused (read from its `last_error`).
+    pub enum FailureKind {
+        /// Its recipient (a 5xx answer to RCPT TO): often a mistyped or closed mailbox.
+        Recipient = "recipient",
+        /// Its content (a 5xx answer to DATA or at the message's end): spam filters, size.
+        Content = "content",
+        /// Anything else: a message that could not be built, an address the relay cannot take.
+        Other = "other",
+    }
+}
+
+/// Which `failed` emails a bulk retry sends again: the tenant's, each field narrowing.
+#[derive(Debug, Clone, Default)]
+pub struct FailedFilter {
+    /// The insurer of the transition the email announces (operators' emails have none).
+    pub insurer: Option<String>,
+    /// Refused at or after this time.
+    pub since: Option<DateTime<Utc>>,
+    /// Refused before this time.
+    pub until: Option<DateTime<Utc>>,
+    pub kind: Option<FailureKind>,
+}
+
+/// The tenant's `failed` emails that match `filter`, oldest refusal first, at most `limit`.
+pub async fn failed_matching(
+    conn: &mut AsyncPgConnection,
+    tenant: &str,
+    filter: &FailedFilter,
+    limit: i64,
+) -> QueryResult<Vec<i64>> {
+    use crate::schema::proposal::integration_history as h;
+    let mut q = o::table
+        .inner_join(proposals::table)
+        .inner_join(h::table)
+        .filter(proposals::tenant_id.eq(tenant))
+        .filter(o::status.eq(OutboxStatus::Failed))
+        .select(o::id)
+        .order((o::failed_at, o::id))
+        .limit(limit)
+        .into_boxed();
+    if let Some(insurer) = &filter.insurer {
+        q = q.filter(h::insurer.eq(insurer.clone()));
+    }
+    if let Some(since) = filter.since {
+        q = q.filter(o::failed_at.ge(since));
+    }
+    if let Some(until) = filter.until {
+        q = q.filter(o::failed_at.lt(until));
+    }
+    let (rcpt, data, message) = ("SMTP RCPT TO:%", "SMTP DATA:%", "SMTP message:%");
+    match filter.kind {
+        None => {}
+        Some(FailureKind::Recipient) => q = q.filter(o::last_error.like(rcpt)),
+        Some(FailureKind::Content) => {
+            q = q.filter(o::last_error.like(data).or(o::last_error.like(message)))
+        }
+        Some(FailureKind::Other) => {
+            q = q.filter(
+                o::last_error
+                    .not_like(rcpt)
+                    .and(o::last_error.not_like(data))
+                    .and(o::last_error.not_like(message)),
+            )
+        }
+    }
+    q.load(conn).await
+}
+
+/// Puts the tenant's emails `ids` back in the queue, due at `now`, those still `failed` (of
+/// two bulk retries at once, each email goes back once); their ids.
+pub async fn requeue_failed_many(
+    conn: &mut AsyncPgConnection,
+    tenant: &str,
+    ids: &[i64],
+    now: DateTime<Utc>,
+) -> QueryResult<Vec<i64>> {
+    let own = proposals::table
+        .filter(proposals::tenant_id.eq(tenant))
+        .select(proposals::id.nullable());
+    diesel::update(
+        o::table
+            .filter(o::id.eq_any(ids))
+            .filter(o::status.eq(OutboxStatus::Failed))
+            .filter(o::proposal_id.eq_any(own)),
+    )
+    .set((
+        o::status.eq(OutboxStatus::Queued),
+        o::failed_at.eq(None::<DateTime<Utc>>),
+        o::next_attempt_at.eq(now),
+    ))
+    .returning(o::id)
+    .get_results(conn)
+    .await
 }

@@ -4,6 +4,7 @@ use diesel::QueryResult;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
+use crate::domain::sender::Sender;
 use crate::schema::proposal::tenants;
 
 pub async fn exists(conn: &mut AsyncPgConnection, id: &str) -> QueryResult<bool> {
@@ -77,6 +78,34 @@ pub async fn set_body_retention_days(
 ) -> QueryResult<bool> {
     diesel::update(tenants::table.find(id))
         .set(tenants::body_retention_days.eq(days))
+        .execute(conn)
+        .await
+        .map(|n| n == 1)
+}
+
+/// The tenant's sender (all none: `EMAIL_FROM`); none for no such tenant.
+pub async fn sender(conn: &mut AsyncPgConnection, id: &str) -> QueryResult<Option<Sender>> {
+    let row: Option<(Option<String>, Option<String>, Option<String>)> = tenants::table
+        .find(id)
+        .select((tenants::from_name, tenants::from_address, tenants::reply_to))
+        .first(conn)
+        .await
+        .optional()?;
+    Ok(row.map(|(n, a, r)| Sender::stored(n.as_deref(), a.as_deref(), r.as_deref())))
+}
+
+/// Sets the tenant's sender (emails queued from now on carry it); false for no such tenant.
+pub async fn set_sender(
+    conn: &mut AsyncPgConnection,
+    id: &str,
+    sender: &Sender,
+) -> QueryResult<bool> {
+    diesel::update(tenants::table.find(id))
+        .set((
+            tenants::from_name.eq(sender.from_name()),
+            tenants::from_address.eq(sender.from_address()),
+            tenants::reply_to.eq(sender.reply_to()),
+        ))
         .execute(conn)
         .await
         .map(|n| n == 1)

@@ -102,12 +102,16 @@ async fn the_outbox_reaches_smtp_once_and_is_retried_while_the_relay_is_down() {
         vec!["locatario.99121@demo-a.example.com".to_owned()]
     );
     assert_eq!(pending.subject, subject("99121", "pending"));
-    assert_eq!(pending.from, "Propostas <propostas@demo.example>");
+    // demo-a's own sender (the seed's), not EMAIL_FROM, and a Message-ID at its domain.
+    assert_eq!(
+        pending.from,
+        "Imobiliária Demo A <propostas@demo-a.example.com>"
+    );
     assert!(
         pending
             .message_id
             .as_deref()
-            .is_some_and(|id| id.ends_with("@demo.example") && id.len() == 36 + 1 + 12),
+            .is_some_and(|id| id.ends_with("@demo-a.example.com") && id.len() == 36 + 1 + 18),
         "{pending:?}"
     );
     assert!(

@@ -563,8 +563,8 @@ async fn a_relay_refusing_the_sender_is_backed_off_and_fails_no_email() {
         logins.push(sink.logins());
     }
     assert_eq!(logins, [1, 1, 2, 2, 3], "the backoff grows: 2 s, then 4 s");
-    let refused =
-        "SMTP MAIL FROM: permanent error (553): 5.7.1 Sender address rejected: not owned by user";
+    let refused = "the relay refuses the sender: SMTP MAIL FROM: permanent error (553): 5.7.1 \
+                   Sender address rejected: not owned by user";
     assert_eq!(
         rows(&t)
             .await

@@ -22,6 +22,7 @@ mod register;
 mod restart;
 mod retention;
 mod seed;
+mod senders;
 mod serve;
 mod silence;
 mod staff_tokens;
