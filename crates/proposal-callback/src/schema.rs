@@ -154,6 +154,7 @@ pub mod proposal {
             created_at -> Timestamptz,
             body_retention_days -> Int4,
             operator_email -> Nullable<Text>,
+            time_zone -> Text,
         }
     }
 

@@ -18,3 +18,4 @@ pub mod machine;
 pub mod registration;
 pub mod silence;
 pub mod status;
+pub mod zone;

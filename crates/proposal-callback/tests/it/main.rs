@@ -27,4 +27,5 @@ mod silence;
 mod staff_tokens;
 mod story;
 mod sweeper;
+mod time_zones;
 mod token_binding;
