@@ -1109,7 +1109,7 @@ async fn the_managers_page_says_the_time_on_the_centres_clock() {
     let page = |api: &Api| {
         let cookie = format!("reports_session={}", api.token("admin"));
         let req = api
-            .request(Method::GET, "/reports")
+            .request(reqwest::Method::GET, "/reports")
             .header("cookie", cookie);
         async move {
             let res = req.send().await.unwrap();
@@ -1136,7 +1136,7 @@ async fn a_centre_in_another_zone_reads_its_own_hours() {
     let api = Api::at_zone(clock, chrono_tz::America::Manaus).await;
     let cookie = format!("reports_session={}", api.token("admin"));
     let res = api
-        .request(Method::GET, "/reports")
+        .request(reqwest::Method::GET, "/reports")
         .header("cookie", cookie)
         .send()
         .await
