@@ -12,6 +12,8 @@
 //! - A token lives at most a bounded time (`exp - iat`, each service's maximum), so a token
 //!   dated to the year 9999 is refused; a token without `iat` is
 //!   refused whenever a maximum lifetime applies, and an `iat` in the future is refused.
+//! - A claim that holds an id (a user's, an integration's) is read only in its canonical
+//!   decimal form ([`id_claim`]): `"02"`, `"+2"` or `" 2"` is a malformed token, not user 2.
 //! - Claims naming who calls (`sub`, an identity provider's user claim, a service's tenant
 //!   claim) hold no control character ([`identity_claim`]): a NUL would fail the query that
 //!   looks the caller up, a line break would forge a log line. Such a token is malformed.
@@ -203,6 +205,24 @@ pub fn identity_claim<'v>(name: &str, value: &'v str) -> Result<&'v str, TokenEr
     } else {
         Ok(value)
     }
+}
+
+/// `value`, the claim `name` of a verified token, as the id it names: a number in its one
+/// canonical decimal form, `0|[1-9][0-9]*`, within `i64`. No sign, no leading zero, no space,
+/// no other digits than ASCII ones: `"02"`, `"+2"`, `" 2"` and `"2 "` all name nobody, so one
+/// id has exactly one spelling in a token (a cache keyed by the token, a log line, an audit
+/// trail never see two spellings of one user). Anything else is a malformed token
+/// ([`TokenError::MalformedClaim`] naming the claim, 401).
+pub fn id_claim(name: &str, value: &str) -> Result<i64, TokenError> {
+    let canonical = match value.as_bytes() {
+        [b'0'] => true,
+        [b'1'..=b'9', rest @ ..] => rest.iter().all(u8::is_ascii_digit),
+        _ => false,
+    };
+    canonical
+        .then(|| value.parse::<i64>().ok())
+        .flatten()
+        .ok_or_else(|| TokenError::MalformedClaim(name.to_owned()))
 }
 
 /// A control character (C0, DEL, C1: NUL, line feed, escape...) or a Unicode line or

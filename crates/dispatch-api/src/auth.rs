@@ -4,7 +4,8 @@
 //! Two kinds of token are accepted (docs/dispatch-routes.md, "Authentication"):
 //!
 //! - the service's own HS256 tokens (`JWT_SECRET`), issued by the `token` command: bound to
-//!   this service (`aud` = [`AUDIENCE`], required), `sub` = the user id, living at most
+//!   this service (`aud` = [`AUDIENCE`], required), `sub` = the user id in its canonical
+//!   decimal form (`common::auth::id_claim`: `"02"`, `"+2"` are refused), living at most
 //!   `JWT_MAX_LIFETIME` (`exp - iat`, default [`DEFAULT_MAX_LIFETIME`]), `iat` not in the
 //!   future;
 //! - when `JWT_JWKS_URL` is set, the identity provider's RS256/ES256 tokens (`JWT_ISSUER`,
@@ -20,7 +21,7 @@ use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpRequest, web};
 use common::Problem;
 use common::auth::idp::IdpConfig;
-use common::auth::{JwtKeys, TokenVerifier, Verified, authorization, now_secs};
+use common::auth::{JwtKeys, TokenVerifier, Verified, authorization, id_claim, now_secs};
 use common::db::Pool;
 use futures_util::future::Either;
 use secrecy::SecretString;
@@ -44,7 +45,7 @@ pub const DEFAULT_MAX_LIFETIME: Duration = Duration::from_secs(12 * 3600);
 /// Claims of a dispatch access token (`aud` and `iat` are set by [`issue_token`]).
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Claims {
-    /// The user id, as a decimal string.
+    /// The user id, as a decimal string in its one canonical form (`common::auth::id_claim`).
     pub sub: String,
     pub exp: i64,
     pub iat: i64,
@@ -93,11 +94,8 @@ async fn subject(tokens: &TokenVerifier, token: &str) -> Result<(Subject, i64)> 
         .map_err(Problem::from)?
     {
         Verified::Local(claims) => {
-            let id = claims.sub.parse().map_err(|_| {
-                Error::from(Problem::unauthorized(
-                    "the token's subject is not a user id",
-                ))
-            })?;
+            // Only the canonical spelling: `"02"` is not user 2 (401 naming `sub`).
+            let id = id_claim("sub", &claims.sub).map_err(Problem::from)?;
             Ok((Subject::Id(id), claims.exp))
         }
         Verified::Idp(identity) => {

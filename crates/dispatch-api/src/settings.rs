@@ -4,6 +4,7 @@
 //! [`common::settings::FromSource`]; `dispatch-api serve --help` lists them with their
 //! defaults.
 
+use chrono_tz::Tz;
 use std::time::Duration;
 
 use clap::Args;
@@ -37,9 +38,9 @@ pub struct Settings {
     #[arg(long, env = cors::VAR, value_parser = CorsSettings::parse)]
     pub cors_allowed_origins: Option<CorsSettings>,
 
-    /// The centre's time zone (a PostgreSQL / IANA name): where its days and hours begin in the response-time reports and the offload board
+    /// The centre's time zone (an IANA name of the tz database, which PostgreSQL must know too): where its days and hours begin in the response-time reports and the offload board, and the clock the manager's pages show times on
     #[arg(long, env = "CENTRE_TIME_ZONE", default_value = DEFAULT_TIME_ZONE, value_parser = time_zone)]
-    pub centre_time_zone: String,
+    pub centre_time_zone: Tz,
 
     /// How long the access log keeps its entries (who read which incident's patient data; docs/dispatch-access-log.md)
     #[arg(long, env = "ACCESS_LOG_RETENTION", default_value = show(DEFAULT_RETENTION), value_parser = positive_duration)]
@@ -79,21 +80,12 @@ fn speed(raw: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("`{raw}` is not a speed in km/h between 1 and 300"))
 }
 
-/// An IANA zone name's shape (`America/Sao_Paulo`, `UTC`); PostgreSQL says at start whether
-/// it knows it.
-fn time_zone(raw: &str) -> Result<String, String> {
-    let ok = !raw.is_empty()
-        && raw.len() <= 64
-        && raw
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '_' | '-' | '+'));
-    if ok {
-        Ok(raw.to_owned())
-    } else {
-        Err(format!(
-            "`{raw}` is not a time zone name such as America/Sao_Paulo"
-        ))
-    }
+/// A zone of the tz database, named exactly (`America/Sao_Paulo`, `UTC`; no fixed offset such
+/// as `-03:00`); PostgreSQL says at start whether it knows it too.
+fn time_zone(raw: &str) -> Result<Tz, String> {
+    raw.parse::<Tz>().map_err(|_| {
+        format!("`{raw}` is not a time zone of the tz database such as America/Sao_Paulo")
+    })
 }
 
 /// `JWT_MAX_LIFETIME`, on its own for the `token` command, which reads nothing else.

@@ -58,7 +58,7 @@ pub async fn serve(ctx: Context) -> anyhow::Result<()> {
         pool.clone(),
         service_keys(&ctx.config.jwt_secret, tokens.max_lifetime),
     )
-    .with_time_zone(&settings.centre_time_zone)
+    .with_time_zone(settings.centre_time_zone)
     .with_access_log(AccessLog::start(pool.clone(), settings.access_log()))
     .with_fleet(settings.fleet())
     .with_page_sessions(settings.page_sessions);
@@ -122,7 +122,7 @@ async fn check_time_zone(pool: &Pool, state: &AppState) -> anyhow::Result<()> {
     let Ok(conn) = pool.get().await else {
         return Ok(());
     };
-    match crate::store::times::day_start(&conn, state.clock.now(), &state.time_zone).await {
+    match crate::store::times::day_start(&conn, state.clock.now(), state.time_zone.name()).await {
         Ok(_) => Ok(()),
         Err(crate::error::Error::Db(diesel::result::Error::DatabaseError(_, info)))
             if info.message().contains("time zone") =>

@@ -1,5 +1,6 @@
 //! What the handlers share (docs/architecture.md, "Where state lives").
 
+use chrono_tz::Tz;
 use common::Clock;
 use common::auth::idp::IdpVerifier;
 use common::auth::{JwtKeys, TokenVerifier};
@@ -16,6 +17,8 @@ use crate::user_cache::UserCache;
 
 /// The centre's time zone when `CENTRE_TIME_ZONE` is unset (SAMU centres of the south-east).
 pub const DEFAULT_TIME_ZONE: &str = "America/Sao_Paulo";
+/// [`DEFAULT_TIME_ZONE`], from the tz database.
+pub const DEFAULT_ZONE: Tz = chrono_tz::America::Sao_Paulo;
 
 /// Everything the handlers and extractors share. Cheap to clone.
 #[derive(Clone)]
@@ -35,9 +38,10 @@ pub struct AppState {
     pub hub: Hub,
     /// The one source of "now": what a write records and a search counts from.
     pub clock: Clock,
-    /// The centre's time zone (`CENTRE_TIME_ZONE`): where its days begin, for the reports
-    /// and the offload board.
-    pub time_zone: String,
+    /// The centre's time zone (`CENTRE_TIME_ZONE`, from the tz database): where its days
+    /// begin, for the reports and the offload board, and the clock the pages show times on.
+    /// PostgreSQL is given its name (`Tz::name`), checked at start to be one it knows too.
+    pub time_zone: Tz,
     /// Who read which incident's patient data (docs/dispatch-access-log.md): the writer's
     /// handle.
     pub access_log: AccessLog,
@@ -64,15 +68,15 @@ impl AppState {
             verified_tokens: VerifiedTokens::default(),
             hub: Hub::default(),
             clock: Clock::system(),
-            time_zone: DEFAULT_TIME_ZONE.to_owned(),
+            time_zone: DEFAULT_ZONE,
             fleet: Rules::default(),
             page_sessions: SessionRules::default(),
         }
     }
 
-    /// Counts days and hours in `zone` (a PostgreSQL time zone name).
-    pub fn with_time_zone(mut self, zone: &str) -> Self {
-        self.time_zone = zone.to_owned();
+    /// Counts days and hours in `zone`, and shows times on its clock.
+    pub fn with_time_zone(mut self, zone: Tz) -> Self {
+        self.time_zone = zone;
         self
     }
 

@@ -173,6 +173,7 @@ pub mod proposal {
             from_name -> Nullable<Text>,
             from_address -> Nullable<Text>,
             reply_to -> Nullable<Text>,
+            time_zone -> Text,
         }
     }
 

@@ -466,3 +466,43 @@ fn authorization_header_parsing() {
         .to_http_request();
     assert_eq!(authorization(&req, "Bearer"), None);
 }
+
+#[test]
+fn an_id_claim_is_read_only_in_its_canonical_decimal_form() {
+    for (raw, id) in [
+        ("0", 0),
+        ("2", 2),
+        ("10", 10),
+        ("9223372036854775807", i64::MAX),
+    ] {
+        assert_eq!(id_claim("sub", raw), Ok(id), "{raw:?}");
+    }
+    for raw in [
+        "",
+        "02",
+        "00",
+        "+2",
+        "-2",
+        " 2",
+        "2 ",
+        "\t2",
+        "2\n",
+        "٢",
+        "２",
+        "2.0",
+        "0x2",
+        "1e3",
+        "9223372036854775808",
+        "-0",
+    ] {
+        assert_eq!(
+            id_claim("sub", raw),
+            Err(TokenError::MalformedClaim("sub".into())),
+            "{raw:?}"
+        );
+    }
+    assert_eq!(
+        Problem::from(id_claim("sub", "02").unwrap_err()).detail,
+        "the token's `sub` claim is malformed"
+    );
+}

@@ -162,8 +162,8 @@ async fn range_of(
     ate: NaiveDate,
 ) -> Result<(DateTime<Utc>, DateTime<Utc>), PageError> {
     let conn = state.pool.get().await?;
-    let from = times::midnight(&conn, de, &state.time_zone).await?;
-    let to = times::midnight(&conn, ate + Duration::days(1), &state.time_zone).await?;
+    let from = times::midnight(&conn, de, state.time_zone.name()).await?;
+    let to = times::midnight(&conn, ate + Duration::days(1), state.time_zone.name()).await?;
     Ok((from, to))
 }
 
@@ -178,7 +178,7 @@ pub async fn reports(
     let now = state.clock.now();
     let today = {
         let conn = state.pool.get().await?;
-        times::local_date(&conn, now, &state.time_zone).await?
+        times::local_date(&conn, now, state.time_zone.name()).await?
     };
     let ate = query.ate.unwrap_or(today);
     let de = query.de.unwrap_or(ate - Duration::days(6));
@@ -264,8 +264,11 @@ pub async fn reports(
             manager.user.descriptive_name,
             manager.user.profile.title()
         ),
-        now: now.format("%d/%m/%Y %H:%M UTC").to_string(),
-        time_zone: state.time_zone.clone(),
+        now: now
+            .with_timezone(&state.time_zone)
+            .format("%d/%m/%Y %H:%M")
+            .to_string(),
+        time_zone: state.time_zone.name().to_owned(),
         today_label: br(today),
         today: table(&today_report, &br(today), "agora"),
         de,

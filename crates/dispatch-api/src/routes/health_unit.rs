@@ -29,7 +29,7 @@ pub async fn offload(state: web::Data<AppState>, _user: CurrentUser) -> Reply {
 pub async fn board(state: &AppState) -> Result<OffloadBoard, crate::error::Error> {
     let now = state.clock.now();
     let conn = state.pool.get().await?;
-    let today_from = times::day_start(&conn, now, &state.time_zone).await?;
+    let today_from = times::day_start(&conn, now, state.time_zone.name()).await?;
     let (doors, holds) = store::offload::board(&conn, now, today_from).await?;
     let mut hospitals: Vec<HospitalOffload> = Vec::new();
     let key = |h: &Option<HealthUnitOption>| h.as_ref().map(|h| h.id);
@@ -92,7 +92,7 @@ pub async fn board(state: &AppState) -> Result<OffloadBoard, crate::error::Error
     Ok(OffloadBoard {
         at: now,
         today_from,
-        time_zone: state.time_zone.clone(),
+        time_zone: state.time_zone.name().to_owned(),
         hospitals,
     })
 }

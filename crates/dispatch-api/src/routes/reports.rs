@@ -69,7 +69,7 @@ pub async fn build(
     let to = params.to.unwrap_or(now);
     let from = match params.from {
         Some(from) => from,
-        None => times::day_start(&conn, to, &state.time_zone).await?,
+        None => times::day_start(&conn, to, state.time_zone.name()).await?,
     };
     if from >= to {
         return Err(range_problem("`from` must be before `to`").into());
@@ -81,13 +81,13 @@ pub async fn build(
         .into());
     }
     let (incidents, groups) =
-        times::report(&mut conn, from, to, params.group_by, &state.time_zone).await?;
+        times::report(&mut conn, from, to, params.group_by, state.time_zone.name()).await?;
     let targets = times::target_views(&conn).await?;
     Ok(ResponseTimesReport {
         from,
         to,
         group_by: params.group_by,
-        time_zone: state.time_zone.clone(),
+        time_zone: state.time_zone.name().to_owned(),
         incidents,
         groups,
         targets,

@@ -197,3 +197,55 @@ async fn the_token_command_on_an_unmigrated_database_names_it_and_says_what_to_r
         )
     );
 }
+
+/// A token's `sub` names a user only in its canonical decimal form: `"02"`, `"+2"`, `" 2"` are
+/// not user 2 (401 naming `sub`, before any lookup), `"2"` is.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sub_that_is_not_a_canonical_user_id_is_refused_naming_sub() {
+    let api = crate::support::Api::new().await;
+    let id = api.id("admin");
+    let now = common::auth::now_secs();
+    let token = |sub: String| {
+        keys()
+            .issue(&Claims {
+                sub,
+                iat: now,
+                exp: now + 60,
+            })
+            .unwrap()
+    };
+    for sub in [
+        format!("0{id}"),
+        format!("+{id}"),
+        format!(" {id}"),
+        format!("{id} "),
+        format!("{id}.0"),
+    ] {
+        let r = api
+            .get_with_token(Some(&token(sub.clone())), "/shared/default-values")
+            .await;
+        assert_eq!(r.status, 401, "{sub:?}: {}", r.body);
+        assert_eq!(r.body["code"], "unauthorized", "{sub:?}");
+        assert_eq!(
+            r.body["detail"], "the token's `sub` claim is malformed",
+            "{sub:?}"
+        );
+    }
+    let r = api
+        .get_with_token(Some(&token(id.to_string())), "/shared/default-values")
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["user"]["id"], id);
+    let name: String = {
+        use diesel::prelude::*;
+        use diesel_async::RunQueryDsl;
+        use dispatch_api::schema::dispatch::users;
+        users::table
+            .find(id)
+            .select(users::descriptive_name)
+            .first(&mut api.conn().await)
+            .await
+            .unwrap()
+    };
+    assert_eq!(r.body["user"]["descriptive_name"], name.as_str());
+}

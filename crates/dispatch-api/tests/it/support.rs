@@ -155,15 +155,33 @@ impl Api {
         Self::build(CorsSettings::default(), None, None, Some(linger)).await
     }
 
+    /// [`Api::at`] for a centre in `zone` (`CENTRE_TIME_ZONE`).
+    pub async fn at_zone(clock: common::Clock, zone: chrono_tz::Tz) -> Api {
+        Self::build_in(CorsSettings::default(), None, Some(clock), None, Some(zone)).await
+    }
+
     async fn build(
         cors: CorsSettings,
         idp: Option<IdpVerifier>,
         clock: Option<common::Clock>,
         linger: Option<Duration>,
     ) -> Api {
+        Self::build_in(cors, idp, clock, linger, None).await
+    }
+
+    async fn build_in(
+        cors: CorsSettings,
+        idp: Option<IdpVerifier>,
+        clock: Option<common::Clock>,
+        linger: Option<Duration>,
+        zone: Option<chrono_tz::Tz>,
+    ) -> Api {
         let db = seeded_db().await;
         let keys = service_keys();
         let mut state = startup::state(db.pool(), keys.clone());
+        if let Some(zone) = zone {
+            state = state.with_time_zone(zone);
+        }
         if let Some(linger) = linger {
             let settings = dispatch_api::access_log::AccessLogSettings {
                 linger,

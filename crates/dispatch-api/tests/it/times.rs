@@ -1094,3 +1094,57 @@ async fn the_demo_shows_holds_over_the_alert_and_responses_over_target() {
     assert!(within > 0, "no response within target");
     assert!(missing_holds > 0, "no hand-over left unrecorded");
 }
+
+/// The manager's page shows the time on the centre's clock (`CENTRE_TIME_ZONE`, default
+/// America/Sao_Paulo), not UTC labelled with the zone's name: at 21:45Z it is 18:45 in São
+/// Paulo, and 17:45 for a centre in Manaus.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_managers_page_says_the_time_on_the_centres_clock() {
+    let clock = Clock::manual(
+        DateTime::parse_from_rfc3339("2031-03-10T21:45:00Z")
+            .unwrap()
+            .with_timezone(&Utc),
+    );
+    let api = Api::at(clock).await;
+    let page = |api: &Api| {
+        let cookie = format!("reports_session={}", api.token("admin"));
+        let req = api
+            .request(reqwest::Method::GET, "/reports")
+            .header("cookie", cookie);
+        async move {
+            let res = req.send().await.unwrap();
+            assert_eq!(res.status(), 200);
+            res.text().await.unwrap()
+        }
+    };
+    let html = page(&api).await;
+    assert!(
+        html.contains("Agora: 10/03/2031 18:45 (America/Sao_Paulo)"),
+        "{html}"
+    );
+    assert!(!html.contains("21:45"), "{html}");
+}
+
+/// The same page for a centre in Manaus (UTC-04:00).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_centre_in_another_zone_reads_its_own_hours() {
+    let clock = Clock::manual(
+        DateTime::parse_from_rfc3339("2031-03-10T21:45:00Z")
+            .unwrap()
+            .with_timezone(&Utc),
+    );
+    let api = Api::at_zone(clock, chrono_tz::America::Manaus).await;
+    let cookie = format!("reports_session={}", api.token("admin"));
+    let res = api
+        .request(reqwest::Method::GET, "/reports")
+        .header("cookie", cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let html = res.text().await.unwrap();
+    assert!(
+        html.contains("Agora: 10/03/2031 17:45 (America/Manaus)"),
+        "{html}"
+    );
+}

@@ -175,7 +175,11 @@ impl AdminTokens {
     pub async fn check_with_expiry(&self, token: &str) -> Result<(Admin, i64), Refusal> {
         match self.verifier.verify::<AdminClaims>(token).await {
             Ok(Verified::Local(claims)) => {
-                identity_claim("tenant", &claims.tenant).map_err(Refusal::Token)?;
+                // The tenant exactly as the callback URL spells it: no control character, no
+                // case folded or space trimmed anywhere after this (`Demo-A` is not `demo-a`).
+                if !valid_tenant(&claims.tenant) {
+                    return Err(Refusal::Token(TokenError::MalformedClaim("tenant".into())));
+                }
                 if claims.role != "admin" {
                     return Err(Refusal::Forbidden(NOT_ADMIN));
                 }

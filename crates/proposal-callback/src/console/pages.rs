@@ -20,6 +20,7 @@ use crate::console::{ConsoleError, html, see_other, text};
 use crate::domain::insurer::INSURERS;
 use crate::domain::registration::ApiCallback;
 use crate::domain::status::ReceiptStatus;
+use crate::domain::zone::Tz;
 use crate::error::Error;
 use crate::flow::email_worker;
 use crate::flow::registration;
@@ -28,8 +29,8 @@ use crate::query::integrations::IntegrationView;
 use crate::query::receipts::{self, FAILURE_CODES};
 use crate::query::story::ProposalStory;
 use crate::state::AppState;
-use crate::store::integrations;
 use crate::store::receipts::ReceiptFilter;
+use crate::store::{integrations, tenants};
 
 /// Receipts per page of the callback log.
 pub const PAGE_SIZE: i64 = 25;
@@ -81,10 +82,20 @@ pub(crate) fn layout(
     section: &'static str,
     admin: &ConsoleAdmin,
     flash: &Flash,
+    zone: Tz,
 ) -> Layout {
     Layout::new(title, section)
         .flash(flash.message.clone())
         .who(&admin.admin.tenant, &admin.admin.sub)
+        .time_zone(zone)
+}
+
+/// The signed-in tenant's time zone, which its pages show every time in.
+pub(crate) async fn tenant_zone(
+    conn: &mut diesel_async::AsyncPgConnection,
+    admin: &ConsoleAdmin,
+) -> Result<Tz, ConsoleError> {
+    Ok(tenants::time_zone(conn, &admin.admin.tenant).await?)
 }
 
 // --- sign-in -----------------------------------------------------------------------------
@@ -175,17 +186,18 @@ pub async fn integrations(
 ) -> Result<HttpResponse, ConsoleError> {
     let tenant = &admin.admin.tenant;
     let mut conn = state.pool.get().await?;
+    let zone = tenant_zone(&mut conn, &admin).await?;
     let base = &state.registrar.config.callback_base_url;
     let rows: Vec<IntegrationLine> = IntegrationView::list(&mut conn, tenant)
         .await?
         .into_iter()
         .map(|i| {
             let url = ApiCallback::new(base, tenant, &i.insurer).url_callback;
-            IntegrationLine::new(i, url)
+            IntegrationLine::new(i, url, zone)
         })
         .collect();
     let now = state.clock.now();
-    let silent = rows_silent(&rows, now);
+    let silent = rows_silent(&rows, now, zone);
     let sender = crate::store::tenants::sender(&mut conn, tenant)
         .await?
         .unwrap_or_default();
@@ -197,7 +209,7 @@ pub async fn integrations(
     )
     .await?;
     let page = IntegrationsPage {
-        layout: layout("Integrações", views::INTEGRATIONS, &admin, &flash),
+        layout: layout("Integrações", views::INTEGRATIONS, &admin, &flash, zone),
         rows,
         silent,
         sender: sender.own_from().map(|m| m.to_string()),
@@ -261,9 +273,13 @@ pub async fn register_callback(
 }
 
 /// The banner of each integration whose insurer is silent, as of `now`.
-fn rows_silent(rows: &[IntegrationLine], now: chrono::DateTime<chrono::Utc>) -> Vec<SilentLine> {
+fn rows_silent(
+    rows: &[IntegrationLine],
+    now: chrono::DateTime<chrono::Utc>,
+    zone: Tz,
+) -> Vec<SilentLine> {
     rows.iter()
-        .filter_map(|r| SilentLine::new(r, now))
+        .filter_map(|r| SilentLine::new(r, now, zone))
         .collect()
 }
 
@@ -422,6 +438,7 @@ pub async fn receipts(
 ) -> Result<HttpResponse, ConsoleError> {
     let f = LogFilter::parse(&query)?;
     let mut conn = state.pool.get().await?;
+    let zone = tenant_zone(&mut conn, &admin).await?;
     let mut rows = receipts::list(
         &mut conn,
         &admin.admin.tenant,
@@ -438,11 +455,17 @@ pub async fn receipts(
     let mut back = f.fields();
     back.extend(f.antes.map(|a| ("antes", a.to_string())));
     let page = ReceiptsPage {
-        layout: layout("Registro de callbacks", views::RECEIPTS, &admin, &flash),
+        layout: layout(
+            "Registro de callbacks",
+            views::RECEIPTS,
+            &admin,
+            &flash,
+            zone,
+        ),
         outcome_options: outcome_choices(&f.resultado),
         insurer_options: insurer_choices(&f.seguradora),
         proposal: f.proposta.clone(),
-        rows: rows.iter().map(ReceiptLine::new).collect(),
+        rows: rows.iter().map(|r| ReceiptLine::new(r, zone)).collect(),
         back,
         newest_href: f.antes.map(|_| f.href(None)),
         older_href,
@@ -463,9 +486,14 @@ pub async fn receipt(
 ) -> Result<HttpResponse, ConsoleError> {
     let id = path_id(&path, "callback")?;
     let mut conn = state.pool.get().await?;
+    let zone = tenant_zone(&mut conn, &admin).await?;
     let receipt = receipts::find(&mut conn, &admin.admin.tenant, id).await?;
     let title = format!("Callback nº {id}");
-    let mut page = ReceiptPage::new(layout(&title, views::RECEIPTS, &admin, &flash), receipt);
+    let mut page = ReceiptPage::new(
+        layout(&title, views::RECEIPTS, &admin, &flash, zone),
+        receipt,
+        zone,
+    );
     page.back = vec![("voltar", "detalhe".to_owned())];
     render(&page, &flash)
 }
@@ -502,7 +530,7 @@ pub async fn replay(
         Err(Error::BodyErased { erased_at, .. }) => FlashMessage::erro(format!(
             "Callback nº {id} não pode ser reprocessado: corpo removido em {}, passado o prazo \
              de retenção do cliente. Nada mudou.",
-            text::when(erased_at).text
+            text::when(erased_at, tenant_zone(&mut conn, &admin).await?).text
         )),
         Err(e) if e.is_client_error() => FlashMessage::erro(format!(
             "Callback nº {id} reprocessado, e falhou de novo: {}.",
@@ -609,14 +637,17 @@ pub async fn find_proposal(
     admin: ConsoleAdmin,
     flash: Flash,
     query: web::Query<Lookup>,
+    state: web::Data<AppState>,
 ) -> Result<HttpResponse, ConsoleError> {
     let wanted = query.id.as_deref().unwrap_or("").trim();
     typed_proposal_id(wanted)?;
     if !wanted.is_empty() {
         return Ok(see_other(&views::proposal_href(wanted)).finish());
     }
+    let mut conn = state.pool.get().await?;
+    let zone = tenant_zone(&mut conn, &admin).await?;
     let page = ProposalPage {
-        layout: layout("Propostas", views::PROPOSALS, &admin, &flash),
+        layout: layout("Propostas", views::PROPOSALS, &admin, &flash, zone),
         lookup: String::new(),
         story: None,
     };
@@ -637,12 +668,13 @@ pub async fn proposal(
         return Err(Error::ProposalNotFound { proposal_id }.into());
     }
     let mut conn = state.pool.get().await?;
+    let zone = tenant_zone(&mut conn, &admin).await?;
     let story = ProposalStory::load(&mut conn, &admin.admin.tenant, proposal_id).await?;
     let title = format!("Proposta {}", story.proposal_id);
     let page = ProposalPage {
-        layout: layout(&title, views::PROPOSALS, &admin, &flash),
+        layout: layout(&title, views::PROPOSALS, &admin, &flash, zone),
         lookup: story.proposal_id.clone(),
-        story: Some(StoryLines::from(story)),
+        story: Some(StoryLines::new(story, zone)),
     };
     render(&page, &flash)
 }

@@ -12,7 +12,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use serde::Deserialize;
 
-use crate::console::pages::{LogFilter, LogQuery, layout, path_id, redirect, render};
+use crate::console::pages::{LogFilter, LogQuery, layout, path_id, redirect, render, tenant_zone};
 use crate::console::session::{BASE, ConsoleAdmin, Flash, FlashMessage, same_origin};
 use crate::console::views::{self, Layout, proposal_href, receipt_href};
 use crate::console::{ConsoleError, text};
@@ -212,7 +212,13 @@ pub async fn resume_preview(
         });
     }
     let page = PreviewPage {
-        layout: layout(&title, views::INTEGRATIONS, &admin, &flash),
+        layout: layout(
+            &title,
+            views::INTEGRATIONS,
+            &admin,
+            &flash,
+            tenant_zone(&mut conn, &admin).await?,
+        ),
         lead: format!(
             "Prévia: nada foi aplicado ainda. Isto é o que retomar {name} faria agora, \
              callback por callback."
@@ -368,7 +374,13 @@ pub async fn replay_preview(
         fields.push(("ate", last.receipt_id.to_string()));
     }
     let page = PreviewPage {
-        layout: layout("Reprocessar callbacks", views::RECEIPTS, &admin, &flash),
+        layout: layout(
+            "Reprocessar callbacks",
+            views::RECEIPTS,
+            &admin,
+            &flash,
+            tenant_zone(&mut conn, &admin).await?,
+        ),
         lead: "Prévia: nada foi reprocessado ainda. Isto é o que reprocessar os callbacks \
                destes filtros faria agora, callback por callback."
             .into(),

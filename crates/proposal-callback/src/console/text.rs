@@ -1,15 +1,16 @@
 //! What the console says, in Portuguese (pt-BR): labels of statuses, outcomes and error codes,
-//! the outcome messages of its actions, and times in Brasília time.
+//! the outcome messages of its actions, and times in the tenant's time zone.
 //!
-//! Times are shown at UTC−03:00: America/Sao_Paulo has had no daylight saving time since 2019,
-//! so a fixed offset is exact for current dates (docs/proposal-callback.md, "Order").
+//! Times are shown in the signed-in tenant's IANA time zone (`tenants.time_zone`, read
+//! through the tz database: `domain::zone`; docs/proposal-callback.md, "Time zones").
 
-use chrono::{DateTime, FixedOffset, Utc};
+use chrono::{DateTime, Utc};
 use common::auth::TokenError;
 
 use crate::auth::admin::Refusal;
 use crate::domain::code::ErrorCode;
 use crate::domain::status::{Outcome, ReceiptStatus, Status};
+use crate::domain::zone::Tz;
 use crate::error::Error;
 use crate::query::receipts::FilterRefusal;
 use crate::registration::client::RegistrationFailure;
@@ -22,23 +23,23 @@ use crate::store::registration_attempts::REGISTERED;
 pub struct When {
     /// RFC 3339, UTC.
     pub iso: String,
-    /// `24/11/2026 14:03:11`, Brasília time.
+    /// `24/11/2026 14:03:11`, in the tenant's time zone.
     pub text: String,
 }
 
-pub fn when(t: DateTime<Utc>) -> When {
-    let brasilia = FixedOffset::west_opt(3 * 3600).expect("a valid offset");
+/// `t` as the tenant in `zone` reads it.
+pub fn when(t: DateTime<Utc>, zone: Tz) -> When {
     When {
         iso: t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         text: t
-            .with_timezone(&brasilia)
+            .with_timezone(&zone)
             .format("%d/%m/%Y %H:%M:%S")
             .to_string(),
     }
 }
 
-pub fn when_opt(t: Option<DateTime<Utc>>) -> Option<When> {
-    t.map(when)
+pub fn when_opt(t: Option<DateTime<Utc>>, zone: Tz) -> Option<When> {
+    t.map(|t| when(t, zone))
 }
 
 pub fn insurer(id: &str) -> &str {
@@ -258,16 +259,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn times_are_shown_in_brasilia_time() {
+    fn times_are_shown_in_the_tenants_time_zone() {
         let t = DateTime::parse_from_rfc3339("2026-11-20T17:03:11Z")
             .unwrap()
             .with_timezone(&Utc);
         assert_eq!(
-            when(t),
+            when(t, chrono_tz::America::Sao_Paulo),
             When {
                 iso: "2026-11-20T17:03:11Z".into(),
                 text: "20/11/2026 14:03:11".into()
             }
+        );
+        assert_eq!(
+            when(t, chrono_tz::America::Manaus).text,
+            "20/11/2026 13:03:11"
+        );
+        assert_eq!(
+            when(t, chrono_tz::America::Rio_Branco).text,
+            "20/11/2026 12:03:11"
         );
     }
 

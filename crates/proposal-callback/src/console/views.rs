@@ -12,6 +12,7 @@ use crate::console::{CSS_PATH, pretty};
 use crate::domain::code::ErrorCode;
 use crate::domain::silence::duration_text;
 use crate::domain::status::ReceiptStatus;
+use crate::domain::zone::Tz;
 use crate::query::integrations::IntegrationView;
 use crate::query::receipts::ReceiptView;
 use crate::query::story::{EmailView, EventView, HistoryView, ProposalStory};
@@ -31,6 +32,8 @@ pub struct Layout {
     pub flash: Option<FlashMessage>,
     pub who: Option<Who>,
     pub css: &'static str,
+    /// The tenant's time zone, which every time on the page is shown in.
+    pub time_zone: Option<Tz>,
 }
 
 impl Layout {
@@ -41,12 +44,25 @@ impl Layout {
             flash: None,
             who: None,
             css: CSS_PATH,
+            time_zone: None,
         }
     }
 
     pub fn flash(mut self, flash: Option<FlashMessage>) -> Self {
         self.flash = flash;
         self
+    }
+
+    pub fn time_zone(mut self, zone: Tz) -> Self {
+        self.time_zone = Some(zone);
+        self
+    }
+
+    /// The time zone the page's times are in (`America/Sao_Paulo`).
+    pub fn zone_name(&self) -> &'static str {
+        self.time_zone
+            .unwrap_or(crate::domain::zone::DEFAULT_ZONE)
+            .name()
     }
 
     pub fn who(mut self, tenant: &str, sub: &str) -> Self {
@@ -109,13 +125,17 @@ pub struct SilentLine {
 }
 
 impl SilentLine {
-    pub fn new(row: &IntegrationLine, now: chrono::DateTime<chrono::Utc>) -> Option<Self> {
+    pub fn new(
+        row: &IntegrationLine,
+        now: chrono::DateTime<chrono::Utc>,
+        zone: Tz,
+    ) -> Option<Self> {
         let (since, threshold) = row.silent?;
         Some(Self {
             id: row.id,
             insurer: row.insurer.clone(),
             environment: row.environment,
-            since: when(since),
+            since: when(since, zone),
             silent_for: duration_text((now - since).num_seconds() as f64),
             threshold: duration_text(threshold),
         })
@@ -148,22 +168,22 @@ pub struct AttemptLine {
 }
 
 impl IntegrationLine {
-    pub fn new(i: IntegrationView, callback_url: String) -> Self {
+    pub fn new(i: IntegrationView, callback_url: String, zone: Tz) -> Self {
         Self {
             id: i.id,
             insurer: text::insurer(&i.insurer).to_owned(),
             environment: text::environment(i.environment),
             active: i.is_callback_active,
             callback_url,
-            registered_at: when_opt(i.callback_registered_at),
+            registered_at: when_opt(i.callback_registered_at, zone),
             last: i.last_registration.map(|a| AttemptLine {
-                at: when(a.finished_at),
+                at: when(a.finished_at, zone),
                 ok: a.outcome == crate::store::registration_attempts::REGISTERED,
                 text: text::registration_outcome(&a.outcome, a.insurer_status),
                 by: a.requested_by,
             }),
-            paused_at: when_opt(i.paused_at),
-            last_callback_at: when_opt(i.last_callback_at),
+            paused_at: when_opt(i.paused_at, zone),
+            last_callback_at: when_opt(i.last_callback_at, zone),
             silent: i.silent_since.zip(i.silence_threshold_seconds),
         }
     }
@@ -214,11 +234,11 @@ pub struct ReceiptLine {
 }
 
 impl ReceiptLine {
-    pub fn new(r: &ReceiptView) -> Self {
+    pub fn new(r: &ReceiptView, zone: Tz) -> Self {
         Self {
             id: r.id,
             href: receipt_href(r.id),
-            received_at: when(r.received_at),
+            received_at: when(r.received_at, zone),
             insurer: text::insurer(&r.insurer).to_owned(),
             proposal_id: r.proposal_id.clone(),
             // A proposal the callback could not find has no page.
@@ -232,7 +252,7 @@ impl ReceiptLine {
             detail: r.error_detail.clone().unwrap_or_default(),
             // A receipt whose body was erased has nothing left to process.
             can_replay: r.status == ReceiptStatus::Failed && r.body_erased_at.is_none(),
-            body_erased: when_opt(r.body_erased_at),
+            body_erased: when_opt(r.body_erased_at, zone),
         }
     }
 }
@@ -256,7 +276,7 @@ pub struct ReceiptPage {
 }
 
 impl ReceiptPage {
-    pub fn new(layout: Layout, r: ReceiptView) -> Self {
+    pub fn new(layout: Layout, r: ReceiptView, zone: Tz) -> Self {
         let headers = match &r.headers {
             serde_json::Value::Object(map) => map
                 .iter()
@@ -272,13 +292,13 @@ impl ReceiptPage {
         };
         Self {
             layout,
-            r: ReceiptLine::new(&r),
+            r: ReceiptLine::new(&r, zone),
             http_status: r
                 .http_status
                 .map(|s| s.to_string())
                 .unwrap_or_else(|| "—".into()),
-            event_at: when_opt(r.event_at),
-            processed_at: when_opt(r.processed_at),
+            event_at: when_opt(r.event_at, zone),
+            processed_at: when_opt(r.processed_at, zone),
             attempts: r.attempts,
             headers,
             body_indented: pretty::indent_json(&r.body),
@@ -353,37 +373,37 @@ pub struct EmailLine {
     pub message_id: String,
 }
 
-impl From<HistoryView> for HistoryLine {
-    fn from(h: HistoryView) -> Self {
+impl HistoryLine {
+    fn new(h: HistoryView, zone: Tz) -> Self {
         Self {
-            at: when(h.recorded_at),
+            at: when(h.recorded_at, zone),
             from: text::status(h.from),
             to: text::status(h.to),
             insurer: text::insurer(&h.insurer).to_owned(),
             note: h.insurer_note.unwrap_or_default(),
-            insurer_time: when_opt(h.insurer_time),
+            insurer_time: when_opt(h.insurer_time, zone),
             receipt_href: h.receipt_id.map(receipt_href),
             receipt_id: h.receipt_id,
         }
     }
 }
 
-impl From<EventView> for EventLine {
-    fn from(e: EventView) -> Self {
+impl EventLine {
+    fn new(e: EventView, zone: Tz) -> Self {
         Self {
-            at: when(e.recorded_at),
+            at: when(e.recorded_at, zone),
             kind: text::event_kind(&e.kind).to_owned(),
             data: e.data.to_string(),
         }
     }
 }
 
-impl From<EmailView> for EmailLine {
-    fn from(e: EmailView) -> Self {
+impl EmailLine {
+    fn new(e: EmailView, zone: Tz) -> Self {
         use crate::store::outbox::Delivery;
         Self {
             id: e.id,
-            queued_at: when(e.queued_at),
+            queued_at: when(e.queued_at, zone),
             subject: e.subject,
             recipient: e.recipient,
             delivery: text::delivery(e.status),
@@ -392,35 +412,52 @@ impl From<EmailView> for EmailLine {
                 Delivery::Failed | Delivery::Retrying => "erro",
                 Delivery::Queued => "aviso",
             },
-            sent_at: when_opt(e.sent_at),
-            next_attempt_at: when_opt(e.next_attempt_at),
+            sent_at: when_opt(e.sent_at, zone),
+            next_attempt_at: when_opt(e.next_attempt_at, zone),
             attempts: e.attempts,
             sender_refused: e.status == Delivery::Retrying
                 && e.last_error
                     .as_deref()
                     .is_some_and(|l| l.starts_with(crate::flow::email_worker::SENDER_REFUSED)),
             last_error: e.last_error.unwrap_or_default(),
-            failed_at: when_opt(e.failed_at),
+            failed_at: when_opt(e.failed_at, zone),
             can_retry: e.status == Delivery::Failed,
             message_id: e.message_id.unwrap_or_default(),
         }
     }
 }
 
-impl From<ProposalStory> for StoryLines {
-    fn from(s: ProposalStory) -> Self {
+impl StoryLines {
+    /// The story with its times in the tenant's `zone`.
+    pub fn new(s: ProposalStory, zone: Tz) -> Self {
         Self {
             proposal_id: s.proposal_id,
             status: text::status(s.status),
             in_queue: s.in_queue,
             contact_email: s.contact_email,
-            created_at: when(s.created_at),
-            updated_at: when(s.updated_at),
-            last_event_at: when_opt(s.last_event_at),
-            history: s.history.into_iter().map(HistoryLine::from).collect(),
-            events: s.events.into_iter().map(EventLine::from).collect(),
-            emails: s.emails.into_iter().map(EmailLine::from).collect(),
-            receipts: s.receipts.iter().map(ReceiptLine::new).collect(),
+            created_at: when(s.created_at, zone),
+            updated_at: when(s.updated_at, zone),
+            last_event_at: when_opt(s.last_event_at, zone),
+            history: s
+                .history
+                .into_iter()
+                .map(|h| HistoryLine::new(h, zone))
+                .collect(),
+            events: s
+                .events
+                .into_iter()
+                .map(|e| EventLine::new(e, zone))
+                .collect(),
+            emails: s
+                .emails
+                .into_iter()
+                .map(|e| EmailLine::new(e, zone))
+                .collect(),
+            receipts: s
+                .receipts
+                .iter()
+                .map(|r| ReceiptLine::new(r, zone))
+                .collect(),
         }
     }
 }

@@ -20,3 +20,4 @@ pub mod registration;
 pub mod sender;
 pub mod silence;
 pub mod status;
+pub mod zone;

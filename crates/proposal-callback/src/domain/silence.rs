@@ -3,7 +3,8 @@
 //! that tell the tenant's operator (pt-BR, `templates/email/silence.*`).
 //!
 //! Each integration learns its own rhythm: the gaps between consecutive callbacks over the
-//! learning window, grouped by the hour of the weekday (Brasília time) each gap began in. A
+//! learning window, grouped by the hour of the weekday (in the tenant's time zone) each gap
+//! began in. A
 //! silence that began at that hour is compared with the p99 of those gaps: past
 //! `max(k x p99, floor)` the integration is silent. An hour with fewer than
 //! [`MIN_HOUR_GAPS`] gaps (a quiet night, a weekend) falls back to every gap of the window;
@@ -14,9 +15,10 @@
 use std::time::Duration;
 
 use askama::Template;
-use chrono::{DateTime, Datelike, FixedOffset, Timelike, Utc};
+use chrono::{DateTime, Datelike, Timelike, Utc};
 
 use crate::domain::email::{Email, tidy};
+use crate::domain::zone::Tz;
 
 /// `SILENCE_K` when unset: how many times the usual gap's p99 a silence must last.
 pub const DEFAULT_K: f64 = 3.0;
@@ -49,27 +51,25 @@ impl Default for SilenceRule {
     }
 }
 
-/// Brasília time: America/Sao_Paulo has had no daylight saving time since 2019, so a fixed
-/// offset is exact for current dates (docs/proposal-callback.md, "Order").
-fn brasilia() -> FixedOffset {
-    FixedOffset::west_opt(3 * 3600).expect("a valid offset")
-}
-
-/// An hour of a weekday, in Brasília time.
+/// An hour of a weekday, on the tenant's clock: the gaps of the same slot are read in the
+/// same zone (`store::silences::gaps`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Slot {
     /// 1 Monday .. 7 Sunday (ISO 8601, as PostgreSQL's `isodow`).
     pub weekday: u32,
     /// 0..=23.
     pub hour: u32,
+    /// The tenant's time zone, which the hour is read in.
+    pub zone: Tz,
 }
 
 impl Slot {
-    pub fn of(t: DateTime<Utc>) -> Self {
-        let local = t.with_timezone(&brasilia());
+    pub fn of(t: DateTime<Utc>, zone: Tz) -> Self {
+        let local = t.with_timezone(&zone);
         Self {
             weekday: local.weekday().number_from_monday(),
             hour: local.hour(),
+            zone,
         }
     }
 }
@@ -171,11 +171,9 @@ pub fn duration_text(seconds: f64) -> String {
     }
 }
 
-/// A time as the operator's email shows it: `24/11/2026 14:05`, Brasília time.
-pub fn time_text(t: DateTime<Utc>) -> String {
-    t.with_timezone(&brasilia())
-        .format("%d/%m/%Y %H:%M")
-        .to_string()
+/// A time as the operator's email shows it: `24/11/2026 14:05`, in the tenant's zone.
+pub fn time_text(t: DateTime<Utc>, zone: Tz) -> String {
+    t.with_timezone(&zone).format("%d/%m/%Y %H:%M").to_string()
 }
 
 /// Which integration an operator's email is about, and its episode.
@@ -196,6 +194,8 @@ pub struct SilenceNotice<'a> {
     pub from: LearnedFrom,
     /// The console's integrations page (`CALLBACK_BASE_URL` + `/admin/integracao`).
     pub console_url: &'a str,
+    /// The tenant's time zone, which the email's times are in.
+    pub zone: Tz,
 }
 
 /// What the templates read.
@@ -212,6 +212,8 @@ struct Context<'a> {
     learned_where: &'static str,
     /// Once callbacks are back: when the first arrived and how long the silence lasted.
     resumed: Option<(String, String)>,
+    /// Which clock the times are on (`horário de Brasília`, `fuso America/Manaus`).
+    zone: String,
 }
 
 #[derive(Template)]
@@ -235,8 +237,8 @@ fn context<'a>(n: &'a SilenceNotice<'a>, resumed_at: Option<DateTime<Utc>>) -> C
             "production" => "Produção",
             _ => "Homologação",
         },
-        since: time_text(n.since),
-        flagged_at: time_text(n.flagged_at),
+        since: time_text(n.since, n.zone),
+        flagged_at: time_text(n.flagged_at, n.zone),
         silent_for: duration_text(seconds_between(n.since, n.flagged_at)),
         threshold: duration_text(n.threshold_seconds),
         usual_gap: duration_text(n.usual_gap_seconds),
@@ -244,7 +246,13 @@ fn context<'a>(n: &'a SilenceNotice<'a>, resumed_at: Option<DateTime<Utc>>) -> C
             LearnedFrom::Hour => "nesse dia da semana e horário",
             LearnedFrom::Window => "nas últimas semanas",
         },
-        resumed: resumed_at.map(|at| (time_text(at), duration_text(seconds_between(n.since, at)))),
+        zone: crate::domain::zone::label(n.zone),
+        resumed: resumed_at.map(|at| {
+            (
+                time_text(at, n.zone),
+                duration_text(seconds_between(n.since, at)),
+            )
+        }),
     }
 }
 
@@ -294,21 +302,36 @@ mod tests {
     }
 
     #[test]
-    fn slots_are_brasilia_hours_of_iso_weekdays() {
-        // 2026-11-23 is a Monday; 02:30 UTC is still Sunday 23:30 in Brasília.
+    fn slots_are_the_tenants_local_hours_of_iso_weekdays() {
+        let sao_paulo = chrono_tz::America::Sao_Paulo;
+        let rio_branco = chrono_tz::America::Rio_Branco;
+        let slot = |weekday, hour, zone| Slot {
+            weekday,
+            hour,
+            zone,
+        };
+        // 2026-11-23 is a Monday; 02:30 UTC is still Sunday 23:30 in Brasília, 21:30 in Rio
+        // Branco.
         assert_eq!(
-            Slot::of(at("2026-11-23T02:30:00Z")),
-            Slot {
-                weekday: 7,
-                hour: 23
-            }
+            Slot::of(at("2026-11-23T02:30:00Z"), sao_paulo),
+            slot(7, 23, sao_paulo)
         );
         assert_eq!(
-            Slot::of(at("2026-11-23T13:05:00Z")),
-            Slot {
-                weekday: 1,
-                hour: 10
-            }
+            Slot::of(at("2026-11-23T02:30:00Z"), rio_branco),
+            slot(7, 21, rio_branco)
+        );
+        assert_eq!(
+            Slot::of(at("2026-11-23T13:05:00Z"), sao_paulo),
+            slot(1, 10, sao_paulo)
+        );
+        assert_eq!(
+            Slot::of(at("2026-11-23T13:05:00Z"), chrono_tz::America::Manaus),
+            slot(1, 9, chrono_tz::America::Manaus)
+        );
+        // Under the daylight saving time São Paulo kept until 2019: UTC-02:00.
+        assert_eq!(
+            Slot::of(at("2018-12-03T13:05:00Z"), sao_paulo),
+            slot(1, 11, sao_paulo)
         );
     }
 
@@ -403,6 +426,7 @@ mod tests {
             usual_gap_seconds: 600.0,
             from: LearnedFrom::Hour,
             console_url: "https://callbacks.example.com/admin/integracao",
+            zone: chrono_tz::America::Sao_Paulo,
         }
     }
 

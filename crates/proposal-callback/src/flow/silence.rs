@@ -23,6 +23,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection};
 use crate::domain::silence::{
     SilenceNotice, SilenceRule, Slot, Threshold, resumed_email, silent_email,
 };
+use crate::domain::zone;
 use crate::error::Error;
 use crate::metrics;
 use crate::store::outbox;
@@ -129,8 +130,14 @@ impl SilenceWatch {
                     .ok()
                     .and_then(|window| now.checked_sub_signed(window))
                     .unwrap_or(DateTime::<Utc>::MIN_UTC);
-                let gaps =
-                    silences::gaps(conn, w.integration_id, Slot::of(last), from, now).await?;
+                let gaps = silences::gaps(
+                    conn,
+                    w.integration_id,
+                    Slot::of(last, zone::stored(&w.time_zone)),
+                    from,
+                    now,
+                )
+                .await?;
                 let t = rule.threshold(&gaps);
                 self.thresholds.insert(key, t);
                 t
@@ -156,6 +163,7 @@ impl SilenceWatch {
             usual_gap_seconds: row.usual_gap_seconds,
             from: row.learned_from,
             console_url: &self.config.console_url,
+            zone: zone::stored(&w.time_zone),
         }
     }
 

@@ -4,7 +4,8 @@
 
 use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpRequest, web};
-use common::auth::{JwtKeys, authorization};
+use common::Problem;
+use common::auth::{JwtKeys, authorization, id_claim};
 use serde::de::DeserializeOwned;
 
 use std::future::Ready;
@@ -41,20 +42,24 @@ impl InsurerIntegration {
         }
     }
 
-    /// 401 unless the integration still has the live Basic token it had when this JWT was
-    /// issued: a token revoked (integration deactivated) or replaced (rotated, registered
-    /// again) since then ends the JWTs issued with it at once, not at their `exp`.
+    /// 401 unless the token's integration is the tenant's and insurer's it names (a token is
+    /// bound to the integration it was issued for: the signature covers `sub`, `tenant` and
+    /// `insurer`, and here `sub` must still be that tenant's integration with that insurer)
+    /// and still has the live Basic token it had when this JWT was issued: a token revoked
+    /// (integration deactivated) or replaced (rotated, registered again) since then ends the
+    /// JWTs issued with it at once, not at their `exp`.
     pub async fn still_live(
         &self,
         conn: &mut diesel_async::AsyncPgConnection,
     ) -> Result<(), Error> {
-        if integrations::live_token_issued_before(conn, self.integration_id, self.issued_at).await?
-        {
-            Ok(())
-        } else {
-            Err(Error::Unauthorized(
+        match integrations::token_binding(conn, self.integration_id, self.issued_at).await? {
+            Some(b) if b.tenant_id != self.tenant || b.insurer != self.insurer => Err(
+                Error::Unauthorized("this token was not issued for this tenant's integration"),
+            ),
+            Some(b) if b.live => Ok(()),
+            Some(_) | None => Err(Error::Unauthorized(
                 "the integration's Basic token was revoked or replaced after this token was issued; authenticate again at /callback/auth",
-            ))
+            )),
         }
     }
 
@@ -64,10 +69,8 @@ impl InsurerIntegration {
             keys(req)?,
             "a Bearer token from /callback/auth is required",
         )?;
-        let integration_id = claims
-            .sub
-            .parse()
-            .map_err(|_| Error::Unauthorized("the token is not a callback token"))?;
+        // The integration id only in its canonical spelling: `"07"` names no integration.
+        let integration_id = id_claim("sub", &claims.sub).map_err(Problem::from)?;
         Ok(InsurerIntegration {
             integration_id,
             tenant: claims.tenant,

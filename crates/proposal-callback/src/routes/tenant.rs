@@ -4,11 +4,13 @@
 use actix_web::{HttpResponse, web};
 use common::Problem;
 use common::extract::Json;
+use diesel_async::AsyncConnection;
 use lettre::message::Mailbox;
 use serde::{Deserialize, Deserializer, Serialize};
 use utoipa::ToSchema;
 
 use crate::domain::sender::Sender;
+use crate::domain::zone::{self, Tz};
 use crate::error::Error;
 use crate::routes::extract::TenantAdmin;
 use crate::state::AppState;
@@ -29,6 +31,10 @@ pub struct TenantView {
     /// it calls back; null: nobody is emailed (the metric and the console's banner remain).
     #[schema(example = "Operações <operacoes@demo-a.example.com>")]
     pub operator_email: Option<String>,
+    /// The tenant's IANA time zone: the hours its console and emails show, and the hours of
+    /// the weekday its insurers' rhythm is learned by.
+    #[schema(example = "America/Sao_Paulo")]
+    pub time_zone: String,
 }
 
 impl From<TenantRow> for TenantView {
@@ -37,6 +43,7 @@ impl From<TenantRow> for TenantView {
             id: t.id,
             name: t.name,
             operator_email: t.operator_email,
+            time_zone: t.time_zone,
         }
     }
 }
@@ -77,6 +84,18 @@ pub struct TenantChange {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<String>, example = "operacoes@demo-a.example.com")]
     pub operator_email: Option<Option<String>>,
+    /// The tenant's IANA time zone, as the tz database names it (`America/Manaus`); absent
+    /// leaves it as it is.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = String, required = false, example = "America/Manaus")]
+    pub time_zone: Option<Option<String>>,
+}
+
+/// The zone as it is kept; 400 naming the field when the tz database does not know it.
+fn time_zone(raw: Option<&str>) -> Result<Tz, Error> {
+    let raw =
+        raw.ok_or_else(|| Problem::invalid_payload(Some("time_zone".into()), "must not be null"))?;
+    zone::parse(raw).map_err(|why| Problem::invalid_payload(Some("time_zone".into()), why).into())
 }
 
 /// A field that is present (null included) is `Some`; an absent one stays `None`.
@@ -104,7 +123,7 @@ fn operator_address(raw: &str) -> Result<String, Error> {
     Ok(kept)
 }
 
-/// Change the admin's tenant: the operator address the silence watch emails.
+/// Change the admin's tenant: the operator address the silence watch emails, its time zone.
 #[utoipa::path(
     patch,
     path = "/admin/tenant",
@@ -113,7 +132,7 @@ fn operator_address(raw: &str) -> Result<String, Error> {
     request_body(content = TenantChange, content_type = "application/json"),
     responses(
         (status = 200, body = TenantView, description = "the tenant as it is now"),
-        (status = 400, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`invalid_payload` naming `operator_email` (not an address) or an unknown field"),
+        (status = 400, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`invalid_payload` naming `operator_email` (not an address), `time_zone` (not a zone of the tz database) or an unknown field"),
         (status = 404, body = common::problem::ProblemDocument, content_type = "application/problem+json", description = "`not_found`: the token names a tenant this service does not have"),
         (status = 415, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
         (status = 503, body = common::problem::ProblemDocument, content_type = "application/problem+json"),
@@ -129,18 +148,30 @@ pub async fn patch_tenant(
         Some(None) => Some(None),
         Some(Some(raw)) => Some(Some(operator_address(raw)?)),
     };
+    let zone = change
+        .time_zone
+        .as_ref()
+        .map(|raw| time_zone(raw.as_deref()))
+        .transpose()?;
     let mut conn = state.pool.get().await?;
-    let tenant = match address {
-        None => tenants::find(&mut conn, &admin.tenant).await?,
-        Some(address) => {
-            let row =
-                tenants::set_operator_email(&mut conn, &admin.tenant, address.as_deref()).await?;
-            if let Some(row) = &row {
-                tracing::info!(tenant = %row.id, admin = %admin.sub, operator_email = ?row.operator_email, "tenant's operator address changed");
+    let tenant = conn
+        .transaction::<_, Error, _>(async |conn| {
+            if let Some(address) = &address {
+                let row = tenants::set_operator_email(conn, &admin.tenant, address.as_deref())
+                    .await?;
+                if let Some(row) = &row {
+                    tracing::info!(tenant = %row.id, admin = %admin.sub, operator_email = ?row.operator_email, "tenant's operator address changed");
+                }
             }
-            row
-        }
-    }
+            if let Some(zone) = zone {
+                let row = tenants::set_time_zone(conn, &admin.tenant, zone).await?;
+                if let Some(row) = &row {
+                    tracing::info!(tenant = %row.id, admin = %admin.sub, time_zone = %row.time_zone, "tenant's time zone changed");
+                }
+            }
+            Ok(tenants::find(conn, &admin.tenant).await?)
+        })
+        .await?
     .ok_or_else(|| no_tenant(&admin.tenant))?;
     Ok(HttpResponse::Ok().json(TenantView::from(tenant)))
 }

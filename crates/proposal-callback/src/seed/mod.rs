@@ -55,6 +55,10 @@ pub use self::plan::{DEMO_PROPOSALS, DEMO_TENANTS, HISTORY_DAYS};
 
 pub const DEMO_ENVIRONMENT: Environment = Environment::Homologation;
 
+/// The demo tenants' time zone (an admin changes it with `PATCH /admin/tenant`; a later seed
+/// leaves an existing tenant as it is).
+pub const DEMO_TIME_ZONE: crate::domain::zone::Tz = crate::domain::zone::DEFAULT_ZONE;
+
 /// A history whose newest callback is younger than this is current: a seed adds nothing.
 pub const HISTORY_FRESH: Duration = Duration::hours(12);
 
@@ -271,6 +275,7 @@ async fn seed(
                 tenants::from_name.eq(Some(*name)),
                 tenants::from_address.eq(Some(demo_sender(id))),
                 tenants::reply_to.eq(demo_reply_to(id)),
+                tenants::time_zone.eq(DEMO_TIME_ZONE.name()),
             )
         })
         .collect();

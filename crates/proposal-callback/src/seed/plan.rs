@@ -1,11 +1,12 @@
 //! The seed's plan: which proposals, which callbacks, when, and the bodies the insurers write.
 //! A pure function of the seeding time (`seed::seed_history` replays it).
 
-use chrono::{DateTime, Datelike, Duration, FixedOffset, SecondsFormat, Timelike, Utc};
+use chrono::{DateTime, Datelike, Duration, SecondsFormat, Timelike, Utc};
 
 use crate::domain::insurer::INSURERS;
 use crate::domain::insurer::tokio_marine::ANALYSIS_COMPLETED;
 use crate::domain::status::Status;
+use crate::domain::zone::{self, Tz};
 
 pub const DEMO_TENANTS: [(&str, &str); 2] = [
     ("demo-a", "Imobiliária Demo A"),
@@ -235,8 +236,9 @@ fn proposal_id(insurer: &str, submitted_at: DateTime<Utc>) -> String {
     }
 }
 
-fn sao_paulo() -> FixedOffset {
-    FixedOffset::west_opt(3 * 3600).expect("UTC-03:00 is a valid offset")
+/// The insurers' clocks, which their own times are written on (`docs/insurers.md`).
+fn sao_paulo() -> Tz {
+    zone::DEFAULT_ZONE
 }
 
 /// A JSON string literal.

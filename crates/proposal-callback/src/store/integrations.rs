@@ -131,27 +131,51 @@ async fn revoke_live(conn: &mut AsyncPgConnection, integration_id: i64) -> Query
     Ok(())
 }
 
-/// Does the integration have a live `registerCallback` token that was already live at
-/// `issued_at` (a JWT's `iat`, Unix seconds)? False once that token is revoked or replaced.
-/// `iat` counts whole seconds, so a token activated within the JWT's second counts as live
-/// before it (docs/proposal-callback.md, "Authentication").
-pub async fn live_token_issued_before(
+/// What a callback JWT's integration is now: whose (tenant, insurer) and whether it has a
+/// live `registerCallback` token that was already live at `issued_at` (the JWT's `iat`, Unix
+/// seconds; false once that token is revoked or replaced). `iat` counts whole seconds, so a
+/// token activated within the JWT's second counts as live before it
+/// (docs/proposal-callback.md, "Authentication"). None: no such integration.
+pub async fn token_binding(
     conn: &mut AsyncPgConnection,
     integration_id: i64,
     issued_at: i64,
-) -> QueryResult<bool> {
+) -> QueryResult<Option<TokenBinding>> {
     let Some(next_second) = DateTime::from_timestamp(issued_at.saturating_add(1), 0) else {
-        return Ok(false);
+        return Ok(None);
     };
-    diesel::select(diesel::dsl::exists(
-        tokens::table
-            .filter(tokens::integration_id.eq(integration_id))
-            .filter(tokens::token_type.eq(REGISTER_CALLBACK))
-            .filter(tokens::revoked_at.is_null())
-            .filter(tokens::activated_at.lt(next_second)),
-    ))
-    .get_result(conn)
-    .await
+    integrations::table
+        .find(integration_id)
+        .select((
+            integrations::tenant_id,
+            integrations::insurer,
+            diesel::dsl::exists(
+                tokens::table
+                    .filter(tokens::integration_id.eq(integration_id))
+                    .filter(tokens::token_type.eq(REGISTER_CALLBACK))
+                    .filter(tokens::revoked_at.is_null())
+                    .filter(tokens::activated_at.lt(next_second)),
+            ),
+        ))
+        .first::<(String, String, bool)>(conn)
+        .await
+        .optional()
+        .map(|row| {
+            row.map(|(tenant_id, insurer, live)| TokenBinding {
+                tenant_id,
+                insurer,
+                live,
+            })
+        })
+}
+
+/// An integration as a callback JWT issued for it is checked against ([`token_binding`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenBinding {
+    pub tenant_id: String,
+    pub insurer: String,
+    /// Its Basic token the JWT was issued with is still live.
+    pub live: bool,
 }
 
 /// The tenant's integrations, by id.

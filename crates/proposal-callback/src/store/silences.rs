@@ -24,6 +24,9 @@ pub struct Watched {
     /// Where the tenant's operator is told; none: nobody is emailed.
     #[diesel(sql_type = Nullable<Text>)]
     pub operator_email: Option<String>,
+    /// The tenant's IANA time zone.
+    #[diesel(sql_type = Text)]
+    pub time_zone: String,
     #[diesel(sql_type = Text)]
     pub insurer: String,
     #[diesel(sql_type = Text)]
@@ -49,6 +52,7 @@ pub async fn watched(
 ) -> QueryResult<Vec<Watched>> {
     diesel::sql_query(
         "SELECT i.id AS integration_id, i.tenant_id, t.name AS tenant_name, t.operator_email, \
+                t.time_zone, \
                 i.insurer, i.environment, \
                 (SELECT max(r.received_at) FROM proposal.callback_receipts r \
                   WHERE r.integration_id = i.id) AS last_callback_at, \
@@ -79,7 +83,7 @@ struct GapRow {
 }
 
 /// The integration's gaps between consecutive callbacks received in `[from, to]`: those that
-/// began in `slot` (Brasília time, as [`Slot::of`]) and all of them, each with its p99
+/// began in `slot` (its hour of its weekday in its zone, as [`Slot::of`]) and all of them, each with its p99
 /// (nearest rank). A gap that began a flagged silence is left out.
 pub async fn gaps(
     conn: &mut AsyncPgConnection,
@@ -96,8 +100,8 @@ pub async fn gaps(
              WHERE integration_id = $1 AND received_at >= $2 AND received_at <= $3 \
          ), gaps AS ( \
              SELECT extract(epoch FROM next_at - at)::float8 AS secs, \
-                    extract(isodow FROM (at AT TIME ZONE 'UTC') - interval '3 hours')::int AS dow, \
-                    extract(hour FROM (at AT TIME ZONE 'UTC') - interval '3 hours')::int AS hour \
+                    extract(isodow FROM at AT TIME ZONE $6)::int AS dow, \
+                    extract(hour FROM at AT TIME ZONE $6)::int AS hour \
              FROM arrivals a \
              WHERE next_at IS NOT NULL \
                AND NOT EXISTS (SELECT 1 FROM proposal.integration_silences s \
@@ -115,6 +119,7 @@ pub async fn gaps(
     .bind::<Timestamptz, _>(to)
     .bind::<Integer, _>(slot.weekday as i32)
     .bind::<Integer, _>(slot.hour as i32)
+    .bind::<Text, _>(slot.zone.name())
     .get_result(conn)
     .await?;
     Ok(Gaps {

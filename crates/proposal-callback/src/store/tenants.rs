@@ -5,6 +5,7 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use crate::domain::sender::Sender;
+use crate::domain::zone::{self, Tz};
 use crate::schema::proposal::tenants;
 
 pub async fn exists(conn: &mut AsyncPgConnection, id: &str) -> QueryResult<bool> {
@@ -21,6 +22,8 @@ pub struct TenantRow {
     pub name: String,
     /// Where the tenant's operator is told when an insurer goes silent (none: nobody).
     pub operator_email: Option<String>,
+    /// Its IANA time zone (`domain::zone`), a name the tz database knows.
+    pub time_zone: String,
 }
 
 pub async fn find(conn: &mut AsyncPgConnection, id: &str) -> QueryResult<Option<TenantRow>> {
@@ -41,6 +44,32 @@ pub async fn set_operator_email(
 ) -> QueryResult<Option<TenantRow>> {
     diesel::update(tenants::table.find(id))
         .set(tenants::operator_email.eq(operator_email))
+        .returning(TenantRow::as_returning())
+        .get_result(conn)
+        .await
+        .optional()
+}
+
+/// The tenant's time zone ([`zone::DEFAULT_ZONE`] for no such tenant).
+pub async fn time_zone(conn: &mut AsyncPgConnection, id: &str) -> QueryResult<Tz> {
+    let name: Option<String> = tenants::table
+        .find(id)
+        .select(tenants::time_zone)
+        .first(conn)
+        .await
+        .optional()?;
+    Ok(name.map_or(zone::DEFAULT_ZONE, |n| zone::stored(&n)))
+}
+
+/// Sets the tenant's time zone, one [`zone::parse`] accepted; none when there is no such
+/// tenant.
+pub async fn set_time_zone(
+    conn: &mut AsyncPgConnection,
+    id: &str,
+    time_zone: Tz,
+) -> QueryResult<Option<TenantRow>> {
+    diesel::update(tenants::table.find(id))
+        .set(tenants::time_zone.eq(time_zone.name()))
         .returning(TenantRow::as_returning())
         .get_result(conn)
         .await

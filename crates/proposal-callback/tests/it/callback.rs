@@ -549,9 +549,10 @@ async fn a_callbacks_statements_are_prepared_once_per_connection() {
             (r#"INSERT INTO "proposal"."email_outbox" (""#, 1),
             (r#"INSERT INTO "proposal"."integration_hist"#, 1),
             (r#"INSERT INTO "proposal"."proposal_events""#, 2),
+            // The token's integration: its tenant, insurer and live Basic token.
+            (r#"SELECT "proposal"."integrations"."tenant"#, 1),
             (r#"SELECT "proposal"."proposals"."id", "pro"#, 1),
             (r#"SELECT ("proposal"."integrations"."pause"#, 1),
-            (r#"SELECT EXISTS (SELECT "proposal"."tokens"#, 1),
             (r#"UPDATE "proposal"."callback_receipts" SE"#, 1),
             (r#"UPDATE "proposal"."proposals" SET "statu"#, 1),
         ]

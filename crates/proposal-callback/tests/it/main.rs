@@ -28,4 +28,5 @@ mod silence;
 mod staff_tokens;
 mod story;
 mod sweeper;
+mod time_zones;
 mod token_binding;

@@ -276,7 +276,8 @@ async fn bodies_past_the_retention_are_erased_and_their_receipts_replay_as_a_cle
     )
     .await;
     assert_eq!(s, 200);
-    let shown = proposal_callback::console::text::when(t0());
+    let shown =
+        proposal_callback::console::text::when(t0(), proposal_callback::seed::DEMO_TIME_ZONE);
     assert!(
         html.contains(&format!(
             "Corpo removido em <time datetime=\"{}\">{}</time>",

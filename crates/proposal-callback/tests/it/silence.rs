@@ -580,7 +580,8 @@ async fn the_operator_address_is_checked_and_only_the_admins_tenant_changes() {
     assert_eq!(
         before,
         json!({"id": "demo-a", "name": "Imobiliária Demo A",
-               "operator_email": "operacoes@demo-a.example.com"})
+               "operator_email": "operacoes@demo-a.example.com",
+               "time_zone": "America/Sao_Paulo"})
     );
     for bad in ["not an address", "ops@", "a@b.c\r\nBcc: x@y.z"] {
         let (status, problem) = patch(json!({"operator_email": bad})).await;

@@ -167,3 +167,181 @@ async fn a_callback_jwt_is_not_an_admin_token_and_back() {
     assert_eq!(post_callback(&t, "porto", &dispatch).await.0, 401);
     assert_eq!(t.get("/admin/receipts", Some(&dispatch)).await.0, 401);
 }
+
+async fn receipts_count(t: &TestApp) -> i64 {
+    proposal_callback::schema::proposal::callback_receipts::table
+        .count()
+        .get_result(&mut *t.conn().await)
+        .await
+        .unwrap()
+}
+
+/// A token is bound to the integration it was issued for: demo-b's porto token opens neither
+/// demo-a's porto path nor demo-b's tokio path (403, as the contract says for a token of
+/// another tenant or insurer), and one signed with demo-a in its `tenant` but demo-b's
+/// integration as its `sub` is refused too (401): nothing is stored for any of them.
+#[actix_web::test]
+async fn a_token_opens_only_the_integration_it_was_issued_for() {
+    let t = TestApp::start().await;
+    age_tokens(&t).await;
+    let (s, issued) = crate::support::read(
+        t.client
+            .post(format!("{}/callback/auth", t.base))
+            .header(
+                "Authorization",
+                format!("Basic {}", t.basic_token("demo-b", "porto")),
+            )
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s, 200, "{issued}");
+    let demo_b_porto = issued["access_token"].as_str().unwrap().to_owned();
+    let before = t.proposal("demo-a", "POR-2026-000124").await;
+    for (path, insurer) in [
+        ("/callback/demo-a/porto", "porto"),
+        ("/callback/demo-b/tokio", "tokio"),
+    ] {
+        let (s, b) = t
+            .post(
+                path,
+                Some(&demo_b_porto),
+                "application/json",
+                example(insurer, "approved"),
+            )
+            .await;
+        assert_eq!(
+            (s, b["code"].as_str()),
+            (403, Some("forbidden")),
+            "{path}: {b}"
+        );
+        assert!(
+            b["detail"]
+                .as_str()
+                .unwrap()
+                .contains("another tenant or insurer"),
+            "{b}"
+        );
+    }
+    // Validly signed, naming demo-a and porto, but issued for demo-b's integration.
+    let now = common::auth::now_secs();
+    let rebound = t
+        .keys
+        .issue(&json!({
+            "sub": t.integration_id("demo-b", "porto").to_string(),
+            "tenant": "demo-a", "insurer": "porto",
+            "iat": now, "exp": now + 600,
+        }))
+        .unwrap();
+    let (s, b) = t
+        .post(
+            "/callback/demo-a/porto",
+            Some(&rebound),
+            "application/json",
+            example("porto", "approved"),
+        )
+        .await;
+    assert_eq!((s, b["code"].as_str()), (401, Some("unauthorized")), "{b}");
+    assert!(
+        b["detail"]
+            .as_str()
+            .unwrap()
+            .contains("not issued for this tenant's integration"),
+        "{b}"
+    );
+    // demo-b's token with its `tenant` edited to demo-a: its signature no longer holds.
+    let mut parts: Vec<String> = demo_b_porto.split('.').map(str::to_owned).collect();
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let mut claims: serde_json::Value =
+        serde_json::from_slice(&b64.decode(&parts[1]).unwrap()).unwrap();
+    claims["tenant"] = json!("demo-a");
+    parts[1] = b64.encode(serde_json::to_vec(&claims).unwrap());
+    let (s, b) = t
+        .post(
+            "/callback/demo-a/porto",
+            Some(&parts.join(".")),
+            "application/json",
+            example("porto", "approved"),
+        )
+        .await;
+    assert_eq!((s, b["code"].as_str()), (401, Some("unauthorized")), "{b}");
+    assert_eq!(receipts_count(&t).await, 0);
+    assert_eq!(t.proposal("demo-a", "POR-2026-000124").await, before);
+    // The token does open its own integration.
+    let (s, b) = t
+        .post(
+            "/callback/demo-b/porto",
+            Some(&demo_b_porto),
+            "application/json",
+            example("porto", "approved"),
+        )
+        .await;
+    assert!(s == 200 || s == 404, "{s} {b}");
+    assert_eq!(receipts_count(&t).await, 1);
+}
+
+/// The integration id in `sub` is read only in its canonical decimal form.
+#[actix_web::test]
+async fn a_callback_token_whose_sub_is_not_canonical_is_refused_naming_sub() {
+    let t = TestApp::start().await;
+    age_tokens(&t).await;
+    let id = t.integration_id("demo-a", "porto");
+    let now = common::auth::now_secs();
+    let token = |sub: String| {
+        t.keys
+            .issue(&json!({
+                "sub": sub, "tenant": "demo-a", "insurer": "porto",
+                "iat": now, "exp": now + 600,
+            }))
+            .unwrap()
+    };
+    for sub in [
+        format!("0{id}"),
+        format!("+{id}"),
+        format!(" {id}"),
+        format!("{id} "),
+    ] {
+        let (s, b) = post_callback(&t, "porto", &token(sub.clone())).await;
+        assert_eq!(
+            (s, b["code"].as_str()),
+            (401, Some("unauthorized")),
+            "{sub:?}: {b}"
+        );
+        assert_eq!(
+            b["detail"], "the token's `sub` claim is malformed",
+            "{sub:?}"
+        );
+    }
+    assert_eq!(receipts_count(&t).await, 0);
+    let (s, b) = post_callback(&t, "porto", &token(id.to_string())).await;
+    assert_eq!((s, b["result"].as_str()), (200, Some("processed")), "{b}");
+    assert_eq!(
+        t.proposal("demo-a", "POR-2026-000124").await.status,
+        "pending"
+    );
+}
+
+/// The admin token's tenant is taken exactly as the callback URL spells it: `DEMO-A` opens
+/// nothing of demo-a's, and a tenant with a space is a malformed token.
+#[actix_web::test]
+async fn an_admin_tokens_tenant_is_matched_exactly() {
+    let t = TestApp::start().await;
+    let (s, b) = t.get("/admin/tenant", Some(&t.admin("demo-a"))).await;
+    assert_eq!((s, b["id"].as_str()), (200, Some("demo-a")), "{b}");
+    let (s, b) = t.get("/admin/tenant", Some(&t.admin("DEMO-A"))).await;
+    assert_eq!((s, b["code"].as_str()), (404, Some("not_found")), "{b}");
+    let (s, b) = t.get("/admin/receipts", Some(&t.admin("DEMO-A"))).await;
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(b["items"].as_array().map(Vec::len), Some(0), "{b}");
+    for tenant in ["demo-a ", " demo-a", "demo a"] {
+        let (s, b) = t.get("/admin/tenant", Some(&t.admin(tenant))).await;
+        assert_eq!(
+            (s, b["code"].as_str()),
+            (401, Some("unauthorized")),
+            "{tenant:?}: {b}"
+        );
+        assert_eq!(b["detail"], "the token's `tenant` claim is malformed");
+    }
+}

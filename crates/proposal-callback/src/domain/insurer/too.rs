@@ -1,7 +1,7 @@
 //! Too Seguros: outcome letter in `parecer.resultado`, an integer proposal number, a local
 //! Brazilian timestamp, and no event id (a redelivery is the same body again).
 
-use chrono::{DateTime, FixedOffset, NaiveDateTime, Utc};
+use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::Deserialize;
 
 use super::{
@@ -9,6 +9,7 @@ use super::{
     optional_text,
 };
 use crate::domain::status::Status;
+use crate::domain::zone;
 
 pub struct Too;
 
@@ -43,18 +44,23 @@ fn status(letter: &str) -> Option<Status> {
     })
 }
 
-/// `dd/mm/yyyy hh:mm:ss` in America/Sao_Paulo, which has kept UTC-03:00 all year since
-/// daylight saving time was abolished in 2019; a fixed offset avoids a time-zone database.
+/// `dd/mm/yyyy hh:mm:ss` on Too's own clock, in São Paulo (`docs/insurers.md`), whichever
+/// tenant the callback is for: read through the tz database, so a date when São Paulo kept
+/// daylight saving time (before 2019) reads at UTC-02:00. An hour the clock showed twice is
+/// the first of them; one it skipped is refused, naming the field.
 fn sao_paulo(raw: &str) -> Result<DateTime<Utc>, ParseError> {
     let naive = NaiveDateTime::parse_from_str(raw, "%d/%m/%Y %H:%M:%S")
         .map_err(|e| ParseError::shape("emitidoEm", format!("not dd/mm/yyyy hh:mm:ss: {e}")))?;
-    let offset = FixedOffset::west_opt(3 * 3600).expect("UTC-03:00 is a valid offset");
-    naive
-        .and_local_timezone(offset)
-        .single()
-        .map(|t| t.with_timezone(&Utc))
-        .ok_or_else(|| ParseError::shape("emitidoEm", "not a valid local time"))
+    zone::instant(INSURER_ZONE, naive).map_err(|_| {
+        ParseError::shape(
+            "emitidoEm",
+            "not a time São Paulo's clocks showed (skipped when they were set forward)",
+        )
+    })
 }
+
+/// Where Too's clock is.
+pub const INSURER_ZONE: zone::Tz = zone::DEFAULT_ZONE;
 
 impl Parser for Too {
     fn parse(&self, body: &[u8]) -> Result<Notification, ParseError> {
@@ -215,5 +221,33 @@ mod tests {
             );
         }
         assert!(matches!(parse(b"{"), Err(ParseError::NotJson(_))));
+    }
+
+    /// `emitidoEm` is São Paulo's wall clock as it was on that date: UTC-03:00 now, UTC-02:00
+    /// under the daylight saving time kept until February 2019; a skipped hour is refused.
+    #[test]
+    fn the_event_time_is_read_on_sao_paulos_clock_of_its_date() {
+        let at = |raw: &str| {
+            parse(&edited("too", "approved", |v| v["emitidoEm"] = json!(raw)))
+                .map(|c| c.occurred_at)
+        };
+        assert_eq!(
+            at("01/12/2026 10:00:00"),
+            Ok(Utc.with_ymd_and_hms(2026, 12, 1, 13, 0, 0).unwrap())
+        );
+        assert_eq!(
+            at("01/12/2018 10:00:00"),
+            Ok(Utc.with_ymd_and_hms(2018, 12, 1, 12, 0, 0).unwrap())
+        );
+        // Clocks set back at midnight on 2019-02-17: 23:30 happened twice, the first is taken.
+        assert_eq!(
+            at("16/02/2019 23:30:00"),
+            Ok(Utc.with_ymd_and_hms(2019, 2, 17, 1, 30, 0).unwrap())
+        );
+        // Clocks set forward at midnight on 2018-11-04: 00:30 never happened.
+        assert!(matches!(
+            at("04/11/2018 00:30:00"),
+            Err(ParseError::Shape { field: Some(f), .. }) if f == "emitidoEm"
+        ));
     }
 }
