@@ -4,6 +4,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::time::Duration;
 
 use secrecy::SecretString;
 
@@ -207,3 +208,52 @@ pub struct CommonConfig {
 }
 
 pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+
+/// A duration: a number and a unit (`ms`, `s`, `m`, `h`, `d`), such as `500ms`, `30s`, `15m`,
+/// `12h` or `90d`; several may follow each other (`1h30m`). A value too large for a
+/// [`Duration`] is refused, not wrapped.
+pub fn duration(raw: &str) -> Result<Duration, String> {
+    let raw = raw.trim();
+    let units = raw
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .filter(|unit| !unit.is_empty());
+    for unit in units {
+        if !matches!(unit, "ms" | "s" | "m" | "h" | "d") {
+            return Err(format!("{raw:?} has an unknown unit (ms, s, m, h, d)"));
+        }
+    }
+    humantime::parse_duration(raw).map_err(|e| format!("{raw:?}: {e} (units: ms, s, m, h, d)"))
+}
+
+/// A [`duration`] other than zero.
+pub fn positive_duration(raw: &str) -> Result<Duration, String> {
+    match duration(raw)? {
+        d if d.is_zero() => Err("must be more than zero".into()),
+        d => Ok(d),
+    }
+}
+
+/// A token's lifetime: a [`duration`] of at least one second.
+pub fn lifetime(raw: &str) -> Result<Duration, String> {
+    match duration(raw)? {
+        d if d.as_secs() == 0 => Err("must be at least 1 s".into()),
+        d => Ok(d),
+    }
+}
+
+/// How [`duration`] writes `d`, in the largest unit that divides it: `12h`, `10m`, `500ms`.
+/// The defaults of duration settings are written with it.
+pub fn show(d: Duration) -> String {
+    let ms = d.as_millis();
+    for (unit, size) in [
+        ("d", 86_400_000),
+        ("h", 3_600_000),
+        ("m", 60_000),
+        ("s", 1000),
+    ] {
+        if ms != 0 && ms.is_multiple_of(size) {
+            return format!("{}{unit}", ms / size);
+        }
+    }
+    format!("{ms}ms")
+}

@@ -24,7 +24,7 @@ use clap::Args;
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 
-use crate::settings::{positive_duration, show};
+use crate::config::{positive_duration, show};
 
 /// `PAGE_SESSION_IDLE` when unset: a page left alone this long needs a new sign-in.
 pub const DEFAULT_IDLE: Duration = Duration::from_secs(30 * 60);
