@@ -105,7 +105,7 @@ pub async fn detail(
     state
         .access_log
         .record(user.id, id, route::DETAIL, state.clock.now())
-        .await;
+        .await?;
     cached.versioned(incident.version, &incident)
 }
 

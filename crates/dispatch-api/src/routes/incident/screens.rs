@@ -43,7 +43,7 @@ pub async fn unit_selection(
     state
         .access_log
         .record(user.id, id.0, route::UNIT_SELECTION, state.clock.now())
-        .await;
+        .await?;
     Ok(with_etag(s.version).json(UnitSelection {
         id: s.id,
         number: s.number,
@@ -74,7 +74,7 @@ pub async fn fleet_summary(
     state
         .access_log
         .record(user.id, id.0, route::FLEET_SUMMARY, state.clock.now())
-        .await;
+        .await?;
     Ok(with_etag(row.summary.version).json(row.summary))
 }
 
@@ -101,7 +101,7 @@ pub async fn fleet_occurrence(
     state
         .access_log
         .record(user.id, id, route::FLEET_OCCURRENCE, state.clock.now())
-        .await;
+        .await?;
     Ok(with_etag(row.summary.version).json(FleetOccurrence {
         incident: row.summary,
         caller_name: row.caller_name,
@@ -136,7 +136,7 @@ pub async fn regulation(
     state
         .access_log
         .record(user.id, id, route::REGULATION, state.clock.now())
-        .await;
+        .await?;
     let prank_calls = PrankCalls {
         phone: phone::key_of(&incident.basic_data.caller_phone),
         ..pranks
@@ -173,7 +173,7 @@ pub async fn occurrence_view(
     state
         .access_log
         .record(user.id, id, route::OCCURRENCE_VIEW, state.clock.now())
-        .await;
+        .await?;
     Ok(with_etag(incident.version).json(OccurrenceView {
         incident,
         technical_decisions: decisions,
@@ -201,6 +201,6 @@ pub async fn timeline(
     state
         .access_log
         .record(user.id, id.0, route::TIMELINE, state.clock.now())
-        .await;
+        .await?;
     ok(&timeline)
 }
