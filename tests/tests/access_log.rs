@@ -117,7 +117,10 @@ async fn every_read_answered_before_a_sigkill_has_its_entry() {
         "SELECT count(*) AS n FROM dispatch.patient_access_log",
     )
     .await;
-    assert!(all <= reads + CLIENTS as i64, "{all} entries for {reads} reads");
+    assert!(
+        all <= reads + CLIENTS as i64,
+        "{all} entries for {reads} reads"
+    );
 }
 
 /// The ids of the first `INCIDENTS` incidents.

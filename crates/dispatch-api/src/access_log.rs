@@ -16,6 +16,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use common::db::Pool;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel_async::AsyncPgConnection;
 use diesel_async::pooled_connection::deadpool::Object;
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
@@ -312,11 +313,18 @@ async fn write(shared: Arc<Shared>, pool: Pool, settings: AccessLogSettings) {
     let retention =
         chrono::TimeDelta::from_std(settings.retention).unwrap_or(chrono::TimeDelta::MAX);
     let mut pruned_at: Option<DateTime<Utc>> = None;
+    let mut conn: Own = None;
     while let Some(batch) = next(&shared, settings.linger).await {
         let outcome = if batch.entries.is_empty() {
             Outcome::Written
         } else {
-            append(&pool, &batch.entries, batch.opened + settings.give_up).await
+            append(
+                &pool,
+                &mut conn,
+                &batch.entries,
+                batch.opened + settings.give_up,
+            )
+            .await
         };
         shared.queue().waiting -= batch.entries.len();
         let written = matches!(outcome, Outcome::Written);
@@ -326,7 +334,7 @@ async fn write(shared: Arc<Shared>, pool: Pool, settings: AccessLogSettings) {
             && pruned_at.is_none_or(|p| newest - p >= PRUNE_EVERY)
         {
             pruned_at = Some(newest);
-            prune(&pool, newest - retention).await;
+            prune(&pool, &mut conn, newest - retention).await;
         }
     }
 }
@@ -367,23 +375,39 @@ async fn next(shared: &Shared, linger: Duration) -> Option<Batch> {
     }
 }
 
+/// The writer's own connection, taken out of the pool: the reads waiting for their entries
+/// hold pooled connections, and with every one held the writer must not wait for one.
+type Own = Option<AsyncPgConnection>;
+
+/// The writer's connection: its own, or one taken out of the pool (it then holds one more
+/// than the pool's size).
+async fn own(pool: &Pool, conn: &mut Own) -> Result<AsyncPgConnection, Error> {
+    match conn.take() {
+        Some(c) => Ok(c),
+        None => Ok(Object::take(pool.get().await?)),
+    }
+}
+
 /// Writes one batch, trying again while the database cannot be reached until `give_up_at`;
 /// a batch the database refuses is not tried again (it cannot succeed by trying again).
 /// Once a batch is told failed it is never tried again: an entry may exist for a read
 /// answered 503 (a commit whose answer was lost), never the other way round.
-async fn append(pool: &Pool, batch: &[Access], give_up_at: Instant) -> Outcome {
+async fn append(pool: &Pool, own_conn: &mut Own, batch: &[Access], give_up_at: Instant) -> Outcome {
     loop {
         let written: Result<usize, Error> = async {
-            let conn = pool.get().await?;
+            let conn = own(pool, own_conn).await?;
             let bound = give_up_at.max(Instant::now() + ATTEMPT);
             let attempt = tokio::time::timeout_at(bound, access_log::append(&conn, batch)).await;
             match attempt {
-                Ok(written) => written,
-                Err(_) => {
-                    // The statement may still be running: the connection is not reused.
-                    drop(Object::take(conn));
-                    Err(unrecorded("the INSERT did not answer in time"))
+                Ok(written) => {
+                    // A connection lost is not kept; one the database answered is.
+                    if written.as_ref().map_or_else(|e| !unavailable(e), |_| true) {
+                        *own_conn = Some(conn);
+                    }
+                    written
                 }
+                // The statement may still be running: the connection is dropped.
+                Err(_) => Err(unrecorded("the INSERT did not answer in time")),
             }
         }
         .await;
@@ -410,10 +434,14 @@ fn unavailable(e: &Error) -> bool {
     }
 }
 
-async fn prune(pool: &Pool, before: DateTime<Utc>) {
+async fn prune(pool: &Pool, own_conn: &mut Own, before: DateTime<Utc>) {
     let pruned = async {
-        let conn = pool.get().await?;
-        access_log::prune(&conn, before).await
+        let conn = own(pool, own_conn).await?;
+        let pruned = access_log::prune(&conn, before).await;
+        if pruned.as_ref().is_ok() {
+            *own_conn = Some(conn);
+        }
+        pruned
     }
     .await;
     match pruned {
