@@ -437,7 +437,7 @@ async fn a_listing_shows_the_reads_waiting_without_waiting_for_the_linger() {
             .await
             .unwrap()
     };
-    let mut expected = vec![
+    let mut expected = [
         (name("regulador").await, "GET /incident/{id}"),
         (name("frota").await, "GET /incident/{id}/timeline"),
     ];
