@@ -1,19 +1,24 @@
 //! The access log's writer (docs/dispatch-access-log.md): every read of an incident's patient
-//! data is recorded off the request path. A route hands its [`Access`] to a bounded queue
-//! (`record`, which waits only when the queue is full); one task per process drains the
-//! queue into `store::access_log::append`. A batch that is not full when the writer takes its
-//! first entry fills for up to [`AccessLogSettings::linger`] (less if it fills, or a listing
-//! or the stop waits for it), so under load one INSERT carries up to
-//! [`AccessLogSettings::batch`] entries: an INSERT's own cost (its statement, its
-//! transaction, its commit) is shared by many reads. The writer also removes the entries
-//! past the retention once an hour of the log's own time.
+//! data is recorded before its answer leaves. A route hands its entry to the writer
+//! ([`AccessLog::record`]) and waits until the batch holding it is committed: group commit,
+//! as PostgreSQL's own. One task per process writes the batches in order, each in one INSERT
+//! (`store::access_log::append`); while it writes one, the next gathers the reads answered
+//! meanwhile, and a batch may linger [`AccessLogSettings::linger`] from its first entry to
+//! gather more. One wake tells every read of a batch its outcome. An entry that cannot be
+//! written within [`AccessLogSettings::give_up`] makes its read a 503: no answered read
+//! without its entry. The writer also removes the entries past the retention once an hour of
+//! the log's own time.
 
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use common::db::Pool;
-use tokio::sync::{Notify, mpsc, oneshot};
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel_async::AsyncPgConnection;
+use diesel_async::pooled_connection::deadpool::Object;
+use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
 use crate::error::Error;
@@ -21,71 +26,146 @@ use crate::store::access_log::{self, Access};
 
 /// How long entries are kept when `ACCESS_LOG_RETENTION` is unset: five years.
 pub const DEFAULT_RETENTION: Duration = Duration::from_secs(5 * 365 * 24 * 3600);
-/// Entries waiting before `record` waits for the writer.
-pub const QUEUE_CAPACITY: usize = 65_536;
 /// The most entries one INSERT carries.
 pub const BATCH: usize = 1_000;
-/// How long a batch that is not full waits for more entries when `ACCESS_LOG_LINGER` is unset.
-pub const LINGER: Duration = Duration::from_millis(100);
+/// How long a batch gathers from its first entry when `ACCESS_LOG_LINGER` is unset: nothing
+/// beyond what arrives while the writer commits the batch before (bench/access_log/README.md).
+pub const LINGER: Duration = Duration::ZERO;
+/// How long a batch is tried while the database cannot be reached, from its first entry,
+/// before its reads are answered 503.
+pub const GIVE_UP: Duration = Duration::from_secs(5);
 /// How often (in the entries' own time) the retention runs.
 const PRUNE_EVERY: chrono::TimeDelta = chrono::TimeDelta::hours(1);
-/// How often a lingering batch looks whether it is full.
-const LOOK: Duration = Duration::from_millis(10);
 /// Pause after a failed write before it is tried again.
-const RETRY: Duration = Duration::from_millis(500);
+const RETRY: Duration = Duration::from_millis(250);
+/// The least time an attempt's statement is given, even past [`AccessLogSettings::give_up`]
+/// (a batch that waited behind a failing one is tried once).
+const ATTEMPT: Duration = Duration::from_secs(1);
 
 #[derive(Debug, Clone, Copy)]
 pub struct AccessLogSettings {
     /// Entries older than this (against the newest entry written) are removed.
     pub retention: Duration,
-    pub queue_capacity: usize,
+    /// The most entries one INSERT carries.
     pub batch: usize,
-    /// How long a batch that is not full waits for more entries before it is written (zero:
-    /// written as soon as the writer is free). Up to this much of a replica's latest reads is
-    /// held in memory only.
+    /// How long a batch that is not full gathers entries from its first one before it is
+    /// written (zero: as soon as the writer is free). The reads it holds wait that long.
     pub linger: Duration,
+    /// How long a batch is tried while the database cannot be reached before its reads fail.
+    pub give_up: Duration,
 }
 
 impl Default for AccessLogSettings {
     fn default() -> Self {
         Self {
             retention: DEFAULT_RETENTION,
-            queue_capacity: QUEUE_CAPACITY,
             batch: BATCH,
             linger: LINGER,
+            give_up: GIVE_UP,
         }
     }
 }
 
-enum Message {
-    Record(Access),
-    /// Answered once everything queued before it is written.
-    Flush(oneshot::Sender<()>),
+/// What became of a batch, told once to every read it holds.
+#[derive(Debug, Clone)]
+enum Outcome {
+    Written,
+    /// Not written (the cause, for the log): its reads are not answered.
+    Failed(Arc<str>),
+}
+
+/// The entries of one INSERT and the readers waiting for it.
+struct Batch {
+    entries: Vec<Access>,
+    done: watch::Sender<Option<Outcome>>,
+    /// When its first entry came: its linger and its give-up count from then.
+    opened: Instant,
+}
+
+impl Batch {
+    fn new(capacity: usize) -> Self {
+        Self {
+            entries: Vec::with_capacity(capacity.min(64)),
+            done: watch::Sender::new(None),
+            opened: Instant::now(),
+        }
+    }
+}
+
+/// What the routes and the writer share.
+struct Queue {
+    /// The batch gathering entries.
+    open: Batch,
+    /// Batches to write before `open`, oldest first: full ones, and those a flush closed.
+    closed: VecDeque<Batch>,
+    /// Entries handed to the writer whose outcome is not told yet.
+    waiting: usize,
+    /// Every handle is gone: write what is left and end.
+    ending: bool,
+    /// The writer has ended (or failed): nothing more is taken.
+    stopped: bool,
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    /// Wakes the writer: a first entry, a batch closed, a flush, the end.
+    wake: Notify,
+    batch: usize,
+}
+
+impl Shared {
+    fn queue(&self) -> MutexGuard<'_, Queue> {
+        // Nothing is left half done under the lock; a panic elsewhere does not poison it.
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 /// The routes' handle on the writer; cheap to clone. [`AccessLog::off`] records nothing (the
 /// benchmark's baseline).
 #[derive(Clone, Debug)]
 pub struct AccessLog {
-    writer: Option<Writer>,
+    writer: Option<Arc<Handle>>,
 }
 
-#[derive(Clone, Debug)]
-struct Writer {
-    tx: mpsc::Sender<Message>,
-    /// Ends the batch's linger: someone waits for what it holds.
-    hurry: Arc<Notify>,
+/// The writer ends when the last handle is dropped, after writing what it holds.
+struct Handle {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Handle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AccessLogWriter")
+            .field("waiting", &self.shared.queue().waiting)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.shared.queue().ending = true;
+        self.shared.wake.notify_one();
+    }
 }
 
 impl AccessLog {
     /// Starts the writer on the current runtime; it ends when the last handle is dropped,
-    /// after writing what was queued.
+    /// after writing what it holds.
     pub fn start(pool: Pool, settings: AccessLogSettings) -> Self {
-        let (tx, rx) = mpsc::channel(settings.queue_capacity.max(1));
-        let hurry = Arc::new(Notify::new());
-        tokio::spawn(write(rx, hurry.clone(), pool, settings));
+        let batch = settings.batch.max(1);
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Queue {
+                open: Batch::new(batch),
+                closed: VecDeque::new(),
+                waiting: 0,
+                ending: false,
+                stopped: false,
+            }),
+            wake: Notify::new(),
+            batch,
+        });
+        tokio::spawn(write(shared.clone(), pool, settings));
         Self {
-            writer: Some(Writer { tx, hurry }),
+            writer: Some(Arc::new(Handle { shared })),
         }
     }
 
@@ -98,154 +178,248 @@ impl AccessLog {
     }
 
     /// Records that `user_id` read incident `incident_id`'s patient data through `route` at
-    /// `at`. Returns at once unless the queue is full.
+    /// `at`, and returns once the entry is committed. `Err` (a 503) when it could not be
+    /// written: the read must not be answered.
     pub async fn record(
         &self,
         user_id: i64,
         incident_id: i64,
         route: &'static str,
         at: DateTime<Utc>,
-    ) {
-        let Some(Writer { tx, .. }) = &self.writer else {
-            return;
+    ) -> Result<(), Error> {
+        self.record_all(user_id, &[incident_id], route, at).await
+    }
+
+    /// [`AccessLog::record`] for several incidents read at once (one entry each), with one
+    /// wait for them all.
+    pub async fn record_all(
+        &self,
+        user_id: i64,
+        incident_ids: &[i64],
+        route: &'static str,
+        at: DateTime<Utc>,
+    ) -> Result<(), Error> {
+        let Some(handle) = &self.writer else {
+            return Ok(());
         };
-        let access = Access {
-            incident_id,
-            user_id,
-            route,
-            at,
-        };
-        if let Err(e) = tx.try_send(Message::Record(access)) {
-            let message = match e {
-                mpsc::error::TrySendError::Full(m) | mpsc::error::TrySendError::Closed(m) => m,
-            };
-            if tx.send(message).await.is_err() {
-                tracing::error!(
-                    user_id,
+        let shared = &handle.shared;
+        // The batches these entries went into (more than one only past a batch's size).
+        let mut waits = Vec::with_capacity(1);
+        let wake = {
+            let mut q = shared.queue();
+            if q.stopped {
+                return Err(unrecorded("the access log's writer has stopped"));
+            }
+            let mut wake = false;
+            for &incident_id in incident_ids {
+                if q.open.entries.is_empty() {
+                    // The writer may be idle, or lingering for another batch's time.
+                    q.open.opened = Instant::now();
+                    wake = true;
+                }
+                q.open.entries.push(Access {
                     incident_id,
+                    user_id,
                     route,
-                    "access log writer gone: read not recorded"
-                );
+                    at,
+                });
+                q.waiting += 1;
+                if q.open.entries.len() >= shared.batch {
+                    waits.push(q.open.done.subscribe());
+                    let full = std::mem::replace(&mut q.open, Batch::new(shared.batch));
+                    q.closed.push_back(full);
+                    wake = true;
+                }
             }
+            if !q.open.entries.is_empty() && !incident_ids.is_empty() {
+                waits.push(q.open.done.subscribe());
+            }
+            wake
+        };
+        if wake {
+            shared.wake.notify_one();
         }
+        for wait in waits {
+            outcome(wait).await?;
+        }
+        Ok(())
     }
 
-    /// Waits until everything recorded before is written, without waiting for a batch's
-    /// linger (the listings call it first, so they show this replica's reads up to the moment
-    /// they are asked).
+    /// Waits until everything recorded before is written, ending a batch's linger (the stop
+    /// calls it, and the listings, so they show this replica's reads up to the moment).
     pub async fn flush(&self) {
-        let Some(Writer { tx, hurry }) = &self.writer else {
+        let Some(handle) = &self.writer else {
             return;
         };
-        let (done, wait) = oneshot::channel();
-        if tx.send(Message::Flush(done)).await.is_ok() {
-            // After the send: the writer, woken, finds the flush in the queue. A wake that
-            // finds nobody lingering is kept, and the next linger, finding no flush, goes on.
-            hurry.notify_one();
-            let _ = wait.await;
-        }
-    }
-}
-
-/// The entries and flushes taken from the queue for the next INSERT.
-struct Batch {
-    entries: Vec<Access>,
-    flushes: Vec<oneshot::Sender<()>>,
-    size: usize,
-}
-
-impl Batch {
-    fn is_full(&self) -> bool {
-        self.entries.len() >= self.size
-    }
-
-    fn take(&mut self, message: Message) {
-        match message {
-            Message::Record(a) => self.entries.push(a),
-            Message::Flush(done) => self.flushes.push(done),
-        }
-    }
-
-    /// Takes what the queue holds now, until the batch is full.
-    fn drain(&mut self, rx: &mut mpsc::Receiver<Message>) {
-        while !self.is_full() {
-            match rx.try_recv() {
-                Ok(message) => self.take(message),
-                Err(_) => return,
+        let shared = &handle.shared;
+        let wait = {
+            let mut q = shared.queue();
+            if q.stopped {
+                return;
             }
-        }
+            // Closes the open batch, even empty: the writer writes in order, so when this one
+            // is told, every batch before it has been.
+            let open = std::mem::replace(&mut q.open, Batch::new(shared.batch));
+            let wait = open.done.subscribe();
+            q.closed.push_back(open);
+            wait
+        };
+        shared.wake.notify_one();
+        let _ = outcome(wait).await;
+    }
+
+    /// Entries handed to the writer whose reads wait for their commit.
+    pub fn waiting(&self) -> usize {
+        self.writer.as_ref().map_or(0, |h| h.shared.queue().waiting)
     }
 }
 
-/// The writer: drains the queue in batches until every handle is gone.
-async fn write(
-    mut rx: mpsc::Receiver<Message>,
-    hurry: Arc<Notify>,
-    pool: Pool,
-    settings: AccessLogSettings,
-) {
+/// Waits for a batch's outcome.
+async fn outcome(mut wait: watch::Receiver<Option<Outcome>>) -> Result<(), Error> {
+    match wait.wait_for(Option::is_some).await.as_deref() {
+        Ok(Some(Outcome::Written)) => Ok(()),
+        Ok(Some(Outcome::Failed(why))) => Err(unrecorded(why)),
+        // The writer dropped the batch untold: it failed.
+        Ok(None) | Err(_) => Err(unrecorded("the access log's writer has stopped")),
+    }
+}
+
+/// The error a read whose entry was not written answers with: the database unavailable
+/// (503, and the cause in the service's log).
+fn unrecorded(why: &str) -> Error {
+    Error::Db(DieselError::DatabaseError(
+        DatabaseErrorKind::UnableToSendCommand,
+        Box::new(format!("access log entry not written: {why}")),
+    ))
+}
+
+/// Marks the writer stopped however it ends (a panic included), failing what it held.
+struct Stopped(Arc<Shared>);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let mut q = self.0.queue();
+        q.stopped = true;
+        // Dropped untold: their readers are answered 503.
+        q.closed.clear();
+        q.open = Batch::new(0);
+        q.waiting = 0;
+    }
+}
+
+/// The writer: writes the batches in order until every handle is gone.
+async fn write(shared: Arc<Shared>, pool: Pool, settings: AccessLogSettings) {
+    let _stopped = Stopped(shared.clone());
     let retention =
         chrono::TimeDelta::from_std(settings.retention).unwrap_or(chrono::TimeDelta::MAX);
     let mut pruned_at: Option<DateTime<Utc>> = None;
-    let mut next = Batch {
-        entries: Vec::with_capacity(settings.batch),
-        flushes: Vec::new(),
-        size: settings.batch.max(1),
-    };
-    while let Some(first) = rx.recv().await {
-        next.take(first);
-        next.drain(&mut rx);
-        // The batch fills while it lingers. The writer looks at the queue every `LOOK`
-        // rather than being woken by every read; it stops lingering when the batch is full
-        // (a busy centre) or someone waits for it (a listing's or the stop's flush).
-        let deadline = Instant::now() + settings.linger;
-        while !next.is_full() && next.flushes.is_empty() {
-            let now = Instant::now();
-            if now >= deadline {
-                break;
-            }
-            tokio::select! {
-                () = tokio::time::sleep_until(deadline.min(now + LOOK)) => {}
-                () = hurry.notified() => {}
-            }
-            next.drain(&mut rx);
-        }
-        let (batch, flushes) = (&mut next.entries, &mut next.flushes);
-        if !batch.is_empty() {
-            append(&pool, batch).await;
-            let newest = batch.iter().map(|a| a.at).max();
-            batch.clear();
-            if let Some(newest) = newest
-                && pruned_at.is_none_or(|p| newest - p >= PRUNE_EVERY)
-            {
-                pruned_at = Some(newest);
-                prune(&pool, newest - retention).await;
-            }
-        }
-        for done in flushes.drain(..) {
-            let _ = done.send(());
+    let mut conn: Own = None;
+    while let Some(batch) = next(&shared, settings.linger).await {
+        let outcome = if batch.entries.is_empty() {
+            Outcome::Written
+        } else {
+            append(
+                &pool,
+                &mut conn,
+                &batch.entries,
+                batch.opened + settings.give_up,
+            )
+            .await
+        };
+        shared.queue().waiting -= batch.entries.len();
+        let written = matches!(outcome, Outcome::Written);
+        batch.done.send_replace(Some(outcome));
+        if written
+            && let Some(newest) = batch.entries.iter().map(|a| a.at).max()
+            && pruned_at.is_none_or(|p| newest - p >= PRUNE_EVERY)
+        {
+            pruned_at = Some(newest);
+            prune(&pool, &mut conn, newest - retention).await;
         }
     }
 }
 
-/// Writes one batch, trying again while the database is unreachable; a batch the database
-/// refuses is logged and dropped (it cannot succeed by trying again).
-async fn append(pool: &Pool, batch: &[Access]) {
+/// The next batch to write: a closed one first, else the open one once its linger is over
+/// (at once when every handle is gone); None when nothing is left and every handle is gone.
+async fn next(shared: &Shared, linger: Duration) -> Option<Batch> {
     loop {
-        let written = async {
-            let conn = pool.get().await?;
-            access_log::append(&conn, batch).await
+        let until = {
+            let mut q = shared.queue();
+            if let Some(batch) = q.closed.pop_front() {
+                return Some(batch);
+            }
+            if q.open.entries.is_empty() {
+                if q.ending {
+                    return None;
+                }
+                None
+            } else {
+                let until = q.open.opened + linger;
+                if q.ending || Instant::now() >= until {
+                    let capacity = shared.batch;
+                    return Some(std::mem::replace(&mut q.open, Batch::new(capacity)));
+                }
+                Some(until)
+            }
+        };
+        // A wake between the look above and this wait is kept (`notify_one` stores it).
+        match until {
+            Some(until) => {
+                tokio::select! {
+                    () = tokio::time::sleep_until(until) => {}
+                    () = shared.wake.notified() => {}
+                }
+            }
+            None => shared.wake.notified().await,
+        }
+    }
+}
+
+/// The writer's own connection, taken out of the pool: the reads waiting for their entries
+/// hold pooled connections, and with every one held the writer must not wait for one.
+type Own = Option<AsyncPgConnection>;
+
+/// The writer's connection: its own, or one taken out of the pool (it then holds one more
+/// than the pool's size).
+async fn own(pool: &Pool, conn: &mut Own) -> Result<AsyncPgConnection, Error> {
+    match conn.take() {
+        Some(c) => Ok(c),
+        None => Ok(Object::take(pool.get().await?)),
+    }
+}
+
+/// Writes one batch, trying again while the database cannot be reached until `give_up_at`;
+/// a batch the database refuses is not tried again (it cannot succeed by trying again).
+/// Once a batch is told failed it is never tried again: an entry may exist for a read
+/// answered 503 (a commit whose answer was lost), never the other way round.
+async fn append(pool: &Pool, own_conn: &mut Own, batch: &[Access], give_up_at: Instant) -> Outcome {
+    loop {
+        let written: Result<usize, Error> = async {
+            let conn = own(pool, own_conn).await?;
+            let bound = give_up_at.max(Instant::now() + ATTEMPT);
+            let attempt = tokio::time::timeout_at(bound, access_log::append(&conn, batch)).await;
+            match attempt {
+                Ok(written) => {
+                    // A connection lost is not kept; one the database answered is.
+                    if written.as_ref().map_or_else(|e| !unavailable(e), |_| true) {
+                        *own_conn = Some(conn);
+                    }
+                    written
+                }
+                // The statement may still be running: the connection is dropped.
+                Err(_) => Err(unrecorded("the INSERT did not answer in time")),
+            }
         }
         .await;
         match written {
-            Ok(_) => return,
-            Err(e) if unavailable(&e) => {
+            Ok(_) => return Outcome::Written,
+            Err(e) if unavailable(&e) && Instant::now() + RETRY < give_up_at => {
                 tracing::warn!(error = %e, entries = batch.len(), "access log not written yet; trying again");
                 tokio::time::sleep(RETRY).await;
             }
             Err(e) => {
-                tracing::error!(error = %e, entries = batch.len(), "access log entries refused: not recorded");
-                return;
+                tracing::error!(error = %e, entries = batch.len(), "access log entries not written: their reads are answered 503");
+                return Outcome::Failed(e.to_string().into());
             }
         }
     }
@@ -260,10 +434,14 @@ fn unavailable(e: &Error) -> bool {
     }
 }
 
-async fn prune(pool: &Pool, before: DateTime<Utc>) {
+async fn prune(pool: &Pool, own_conn: &mut Own, before: DateTime<Utc>) {
     let pruned = async {
-        let conn = pool.get().await?;
-        access_log::prune(&conn, before).await
+        let conn = own(pool, own_conn).await?;
+        let pruned = access_log::prune(&conn, before).await;
+        if pruned.as_ref().is_ok() {
+            *own_conn = Some(conn);
+        }
+        pruned
     }
     .await;
     match pruned {

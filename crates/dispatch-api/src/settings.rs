@@ -46,7 +46,7 @@ pub struct Settings {
     #[arg(long, env = "ACCESS_LOG_RETENTION", default_value = show(DEFAULT_RETENTION), value_parser = positive_duration)]
     pub access_log_retention: Duration,
 
-    /// How long the access log's writer lets a batch of entries fill before writing it (0ms: at once; at most 10s); up to this much of the latest reads is held in memory only
+    /// How long a batch of access-log entries gathers from its first entry before one INSERT writes it (0ms: as soon as the writer is free; at most 10s); each read waits for its entry's commit, so this adds to those reads' latency
     #[arg(long, env = "ACCESS_LOG_LINGER", default_value = show(LINGER), value_parser = linger)]
     pub access_log_linger: Duration,
 

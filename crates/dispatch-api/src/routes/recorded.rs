@@ -31,14 +31,13 @@ pub async fn record<T: PatientData>(
     let mut seen = std::collections::HashSet::with_capacity(incidents.len());
     incidents.retain(|id| seen.insert(*id));
     let at = state.clock.now();
-    for incident in incidents {
-        // The one call of the writer (clippy.toml): every entry goes through here.
-        #[allow(clippy::disallowed_methods)]
-        state
-            .access_log
-            .record(reader.id, incident, route.as_str(), at)
-            .await;
-    }
+    // The one call of the writer (clippy.toml): every entry goes through here, and the
+    // answer leaves only once they are committed (an error is a 503: nothing is answered).
+    #[allow(clippy::disallowed_methods)]
+    state
+        .access_log
+        .record_all(reader.id, &incidents, route.as_str(), at)
+        .await?;
     Ok(Recorded(view))
 }
 

@@ -7,7 +7,9 @@ use chrono::{Duration, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use dispatch_api::access_log::{AccessLog, AccessLogSettings};
+use dispatch_api::error::Error;
 use dispatch_api::schema::dispatch::{incidents, patient_access_log, users};
+use tokio::task::JoinHandle;
 
 use crate::support::Api;
 
@@ -37,7 +39,7 @@ async fn first_incidents(api: &Api, n: i64) -> Vec<i64> {
 }
 
 /// Records the reads `range` by `user`, of `ids` in turn, each `step` after the one before
-/// from `t0`.
+/// from `t0`, all at once (as concurrent requests do); returns once every entry is committed.
 async fn record_reads(
     log: &AccessLog,
     user: i64,
@@ -46,9 +48,49 @@ async fn record_reads(
     route: &'static str,
     (t0, step): (chrono::DateTime<Utc>, Duration),
 ) {
-    for i in range {
-        log.record(user, ids[i % ids.len()], route, t0 + step * i as i32)
-            .await;
+    let reads = range.map(|i| log.record(user, ids[i % ids.len()], route, t0 + step * i as i32));
+    for recorded in futures_util::future::join_all(reads).await {
+        recorded.unwrap();
+    }
+}
+
+/// [`record_reads`] in the background: each read waits for its entry's commit.
+fn reads_waiting(
+    log: &AccessLog,
+    user: i64,
+    ids: &[i64],
+    range: std::ops::Range<usize>,
+    route: &'static str,
+    (t0, step): (chrono::DateTime<Utc>, Duration),
+) -> Vec<JoinHandle<Result<(), Error>>> {
+    range
+        .map(|i| {
+            let (log, id) = (log.clone(), ids[i % ids.len()]);
+            tokio::spawn(async move { log.record(user, id, route, t0 + step * i as i32).await })
+        })
+        .collect()
+}
+
+/// Waits (at most five seconds) until `n` entries are in the writer's hands, their reads
+/// waiting for the commit.
+async fn until_waiting(log: &AccessLog, n: usize) {
+    tokio::time::timeout(std::time::Duration::from_secs(5), async {
+        while log.waiting() != n {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{} entries waiting, not {n}", log.waiting()));
+}
+
+/// Waits (at most five seconds) for reads to be answered; each recorded its entry.
+async fn answered(reads: Vec<JoinHandle<Result<(), Error>>>) {
+    for read in reads {
+        tokio::time::timeout(std::time::Duration::from_secs(5), read)
+            .await
+            .expect("the read is answered")
+            .unwrap()
+            .unwrap();
     }
 }
 
@@ -69,7 +111,7 @@ async fn a_burst_is_written_whole_and_the_retention_removes_only_what_is_past_it
     let t0 = Utc::now() - Duration::days(1);
     let second = (t0, Duration::seconds(1));
     record_reads(&log, user, &ids, 0..20, "GET /incident/{id}", second).await;
-    log.flush().await;
+    // Every read has its entry when `record` returns: nothing is held in memory.
     let written = entries(&api).await;
     assert_eq!(written.len(), 20);
     assert_eq!(written[4], (ids[1], user, "GET /incident/{id}".to_owned()));
@@ -80,7 +122,9 @@ async fn a_burst_is_written_whole_and_the_retention_removes_only_what_is_past_it
         "GET /incident/{id}/regulation",
         t0 + Duration::hours(2),
     )
-    .await;
+    .await
+    .unwrap();
+    // The retention runs after the batch is written and its reads told: a flush waits for it.
     log.flush().await;
     assert_eq!(
         entries(&api).await,
@@ -98,8 +142,8 @@ async fn the_table_refuses_to_be_rewritten() {
         .unwrap();
     let log = AccessLog::start(api.db.pool(), AccessLogSettings::default());
     log.record(api.id("tarm"), id, "GET /incident/{id}", Utc::now())
-        .await;
-    log.flush().await;
+        .await
+        .unwrap();
     let mut conn = api.conn().await;
     for statement in [
         "UPDATE dispatch.patient_access_log SET route = 'nothing'",
@@ -155,8 +199,8 @@ async fn an_incident_or_a_user_the_log_names_cannot_be_deleted() {
     let bystander = new_user("sem.leituras").await;
     let log = AccessLog::start(api.db.pool(), AccessLogSettings::default());
     log.record(reader, incident, "GET /incident/{id}", Utc::now())
-        .await;
-    log.flush().await;
+        .await
+        .unwrap();
 
     let mut conn = api.conn().await;
     for (statement, named) in [
@@ -288,8 +332,8 @@ fn lingering(api: &Api, batch: usize) -> AccessLog {
 }
 
 /// docs/dispatch-access-log.md, "Batches": a batch that is not full lingers, and the reads
-/// recorded meanwhile join it; a listing's flush ends the linger at once and one INSERT
-/// writes them all.
+/// recorded meanwhile join it, each waiting for the commit; a listing's flush ends the linger
+/// at once, one INSERT writes them all, and then the reads are answered.
 #[actix_web::test]
 async fn reads_recorded_while_a_batch_lingers_are_written_by_one_insert_when_flushed() {
     let api = Api::new().await;
@@ -298,11 +342,14 @@ async fn reads_recorded_while_a_batch_lingers_are_written_by_one_insert_when_flu
     let log = lingering(&api, 1000);
     let t0 = Utc::now();
     let ms = (t0, Duration::milliseconds(1));
-    record_reads(&log, user, &ids, 0..5, "GET /incident/{id}", ms).await;
-    // The writer has taken the first entry and lingers (for ten seconds): nothing is written.
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let first = reads_waiting(&log, user, &ids, 0..5, "GET /incident/{id}", ms);
+    // The writer holds the five and lingers (for ten seconds): nothing is written, and no
+    // read is answered.
+    until_waiting(&log, 5).await;
     assert_eq!(entries(&api).await, vec![]);
-    record_reads(&log, user, &ids, 5..8, "GET /incident/{id}", ms).await;
+    assert!(first.iter().all(|read| !read.is_finished()));
+    let more = reads_waiting(&log, user, &ids, 5..8, "GET /incident/{id}", ms);
+    until_waiting(&log, 8).await;
     // The flush does not wait out the linger.
     tokio::time::timeout(std::time::Duration::from_secs(5), log.flush())
         .await
@@ -312,10 +359,12 @@ async fn reads_recorded_while_a_batch_lingers_are_written_by_one_insert_when_flu
         .collect();
     assert_eq!(entries(&api).await, expected);
     assert_eq!(transactions(&api).await, 1);
+    answered(first.into_iter().chain(more).collect()).await;
+    assert_eq!(log.waiting(), 0);
 }
 
-/// A batch that fills does not linger: a busy centre's reads are written as soon as a batch
-/// is full, without a flush; what is left over lingers until the next flush.
+/// A batch that fills does not linger: a busy centre's reads are written, and answered, as
+/// soon as a batch is full, without a flush; what is left over lingers until the next flush.
 #[actix_web::test]
 async fn a_full_batch_is_written_without_waiting_for_the_linger() {
     let api = Api::new().await;
@@ -324,53 +373,52 @@ async fn a_full_batch_is_written_without_waiting_for_the_linger() {
     let log = lingering(&api, 4);
     let t0 = Utc::now();
     let ms = (t0, Duration::milliseconds(1));
-    record_reads(&log, user, &ids, 0..6, "GET /incident/{id}/timeline", ms).await;
-    // Four of the six fill a batch, written long before the ten seconds' linger ends.
-    let full = tokio::time::timeout(std::time::Duration::from_secs(5), async {
-        loop {
-            let written = entries(&api).await;
-            if !written.is_empty() {
-                return written;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-    })
-    .await
-    .expect("a full batch is written before its linger ends");
+    let route = "GET /incident/{id}/timeline";
     let expected: Vec<_> = (0..6)
-        .map(|i| (ids[i % 2], user, "GET /incident/{id}/timeline".to_owned()))
+        .map(|i| (ids[i % 2], user, route.to_owned()))
         .collect();
-    assert_eq!(full, expected[..4]);
-    // The two left over linger with the next batch.
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    // Four fill a batch: written and answered long before the ten seconds' linger ends.
+    answered(reads_waiting(&log, user, &ids, 0..4, route, ms)).await;
     assert_eq!(entries(&api).await, expected[..4]);
+    // The two after them linger with the next batch, unanswered.
+    let left = reads_waiting(&log, user, &ids, 4..6, route, ms);
+    until_waiting(&log, 2).await;
+    assert_eq!(entries(&api).await, expected[..4]);
+    assert!(left.iter().all(|read| !read.is_finished()));
     tokio::time::timeout(std::time::Duration::from_secs(5), log.flush())
         .await
         .expect("the flush ended the linger");
+    answered(left).await;
     assert_eq!(entries(&api).await, expected);
     assert_eq!(transactions(&api).await, 2);
 }
 
 /// Through the API, as an administrator answering an inquiry would: with a ten-second linger
-/// the reads just made are not in the table yet, and the incident's listing shows them at
-/// once, by whom and through which route.
+/// two people's reads wait for their entries, unanswered and not in the table yet; the
+/// incident's listing ends the linger, shows both by whom and through which route, and the
+/// two reads are answered.
 #[actix_web::test]
-async fn a_listing_shows_the_reads_just_made_without_waiting_for_the_linger() {
+async fn a_listing_shows_the_reads_waiting_without_waiting_for_the_linger() {
     let api = Api::lingering(std::time::Duration::from_secs(10)).await;
     let id = first_incidents(&api, 1).await[0];
-    api.get("regulador", &format!("/incident/{id}")).await.ok();
-    api.get("frota", &format!("/incident/{id}/timeline"))
+    let log = &api.state().access_log;
+    let detail = format!("/incident/{id}");
+    let timeline = format!("/incident/{id}/timeline");
+    let reads = async { tokio::join!(api.get("regulador", &detail), api.get("frota", &timeline)) };
+    let listing = async {
+        until_waiting(log, 2).await;
+        assert_eq!(entries(&api).await, vec![]);
+        tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            api.get("admin", &format!("/incident/{id}/access-log")),
+        )
         .await
-        .ok();
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    assert_eq!(entries(&api).await, vec![]);
-    let listing = tokio::time::timeout(
-        std::time::Duration::from_secs(5),
-        api.get("admin", &format!("/incident/{id}/access-log")),
-    )
-    .await
-    .expect("the listing does not wait out the linger");
-    let read: Vec<(&str, &str)> = listing.ok()["entries"]
+        .expect("the listing does not wait out the linger")
+    };
+    let ((regulator_read, fleet_read), listing) = tokio::join!(reads, listing);
+    assert_eq!(regulator_read.ok()["id"], id);
+    assert_eq!(fleet_read.ok()["incident_id"], id);
+    let mut read: Vec<(&str, &str)> = listing.ok()["entries"]
         .as_array()
         .unwrap()
         .iter()
@@ -381,22 +429,140 @@ async fn a_listing_shows_the_reads_just_made_without_waiting_for_the_linger() {
             )
         })
         .collect();
-    let mut names = Vec::new();
-    for login in ["regulador", "frota"] {
-        let name: String = users::table
+    // Both read in the same instant of the clock: the order between them is the writer's.
+    read.sort();
+    let name = async |login: &str| -> String {
+        users::table
             .filter(users::id.eq(api.id(login)))
             .select(users::descriptive_name)
             .first(&mut api.conn().await)
             .await
-            .unwrap();
-        names.push(name);
-    }
-    let (regulator, fleet) = (&names[0], &names[1]);
+            .unwrap()
+    };
+    let mut expected = [
+        (name("regulador").await, "GET /incident/{id}"),
+        (name("frota").await, "GET /incident/{id}/timeline"),
+    ];
+    expected.sort();
+    let expected: Vec<(&str, &str)> = expected.iter().map(|(n, r)| (n.as_str(), *r)).collect();
+    assert_eq!(read, expected);
+}
+
+/// A batch the database refuses is not written and its read is not answered (503, no
+/// patient data); it is never tried again, so the entry does not appear later: the next read
+/// is the only one listed.
+#[actix_web::test]
+async fn a_read_whose_entry_is_refused_is_answered_503_and_never_written_later() {
+    let api = Api::new().await;
+    let id = first_incidents(&api, 1).await[0];
+    let mut conn = api.conn().await;
+    diesel::sql_query(
+        "CREATE FUNCTION dispatch.refuse_for_the_test() RETURNS trigger LANGUAGE plpgsql \
+         AS $$ BEGIN RAISE EXCEPTION 'refused for the test'; END $$",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    diesel::sql_query(
+        "CREATE TRIGGER refuse_for_the_test BEFORE INSERT ON dispatch.patient_access_log \
+         FOR EACH STATEMENT EXECUTE FUNCTION dispatch.refuse_for_the_test()",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    let refused = api.get("regulador", &format!("/incident/{id}")).await;
+    refused.problem(503, "unavailable");
+    assert!(refused.body.get("basic_data").is_none(), "{}", refused.body);
+    assert_eq!(api.state().access_log.waiting(), 0);
+
+    diesel::sql_query("DROP TRIGGER refuse_for_the_test ON dispatch.patient_access_log")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    api.get("frota", &format!("/incident/{id}/timeline"))
+        .await
+        .ok();
+    let listing = api
+        .get("admin", &format!("/incident/{id}/access-log"))
+        .await;
+    let routes: Vec<(i64, &str)> = listing.ok()["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["user"]["id"].as_i64().unwrap(),
+                e["route"].as_str().unwrap(),
+            )
+        })
+        .collect();
     assert_eq!(
-        read,
-        vec![
-            (regulator.as_str(), "GET /incident/{id}"),
-            (fleet.as_str(), "GET /incident/{id}/timeline"),
-        ]
+        routes,
+        vec![(api.id("frota"), "GET /incident/{id}/timeline")]
     );
+}
+
+/// The database out of reach: the writer tries the batch until `give_up` and then fails it;
+/// the read gets the 503 the service answers when its database is down.
+#[actix_web::test]
+async fn an_entry_the_database_cannot_take_fails_its_read_with_a_503() {
+    let nowhere = common::db::pool(
+        &format!("postgres://postgres@127.0.0.1:{}/nowhere", closed_port()),
+        &common::db::PoolSettings::new("access_log_test"),
+    )
+    .unwrap();
+    let log = AccessLog::start(
+        nowhere,
+        AccessLogSettings {
+            give_up: std::time::Duration::from_secs(1),
+            ..AccessLogSettings::default()
+        },
+    );
+    let err = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        log.record_all(1, &[1, 2, 3], "GET /incident/mask", Utc::now()),
+    )
+    .await
+    .expect("the read is not held past the bound")
+    .unwrap_err();
+    let problem = err.problem();
+    assert_eq!(
+        (problem.status, problem.code.as_ref()),
+        (503, "unavailable")
+    );
+    assert_eq!(log.waiting(), 0);
+}
+
+/// A port nothing listens on.
+fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// Several incidents read at once (a list) are recorded with one wait, across batches.
+#[actix_web::test]
+async fn reads_of_several_incidents_at_once_have_an_entry_each_when_recorded() {
+    let api = Api::new().await;
+    let ids = first_incidents(&api, 5).await;
+    let user = api.id("regulador");
+    let log = AccessLog::start(
+        api.db.pool(),
+        AccessLogSettings {
+            batch: 2,
+            ..AccessLogSettings::default()
+        },
+    );
+    log.record_all(user, &ids, "GET /incident/mask", Utc::now())
+        .await
+        .unwrap();
+    let expected: Vec<_> = ids
+        .iter()
+        .map(|id| (*id, user, "GET /incident/mask".to_owned()))
+        .collect();
+    assert_eq!(entries(&api).await, expected);
+    assert_eq!(transactions(&api).await, 3);
+    log.record_all(user, &[], "GET /incident/mask", Utc::now())
+        .await
+        .unwrap();
+    assert_eq!(entries(&api).await.len(), 5);
 }
