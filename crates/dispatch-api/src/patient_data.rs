@@ -10,7 +10,6 @@
 //! (`tests/it/patient_data.rs`) checks every GET route and WebSocket message against
 //! [`PATIENT_FIELDS`] behind both.
 
-use common::text_enum;
 use serde::Serialize;
 
 use crate::views::*;
@@ -32,24 +31,9 @@ pub const PATIENT_FIELDS: &[&str] = &[
     "location",
 ];
 
-text_enum! {
-    /// A route that answers patient data, as the access log records it (its `route`
-    /// column): the method and the OpenAPI path pattern.
-    pub enum AccessRoute {
-        Detail = "GET /incident/{id}",
-        UnitSelection = "GET /incident/{id}/unit-selection",
-        FleetSummary = "GET /incident/{id}/fleet-summary",
-        FleetOccurrence = "GET /incident/{id}/fleet-occurrence",
-        Regulation = "GET /incident/{id}/regulation",
-        OccurrenceView = "GET /incident/{id}/occurrence-view",
-        Timeline = "GET /incident/{id}/timeline",
-        UnitRecommendation = "GET /incident/{id}/unit-recommendation",
-        Mask = "GET /incident/mask",
-        PrankCalls = "GET /incident/prank-calls/{phone_number}",
-        DispatchData = "GET /dispatch/bff/dispatch-data/{id}",
-        TechnicalDecisions = "GET /technical-decision/incident/{id}",
-    }
-}
+/// The routes recorded: the enum lives in `domain` so that the views and the store name it
+/// too.
+pub use crate::domain::access::AccessRoute;
 
 /// A view that carries incidents' patient data: answered only through
 /// `routes::recorded::record`, which records one entry for each incident it shows. Never

@@ -822,7 +822,7 @@ pub struct AccessEntry {
     pub incident_id: i64,
     pub incident_number: String,
     /// The route read, as its method and path pattern: `GET /incident/{id}/regulation`.
-    pub route: crate::patient_data::AccessRoute,
+    pub route: crate::domain::access::AccessRoute,
 }
 
 /// A page of the access log, oldest first; `truncated` when more entries matched than the

@@ -5,6 +5,7 @@
 //! The enums here are stored as text columns; [`common::text_enum!`] gives each its one
 //! spelling, used alike by serde, OpenAPI and diesel.
 
+pub mod access;
 pub mod dispatch;
 pub mod fleet;
 pub mod form;

@@ -51,7 +51,7 @@ const LAYERS: &[Layer] = &[
     },
     Layer {
         name: "wire",
-        modules: &["views", "search"],
+        modules: &["views", "search", "patient_data"],
     },
     Layer {
         name: "error",

@@ -33,7 +33,7 @@ fn set_cookies(res: &Response) -> Vec<String> {
 }
 
 /// Signs in with `token`: the session cookie (`name=value`) the answer sets, if any.
-async fn sign_in(api: &Api, token: &str) -> Option<String> {
+pub(crate) async fn sign_in(api: &Api, token: &str) -> Option<String> {
     let res = client()
         .post(format!("http://{}/reports/entrar", api.addr))
         .header("sec-fetch-site", "same-origin")

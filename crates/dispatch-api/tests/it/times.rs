@@ -1106,8 +1106,10 @@ async fn the_managers_page_says_the_time_on_the_centres_clock() {
             .with_timezone(&Utc),
     );
     let api = Api::at(clock).await;
+    let cookie = crate::manager::sign_in(&api, &api.token("admin"))
+        .await
+        .expect("the admin signs in");
     let page = |api: &Api| {
-        let cookie = format!("reports_session={}", api.token("admin"));
         let req = api
             .request(reqwest::Method::GET, "/reports")
             .header("cookie", cookie);
@@ -1134,7 +1136,9 @@ async fn a_centre_in_another_zone_reads_its_own_hours() {
             .with_timezone(&Utc),
     );
     let api = Api::at_zone(clock, chrono_tz::America::Manaus).await;
-    let cookie = format!("reports_session={}", api.token("admin"));
+    let cookie = crate::manager::sign_in(&api, &api.token("admin"))
+        .await
+        .expect("the admin signs in");
     let res = api
         .request(reqwest::Method::GET, "/reports")
         .header("cookie", cookie)
