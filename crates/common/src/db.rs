@@ -144,6 +144,24 @@ pub async fn ping(pool: &Pool) -> bool {
     )
 }
 
+/// A connection of its own for a task that requests wait on (the access log's writer): made
+/// like the pool's (the same setup, TLS and timeouts) but outside its size, so it is had even
+/// while every pooled connection is held by a request waiting for that task.
+pub async fn dedicated(pool: &Pool) -> Result<AsyncPgConnection, PoolError> {
+    use deadpool::managed::Manager as _;
+    let create = pool.manager().create();
+    match tokio::time::timeout(
+        pool.timeouts().create.unwrap_or(Duration::from_secs(5)),
+        create,
+    )
+    .await
+    {
+        Ok(Ok(conn)) => Ok(conn),
+        Ok(Err(e)) => Err(PoolError::Backend(e)),
+        Err(_) => Err(PoolError::Timeout(deadpool::managed::TimeoutType::Create)),
+    }
+}
+
 /// A connection for a request; an outage or an exhausted pool is 503.
 pub async fn conn(pool: &Pool) -> Result<Conn, Problem> {
     pool.get().await.map_err(pool_error)

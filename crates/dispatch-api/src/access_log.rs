@@ -17,7 +17,6 @@ use chrono::{DateTime, Utc};
 use common::db::Pool;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel_async::AsyncPgConnection;
-use diesel_async::pooled_connection::deadpool::Object;
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
@@ -375,16 +374,16 @@ async fn next(shared: &Shared, linger: Duration) -> Option<Batch> {
     }
 }
 
-/// The writer's own connection, taken out of the pool: the reads waiting for their entries
-/// hold pooled connections, and with every one held the writer must not wait for one.
+/// The writer's own connection, never a pooled one: the reads waiting for their entries
+/// may hold every pooled connection, and the writer must not wait for one of them.
 type Own = Option<AsyncPgConnection>;
 
-/// The writer's connection: its own, or one taken out of the pool (it then holds one more
-/// than the pool's size).
+/// The writer's connection: its own, or a new one made beside the pool (`common::db::
+/// dedicated`: the process holds one more than the pool's size).
 async fn own(pool: &Pool, conn: &mut Own) -> Result<AsyncPgConnection, Error> {
     match conn.take() {
         Some(c) => Ok(c),
-        None => Ok(Object::take(pool.get().await?)),
+        None => Ok(common::db::dedicated(pool).await?),
     }
 }
 
