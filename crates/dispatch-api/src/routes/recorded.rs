@@ -3,6 +3,10 @@
 //! yields the [`Recorded`] answer. A patient view ([`PatientData`]) is not accepted by the
 //! generic answers (`ok`, `IfNoneMatch`), so a handler that forgets to record does not
 //! compile.
+//!
+//! The answer waits for the entries' commit (group commit, docs/dispatch-access-log.md): a
+//! handler hands its pooled connection back before it calls [`record`], so the reads waiting
+//! for one commit do not hold the pool's connections from the reads that will fill the next.
 
 use actix_web::HttpResponse;
 

@@ -40,6 +40,7 @@ pub async fn mask(state: web::Data<AppState>, user: CurrentUser, req: HttpReques
     let mask = mask_params(req.query_string())?.check(state.clock.now())?;
     let conn = state.pool.get().await?;
     let page = incidents::mask(&conn, &mask, user.id).await?;
+    drop(conn); // back to the pool while the entry's commit is awaited
     record(&state, &user, AccessRoute::Mask, page).await?.ok()
 }
 
@@ -105,6 +106,7 @@ pub async fn detail(
     };
     let incident = incident.ok_or_else(|| Refusal::not_found("incident", id))?;
     let version = incident.version;
+    drop(conn); // back to the pool while the entry's commit is awaited
     record(&state, &user, AccessRoute::Detail, incident)
         .await?
         .versioned(&cached, version)
@@ -124,6 +126,7 @@ pub async fn prank_calls(
         .map_err(|e| Problem::invalid_parameter("phone_number", e.to_string()))?;
     let conn = state.pool.get().await?;
     let calls = incidents::prank_calls(&conn, &phone.key()).await?;
+    drop(conn); // back to the pool while the entry's commit is awaited
     record(&state, &user, AccessRoute::PrankCalls, calls)
         .await?
         .ok()

@@ -53,6 +53,7 @@ pub async fn unit_selection(
             .filter(|d| d.status != Status::Released)
             .collect(),
     };
+    drop(conn); // back to the pool while the entry's commit is awaited
     record(&state, &user, AccessRoute::UnitSelection, view)
         .await?
         .with_etag(s.version)
@@ -72,6 +73,7 @@ pub async fn fleet_summary(
         .await?
         .ok_or_else(|| Refusal::not_found("incident", id.0))?;
     let version = row.summary.version;
+    drop(conn); // back to the pool while the entry's commit is awaited
     record(&state, &user, AccessRoute::FleetSummary, row.summary)
         .await?
         .with_etag(version)
@@ -197,6 +199,7 @@ pub async fn timeline(
     let timeline = times::timeline(&conn, id.0, state.clock.now())
         .await?
         .ok_or_else(|| Refusal::not_found("incident", id.0))?;
+    drop(conn); // back to the pool while the entry's commit is awaited
     record(&state, &user, AccessRoute::Timeline, timeline)
         .await?
         .ok()
