@@ -144,24 +144,7 @@ pub async fn requeue_failed(
     id: i64,
     now: DateTime<Utc>,
 ) -> QueryResult<bool> {
-    // The operators' emails (no proposal) are no tenant admin's to retry.
-    let own = proposals::table
-        .filter(proposals::tenant_id.eq(tenant))
-        .select(proposals::id.nullable());
-    let n = diesel::update(
-        o::table
-            .filter(o::id.eq(id))
-            .filter(o::status.eq(OutboxStatus::Failed))
-            .filter(o::proposal_id.eq_any(own)),
-    )
-    .set((
-        o::status.eq(OutboxStatus::Queued),
-        o::failed_at.eq(None::<DateTime<Utc>>),
-        o::next_attempt_at.eq(now),
-    ))
-    .execute(conn)
-    .await?;
-    Ok(n == 1)
+    Ok(requeue_failed_many(conn, tenant, &[id], now).await?.len() == 1)
 }
 
 #[derive(Debug, Clone, Queryable, Selectable)]
@@ -517,6 +500,7 @@ pub async fn requeue_failed_many(
     ids: &[i64],
     now: DateTime<Utc>,
 ) -> QueryResult<Vec<i64>> {
+    // The operators' emails (no proposal) are no tenant admin's to retry.
     let own = proposals::table
         .filter(proposals::tenant_id.eq(tenant))
         .select(proposals::id.nullable());
