@@ -6,8 +6,8 @@
 //! meanwhile, and a batch may linger [`AccessLogSettings::linger`] from its first entry to
 //! gather more. One wake tells every read of a batch its outcome. An entry that cannot be
 //! written within [`AccessLogSettings::give_up`] makes its read a 503: no answered read
-//! without its entry. The writer also removes the entries past the retention once an hour of
-//! the log's own time.
+//! without its entry. Once an hour of the log's own time, a task of its own removes the
+//! entries past the retention, beside the writer.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -17,7 +17,7 @@ use chrono::{DateTime, Utc};
 use common::db::Pool;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel_async::AsyncPgConnection;
-use tokio::sync::{Notify, watch};
+use tokio::sync::{Notify, OwnedMutexGuard, watch};
 use tokio::time::Instant;
 
 use crate::error::Error;
@@ -110,6 +110,8 @@ struct Shared {
     /// Wakes the writer: a first entry, a batch closed, a flush, the end.
     wake: Notify,
     batch: usize,
+    /// Held while the retention runs.
+    pruning: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Shared {
@@ -161,6 +163,7 @@ impl AccessLog {
             }),
             wake: Notify::new(),
             batch,
+            pruning: Arc::default(),
         });
         tokio::spawn(write(shared.clone(), pool, settings));
         Self {
@@ -244,8 +247,9 @@ impl AccessLog {
         Ok(())
     }
 
-    /// Waits until everything recorded before is written, ending a batch's linger (the stop
-    /// calls it, and the listings, so they show this replica's reads up to the moment).
+    /// Waits until everything recorded before is written, ending a batch's linger, and the
+    /// retention those writes started has run (the stop calls it, and the listings, so they
+    /// show this replica's reads up to the moment).
     pub async fn flush(&self) {
         let Some(handle) = &self.writer else {
             return;
@@ -265,6 +269,8 @@ impl AccessLog {
         };
         shared.wake.notify_one();
         let _ = outcome(wait).await;
+        // A retention a batch before it started has ended too.
+        drop(shared.pruning.lock().await);
     }
 
     /// Entries handed to the writer whose reads wait for their commit.
@@ -326,14 +332,27 @@ async fn write(shared: Arc<Shared>, pool: Pool, settings: AccessLogSettings) {
             .await
         };
         shared.queue().waiting -= batch.entries.len();
-        let written = matches!(outcome, Outcome::Written);
+        // The retention is due: it runs in a task of its own, so the reads of the next
+        // batches never wait behind its DELETE. Its guard is taken before this batch's reads
+        // are told, so a flush that follows them waits for it too; one runs at a time (a
+        // retention still running when the next is due lets it wait for a later batch).
+        let retain = match (&outcome, batch.entries.iter().map(|a| a.at).max()) {
+            (Outcome::Written, Some(newest))
+                if pruned_at.is_none_or(|p| newest - p >= PRUNE_EVERY) =>
+            {
+                shared
+                    .pruning
+                    .clone()
+                    .try_lock_owned()
+                    .ok()
+                    .map(|guard| (guard, newest))
+            }
+            _ => None,
+        };
         batch.done.send_replace(Some(outcome));
-        if written
-            && let Some(newest) = batch.entries.iter().map(|a| a.at).max()
-            && pruned_at.is_none_or(|p| newest - p >= PRUNE_EVERY)
-        {
+        if let Some((guard, newest)) = retain {
             pruned_at = Some(newest);
-            prune(&pool, &mut conn, newest - retention).await;
+            tokio::spawn(prune(pool.clone(), newest - retention, guard));
         }
     }
 }
@@ -433,14 +452,12 @@ fn unavailable(e: &Error) -> bool {
     }
 }
 
-async fn prune(pool: &Pool, own_conn: &mut Own, before: DateTime<Utc>) {
+/// Removes the entries older than `before`, on a pooled connection (off the reads' path),
+/// holding `_running` until it is done.
+async fn prune(pool: Pool, before: DateTime<Utc>, _running: OwnedMutexGuard<()>) {
     let pruned = async {
-        let conn = own(pool, own_conn).await?;
-        let pruned = access_log::prune(&conn, before).await;
-        if pruned.as_ref().is_ok() {
-            *own_conn = Some(conn);
-        }
-        pruned
+        let conn = pool.get().await?;
+        access_log::prune(&conn, before).await
     }
     .await;
     match pruned {

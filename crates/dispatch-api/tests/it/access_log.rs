@@ -132,6 +132,90 @@ async fn a_burst_is_written_whole_and_the_retention_removes_only_what_is_past_it
     );
 }
 
+/// The retention runs beside the writer (docs/dispatch-access-log.md, "Retention"): while its
+/// DELETE waits (here on a lock another session holds on the old entries), reads are still
+/// recorded and answered; once it ends, a flush finds the old entries gone.
+#[actix_web::test]
+async fn reads_are_answered_while_the_retention_waits() {
+    use diesel_async::AsyncConnection;
+    let api = Api::new().await;
+    let ids = first_incidents(&api, 2).await;
+    let user = api.id("regulador");
+    let log = AccessLog::start(
+        api.db.pool(),
+        AccessLogSettings {
+            retention: std::time::Duration::from_secs(3600),
+            ..AccessLogSettings::default()
+        },
+    );
+    let t0 = Utc::now() - Duration::days(1);
+    let route = "GET /incident/{id}";
+    record_reads(&log, user, &ids, 0..3, route, (t0, Duration::seconds(1))).await;
+    // Another session holds the old entries: a DELETE of them waits until it ends.
+    let mut holder = diesel_async::AsyncPgConnection::establish(api.db.url())
+        .await
+        .unwrap();
+    diesel::sql_query("BEGIN")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    diesel::sql_query("SELECT id FROM dispatch.patient_access_log FOR UPDATE")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    // Two hours later: the retention is due, and its DELETE waits on the lock.
+    let later = (t0 + Duration::hours(2), Duration::seconds(1));
+    record_reads(
+        &log,
+        user,
+        &ids,
+        0..1,
+        "GET /incident/{id}/regulation",
+        later,
+    )
+    .await;
+    let waiting_delete = async |api: &Api| -> i64 {
+        #[derive(QueryableByName)]
+        struct Count {
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            n: i64,
+        }
+        diesel::sql_query(
+            "SELECT count(*) AS n FROM pg_stat_activity \
+             WHERE query LIKE 'DELETE FROM \"dispatch\".\"patient_access_log\"%' AND wait_event_type = 'Lock'",
+        )
+        .get_result::<Count>(&mut api.conn().await)
+        .await
+        .unwrap()
+        .n
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(5), async {
+        while waiting_delete(&api).await == 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the retention's DELETE waits on the lock");
+    // Reads made meanwhile are recorded and answered: they do not wait behind the DELETE.
+    let reads = reads_waiting(&log, user, &ids, 1..5, "GET /incident/{id}/timeline", later);
+    answered(reads).await;
+    assert_eq!(waiting_delete(&api).await, 1, "the DELETE still waits");
+    assert_eq!(entries(&api).await.len(), 3 + 1 + 4);
+    // The lock released, the retention ends; a flush waits for it.
+    diesel::sql_query("ROLLBACK")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    log.flush().await;
+    let left = entries(&api).await;
+    assert_eq!(
+        left.len(),
+        5,
+        "only the entries past the retention are removed: {left:?}"
+    );
+    assert!(left.iter().all(|(_, _, r)| r != route), "{left:?}");
+}
+
 #[actix_web::test]
 async fn the_table_refuses_to_be_rewritten() {
     let api = Api::new().await;
