@@ -11,7 +11,8 @@
 # Where the time goes: the CPU the service and its PostgreSQL connections (the backends of
 # the benchmark's database) used during each measured round, in ms per 1,000 reads.
 # Environment: PGURL (default postgres://postgres@127.0.0.1:5432), DURATION (s, 15),
-# CONNECTIONS (32), ROUNDS (2), PORT (18091), TARGET_DIR (target-dispatch), BIN.
+# CONNECTIONS (32), ROUNDS (2), PORT (18091), TARGET_DIR (target-dispatch), BIN, KEEP_DB=1
+# (reuse the database an earlier run seeded, its access log emptied: no 3-minute seed).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source bench/lib/cpu.sh
@@ -30,9 +31,14 @@ if [ -z "${BIN:-}" ]; then
   BIN=$TARGET_DIR/release/dispatch-api
   CARGO_TARGET_DIR=$TARGET_DIR cargo build --release -q -p dispatch-api --features bench
 fi
-psql -X -q "$PGURL/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
-"$BIN" seed > /dev/null
-psql -X -q "$DATABASE_URL" -c "VACUUM ANALYZE"
+if [ "${KEEP_DB:-}" = 1 ] && psql -X -qtA "$DATABASE_URL" -c "SELECT 1 FROM dispatch.incidents LIMIT 1" 2> /dev/null | grep -q 1; then
+  echo "KEEP_DB=1: the seeded $DB of an earlier run, its access log emptied"
+  psql -X -q "$DATABASE_URL" -c "DELETE FROM dispatch.patient_access_log" -c "VACUUM ANALYZE"
+else
+  psql -X -q "$PGURL/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
+  "$BIN" seed > /dev/null
+  psql -X -q "$DATABASE_URL" -c "VACUUM ANALYZE"
+fi
 TOKEN=$("$BIN" token --login regulador --ttl 1h)
 
 SERVER=
