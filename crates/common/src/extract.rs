@@ -75,11 +75,12 @@ impl<T: DeserializeOwned> FromRequest for Path<T> {
 
 /// Query parameters, deserialised with the failing parameter named.
 ///
-/// Parameters the route does not take are ignored, so a browser's cache-buster (`?_=1700000000`)
-/// or a parameter added by a newer client changes nothing; a parameter the route takes with a
-/// bad value is 400 `invalid_parameter` naming it. The route's parameters are the fields of
-/// `T` (a struct; `#[serde(deny_unknown_fields)]` on it has no effect here). For any other `T`
-/// every parameter is passed on.
+/// The route's parameters are the fields of `T` (a struct). A parameter the route does not
+/// take is 400 `invalid_parameter` naming it and the ones the route takes, so a misspelt
+/// filter (`activeonly=true`) never silently shows everything; the one exception is `_`, the
+/// cache-buster browsers and HTTP libraries add (`?_=1700000000`), which is ignored. A
+/// parameter the route takes with a bad value is 400 `invalid_parameter` naming it. For any
+/// other `T` every parameter is passed on (the route checks the names itself).
 #[derive(Debug)]
 pub struct Query<T>(pub T);
 
@@ -88,6 +89,9 @@ impl<T: DeserializeOwned> Query<T> {
         let known;
         let query = match struct_fields::<T>() {
             Some(fields) => {
+                if let Some(name) = unknown_name(query, fields) {
+                    return Err(not_taken(&name, fields));
+                }
                 known = only_named(query, fields);
                 known.as_ref()
             }
@@ -124,6 +128,47 @@ impl<T: DeserializeOwned> Query<T> {
             }
         })
     }
+}
+
+/// The cache-buster browsers and HTTP libraries add (`?_=1700000000123`): the one parameter
+/// a route takes without naming it.
+pub const CACHE_BUSTER: &str = "_";
+
+/// The first parameter name in `query` (percent-decoded) that is neither one of `fields`
+/// nor the cache-buster.
+fn unknown_name(query: &str, fields: &[&str]) -> Option<String> {
+    query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .find_map(|pair| {
+            let raw = pair.split_once('=').map_or(pair, |(name, _)| name);
+            let name = if raw.contains(['+', '%']) {
+                let spaced = raw.replace('+', " ");
+                percent_encoding::percent_decode_str(&spaced)
+                    .decode_utf8_lossy()
+                    .into_owned()
+            } else {
+                raw.to_owned()
+            };
+            (name != CACHE_BUSTER && !fields.contains(&name.as_str())).then_some(name)
+        })
+}
+
+/// The refusal of a parameter the route does not take: its name, and the ones it takes.
+fn not_taken(name: &str, fields: &[&str]) -> Problem {
+    let message = if fields.is_empty() {
+        "is not a parameter of this route, which takes none".to_owned()
+    } else {
+        format!(
+            "is not a parameter of this route, which takes {}",
+            fields
+                .iter()
+                .map(|f| format!("`{f}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    Problem::invalid_parameter(name, message)
 }
 
 /// The `name=value` pairs of `query` whose name (percent-decoded) is one of `fields`, as

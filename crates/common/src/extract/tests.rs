@@ -62,12 +62,30 @@ fn only_the_named_parameters_are_kept_as_written() {
 }
 
 #[test]
-fn parameters_the_route_does_not_take_are_ignored() {
-    let ok = Query::<Strict>::parse("_=1700000000&q=s%C3%A3o&page-size=2&utm_source=x").unwrap();
+fn a_parameter_the_route_does_not_take_is_refused_naming_it_and_the_ones_it_takes() {
+    // The cache-buster is the one exception.
+    let ok = Query::<Strict>::parse("_=1700000000&q=s%C3%A3o&page-size=2").unwrap();
     assert_eq!((ok.q.as_deref(), ok.page_size), (Some("são"), Some(2)));
-    // Even when their bytes are not UTF-8, or they have no value.
-    let ok = Query::<Strict>::parse("x=%FF&%FF=1&flag&q=a").unwrap();
-    assert_eq!(ok.q.as_deref(), Some("a"));
+    // A misspelt or unknown name, with a value or none, whatever its bytes.
+    for (query, name) in [
+        ("q=a&pagesize=2", "pagesize"),
+        ("_=1&utm_source=x&q=a", "utm_source"),
+        ("flag&q=a", "flag"),
+        ("x=%FF&q=a", "x"),
+        ("page+size=1", "page size"),
+        ("x=%00&q=a", "x"),
+    ] {
+        let p = Query::<Strict>::parse(query).unwrap_err();
+        assert_eq!(
+            (p.status, &*p.code, p.errors[0].field.as_str()),
+            (400, "invalid_parameter", name),
+            "{query}"
+        );
+        assert_eq!(
+            p.errors[0].message, "is not a parameter of this route, which takes `q`, `page-size`",
+            "{query}"
+        );
+    }
     // A parameter the route takes is still checked, and named.
     let p = Query::<Strict>::parse("_=1&page-size=many").unwrap_err();
     assert_eq!((p.status, p.errors[0].field.as_str()), (400, "page-size"));
@@ -80,7 +98,7 @@ fn parameters_the_route_does_not_take_are_ignored() {
 
 #[test]
 fn query_bytes_that_are_not_utf8_are_refused_naming_the_parameter() {
-    for query in ["q=%FF", "q=ab%C3%28", "q=%80", "page=1&q=s%C3%A3o%FF"] {
+    for query in ["q=%FF", "q=ab%C3%28", "q=%80", "_=1&q=s%C3%A3o%FF"] {
         let p = Query::<Search>::parse(query).unwrap_err();
         assert_eq!(
             (p.status, p.errors[0].field.as_str()),
@@ -123,9 +141,7 @@ fn a_nul_in_a_query_parameter_is_refused_naming_it() {
     // Where every parameter counts, a name holding one is named as well as it can be.
     let p = Query::<std::collections::HashMap<String, String>>::parse("a%00b=1").unwrap_err();
     assert_eq!(p.errors[0].field, "a\\u0000b");
-    // A parameter the route does not take is ignored, NUL or not; `%2500` is the text
-    // `%00`, not a NUL.
-    assert!(Query::<Strict>::parse("x=%00&q=a").is_ok());
+    // `%2500` is the text `%00`, not a NUL.
     let ok = Query::<Search>::parse("q=%2500").unwrap();
     assert_eq!(ok.q.as_deref(), Some("%00"));
 }

@@ -122,8 +122,14 @@ pub struct Candidate {
 }
 
 /// The user `user` (`found`: the person and what the rule reads of them) may take the
-/// incident as `taker`; answers the person.
-pub fn taker<P>(found: Option<(P, Candidate)>, taker: Taker, user: i64) -> Result<P, Refusal> {
+/// incident as `taker` from `by`, the caller; answers the person. Nobody sends or transfers
+/// an incident to themself (docs/dispatch-routes.md, "Pickers").
+pub fn taker<P>(
+    found: Option<(P, Candidate)>,
+    taker: Taker,
+    user: i64,
+    by: i64,
+) -> Result<P, Refusal> {
     let (field, what, fits): (&str, &str, fn(&Candidate) -> bool) = match taker {
         Taker::SendTo => ("regulator_id", "an active regulating physician", |c| {
             c.active && c.profile == Profile::MedicoRegulador
@@ -132,6 +138,16 @@ pub fn taker<P>(found: Option<(P, Candidate)>, taker: Taker, user: i64) -> Resul
             c.active && c.employee_active
         }),
     };
+    if user == by {
+        let verb = match taker {
+            Taker::SendTo => "sent",
+            Taker::Transfer => "transferred",
+        };
+        return Err(Refusal::unusable(
+            field,
+            format!("user {user} is you: an incident is {verb} to someone else"),
+        ));
+    }
     match found {
         Some((person, c)) if fits(&c) => Ok(person),
         _ => Err(Refusal::unusable(

@@ -120,11 +120,16 @@ impl Search {
         })
     }
 
-    /// LIKE patterns of the term (infix, prefix), wildcards in the term escaped.
-    pub fn like_patterns(&self) -> Option<(String, String)> {
+    /// LIKE patterns of the term: one infix pattern per word (a name matches when it holds
+    /// every word, in any order: "andre teixeira" finds "André Damasceno Teixeira"), and the
+    /// whole term as a prefix (those names first); wildcards in the term escaped.
+    pub fn like_patterns(&self) -> Option<(Vec<String>, String)> {
         self.term.as_ref().map(|t| {
-            let escaped = like_escape(t);
-            (format!("%{escaped}%"), format!("{escaped}%"))
+            let words = t
+                .split_whitespace()
+                .map(|w| format!("%{}%", like_escape(w)))
+                .collect();
+            (words, format!("{}%", like_escape(t)))
         })
     }
 }
@@ -442,7 +447,15 @@ mod tests {
     fn like_wildcards_are_escaped() {
         assert_eq!(
             search("50%_a").like_patterns().unwrap(),
-            ("%50\\%\\_a%".to_owned(), "50\\%\\_a%".to_owned())
+            (vec!["%50\\%\\_a%".to_owned()], "50\\%\\_a%".to_owned())
+        );
+        // One infix pattern per word, the whole term as the prefix.
+        assert_eq!(
+            search("andre teixeira").like_patterns().unwrap(),
+            (
+                vec!["%andre%".to_owned(), "%teixeira%".to_owned()],
+                "andre teixeira%".to_owned()
+            )
         );
     }
 }

@@ -244,8 +244,9 @@ pub async fn search_employees(
 /// A picker's test of a user's folded name against a `LIKE` pattern.
 type NameLike = Like<search_key<users::descriptive_name>, String>;
 
-/// A picker's page of users (`query`, boxed, selecting a row `R`): those whose name matches
-/// `search`'s term, the names that start with it first, then in name order.
+/// A picker's page of users (`query`, boxed, selecting a row `R`): those whose name holds
+/// every word of `search`'s term, in any order, the names that start with the term first,
+/// then in name order.
 async fn pick<'c, 'q, Q, R>(
     mut conn: &'c AsyncPgConnection,
     mut query: Q,
@@ -262,10 +263,12 @@ where
         + 'q,
     R: Send + 'q,
 {
-    if let Some((infix, prefix)) = search.like_patterns() {
-        query = query
-            .filter(search_key(users::descriptive_name).like(infix))
-            .order(search_key(users::descriptive_name).like(prefix).desc());
+    if let Some((words, prefix)) = search.like_patterns() {
+        // Every word, in any order (docs/dispatch-routes.md, "Search").
+        for word in words {
+            query = query.filter(search_key(users::descriptive_name).like(word));
+        }
+        query = query.order(search_key(users::descriptive_name).like(prefix).desc());
     }
     query
         .then_order_by(search_order(users::descriptive_name))

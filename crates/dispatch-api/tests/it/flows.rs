@@ -526,6 +526,7 @@ async fn a_whole_attendance_with_its_history() {
         r.problem(422, "invalid_reference").as_deref(),
         Some("regulator_id")
     );
+    // Nobody sends an incident to themself (docs/dispatch-routes.md, "Pickers").
     let r = w
         .post(
             &uri("send-to"),
@@ -534,7 +535,31 @@ async fn a_whole_attendance_with_its_history() {
             json!({"regulator_id": w.api.id("regulador")}),
         )
         .await;
+    assert_eq!(
+        r.problem(422, "invalid_reference").as_deref(),
+        Some("regulator_id")
+    );
+    assert_eq!(
+        r.body["errors"][0]["message"],
+        format!(
+            "user {} is you: an incident is sent to someone else",
+            w.api.id("regulador")
+        )
+    );
+    let other = w.api.other_regulator().await;
+    let r = w
+        .post(
+            &uri("send-to"),
+            "regulador",
+            Some(v),
+            json!({"regulator_id": other}),
+        )
+        .await;
     let v = r.ok()["version"].as_i64().unwrap() as i32;
+    // The incident is the other regulator's now, and nothing was written by the refusal.
+    let read = w.api.get("regulador", &format!("/incident/{id}")).await;
+    assert_eq!(read.ok()["regulation"]["regulator"]["id"], other);
+    assert_eq!(read.ok()["version"], v);
     // An inactive unit is refused with its own code.
     let inactive = w.inactive_unit().await;
     let r = w

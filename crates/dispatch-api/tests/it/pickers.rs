@@ -81,6 +81,19 @@ async fn transfer_to_lands_on_the_person_chosen_in_the_employee_picker() {
         r.problem(422, "invalid_reference").as_deref(),
         Some("assigned_to_id")
     );
+    // Nor to the caller: nobody transfers an incident to themself.
+    let me = w.api.id("frota");
+    let r = w
+        .post(&uri, "frota", Some(v), json!({"assigned_to_id": me}))
+        .await;
+    assert_eq!(
+        r.problem(422, "invalid_reference").as_deref(),
+        Some("assigned_to_id")
+    );
+    assert_eq!(
+        r.body["errors"][0]["message"],
+        format!("user {me} is you: an incident is transferred to someone else")
+    );
     assert_eq!(w.version(id).await, v);
 
     let r = w
@@ -226,4 +239,66 @@ async fn the_pickers_never_offer_the_caller() {
             .iter()
             .any(|o| o["id"] == person)
     );
+}
+
+/// A person is found by any of their names, in any order, accents optional, as a hospital
+/// is (docs/dispatch-routes.md, "Search"): "andre teixeira" finds "André Damasceno Teixeira",
+/// and a name that holds only one of the words is not found.
+#[actix_web::test]
+async fn a_person_is_found_by_words_in_any_order() {
+    let w = W::new().await;
+    let profile: i32 = profiles::table
+        .filter(profiles::title.eq("MEDICO_REGULADOR"))
+        .select(profiles::id)
+        .first(&mut w.api.conn().await)
+        .await
+        .unwrap();
+    for (login, name) in [
+        ("andre.teixeira", "André Damasceno Teixeira"),
+        ("andre.souza", "André Souza Lima"),
+    ] {
+        diesel::insert_into(users::table)
+            .values((
+                users::login.eq(login),
+                users::descriptive_name.eq(name),
+                users::profile_id.eq(profile),
+            ))
+            .execute(&mut w.api.conn().await)
+            .await
+            .unwrap();
+    }
+    for q in [
+        "andre teixeira",
+        "teixeira andre",
+        "ANDRÉ  damasceno",
+        "teix dama",
+    ] {
+        let found = w
+            .api
+            .get(
+                "regulador",
+                &format!("/user/search?q={}", q.replace(' ', "+")),
+            )
+            .await;
+        let names: Vec<&str> = found
+            .array()
+            .iter()
+            .filter_map(|o| o["descriptive_name"].as_str())
+            .collect();
+        assert_eq!(names, ["André Damasceno Teixeira"], "{q}");
+    }
+    // The names that start with the whole term come first: both hold "andre" and "d",
+    // only one starts with "andre d".
+    let found = w.api.get("regulador", "/user/search?q=andre+d").await;
+    let names: Vec<&str> = found
+        .array()
+        .iter()
+        .filter_map(|o| o["descriptive_name"].as_str())
+        .collect();
+    assert_eq!(
+        names.first(),
+        Some(&"André Damasceno Teixeira"),
+        "{names:?}"
+    );
+    assert!(names.contains(&"André Souza Lima"), "{names:?}");
 }

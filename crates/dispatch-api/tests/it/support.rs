@@ -259,6 +259,23 @@ impl Api {
         auth::issue_token(&self.keys, id, ttl).unwrap()
     }
 
+    /// An active regulating physician who is not the `regulador` of the tokens.
+    pub async fn other_regulator(&self) -> i64 {
+        use diesel::prelude::*;
+        use diesel_async::RunQueryDsl;
+        use dispatch_api::schema::dispatch::{profiles, users};
+        users::table
+            .inner_join(profiles::table)
+            .filter(profiles::title.eq("MEDICO_REGULADOR"))
+            .filter(users::status.eq("ativo"))
+            .filter(users::login.ne("regulador"))
+            .select(users::id)
+            .order_by(users::id)
+            .first(&mut self.conn().await)
+            .await
+            .expect("a second regulating physician in the seed")
+    }
+
     pub async fn conn(&self) -> Conn {
         self.db.pool().get().await.unwrap()
     }

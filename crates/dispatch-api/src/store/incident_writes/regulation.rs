@@ -260,7 +260,7 @@ async fn hand_over(
         };
         (person, candidate)
     });
-    let target = reference::taker(found, taker, to_user)?;
+    let target = reference::taker(found, taker, to_user, by.user.id)?;
     let (field, before, action) = match taker {
         Taker::SendTo => ("regulator", cur.regulator_id, HistoryAction::SentTo),
         Taker::Transfer => (
