@@ -207,13 +207,16 @@ mod tests {
             employee_active,
         };
         let doctor = c(true, Profile::MedicoRegulador, false);
-        assert_eq!(taker(Some(("p", doctor)), Taker::SendTo, 9).unwrap(), "p");
+        assert_eq!(
+            taker(Some(("p", doctor)), Taker::SendTo, 9, 1).unwrap(),
+            "p"
+        );
         for no in [
             c(false, Profile::MedicoRegulador, true),
             c(true, Profile::Tarm, true),
         ] {
             assert_eq!(
-                code(taker(Some(("p", no)), Taker::SendTo, 9)),
+                code(taker(Some(("p", no)), Taker::SendTo, 9, 1)),
                 "body field `regulator_id`: user 9 is not an active regulating physician"
             );
         }
@@ -221,18 +224,24 @@ mod tests {
             taker(
                 Some(("p", c(true, Profile::Tarm, true))),
                 Taker::Transfer,
-                9
+                9,
+                1
             )
             .unwrap(),
             "p"
         );
         for no in [c(false, Profile::Tarm, true), c(true, Profile::Tarm, false)] {
             assert_eq!(
-                code(taker(Some(("p", no)), Taker::Transfer, 9)),
+                code(taker(Some(("p", no)), Taker::Transfer, 9, 1)),
                 "body field `assigned_to_id`: user 9 is not an active employee"
             );
         }
-        assert!(taker::<&str>(None, Taker::Transfer, 9).is_err());
+        assert!(taker::<&str>(None, Taker::Transfer, 9, 1).is_err());
+        // Never to the caller, whoever they are.
+        assert_eq!(
+            code(taker(Some(("p", doctor)), Taker::SendTo, 9, 9)),
+            "body field `regulator_id`: user 9 is you: an incident is sent to someone else"
+        );
         assert_eq!(vehicle_type(Some(("USA".into(), true)), 2).unwrap(), "USA");
         for found in [Some(("USA".into(), false)), None] {
             assert_eq!(
