@@ -300,6 +300,9 @@ fn describe(serde_message: &str) -> String {
     if serde_message.contains("provided string was not `true` or `false`") {
         return "must be `true` or `false`".to_owned();
     }
+    if let Some(hint) = date_time_hint(serde_message) {
+        return hint;
+    }
     if serde_message.contains("invalid digit")
         || serde_message.contains("can not parse")
         || serde_message.contains("number too large")
@@ -332,11 +335,59 @@ impl<T: DeserializeOwned + 'static> FromRequest for Json<T> {
     }
 }
 
+/// What a date and time parameter or field that does not parse is told, whatever the
+/// parser said ("premature end of input" for `2026-11-01`): the form it takes.
+pub const DATE_TIME_MESSAGE: &str = "must be a date and time with its offset from UTC, as RFC 3339 \
+     writes it: `2026-11-01T14:30:00-03:00` (or `Z` for UTC)";
+
+/// The messages of chrono's parser (its `ParseErrorKind`s, as serde passes them on): the
+/// value was meant to be a date and time.
+fn date_time_hint(message: &str) -> Option<String> {
+    const CHRONO: [&str; 7] = [
+        "premature end of input",
+        "input contains invalid characters",
+        "trailing input",
+        "input is out of range",
+        "input is not enough for unique date and time",
+        "no possible date and time matching input",
+        "bad or unsupported format string",
+    ];
+    CHRONO
+        .iter()
+        .any(|kind| message.starts_with(kind))
+        .then(|| DATE_TIME_MESSAGE.to_owned())
+}
+
+/// serde's "missing field `x`" (its derive's wording), the field's name.
+fn missing_field(message: &str) -> Option<&str> {
+    message
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.split_once('`'))
+        .map(|(name, _)| name)
+}
+
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Problem> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let value: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
+        let message = inner.to_string();
+        if inner.is_data() {
+            // A field the shape requires is absent: named, with its place in the body.
+            if let Some(name) = missing_field(&message) {
+                let field = if path == "." {
+                    name.to_owned()
+                } else {
+                    format!("{path}.{name}")
+                };
+                return Problem::invalid_payload(Some(field), "is required");
+            }
+            if path != "."
+                && let Some(hint) = date_time_hint(&message)
+            {
+                return Problem::invalid_payload(Some(path), hint);
+            }
+        }
         if inner.is_syntax() || inner.is_eof() || path == "." {
             Problem::invalid_payload(
                 None,

@@ -3,8 +3,6 @@
 //! need, and read the headers the answers carry. With none listed (the default) no CORS
 //! header is ever sent, and browsers keep other origins out.
 
-use std::sync::LazyLock;
-
 use actix_cors::Cors;
 use actix_web::http::Method;
 use actix_web::http::header::{self, HeaderName};
@@ -14,33 +12,6 @@ pub const VAR: &str = "CORS_ALLOWED_ORIGINS";
 
 /// How long a browser may keep a preflight's answer (10 minutes, the most Chromium keeps).
 const PREFLIGHT_MAX_AGE_SECS: usize = 600;
-
-/// The methods the routes use, read from the routes' own OpenAPI document (`openapi::
-/// document`, built from the same `routes::routes` the app serves): a route with a new
-/// method is allowed without anyone remembering this list.
-static METHODS: LazyLock<Vec<Method>> = LazyLock::new(|| {
-    let mut methods = Vec::new();
-    for item in crate::openapi::document().paths.paths.values() {
-        let used = [
-            (&item.get, Method::GET),
-            (&item.put, Method::PUT),
-            (&item.post, Method::POST),
-            (&item.delete, Method::DELETE),
-            (&item.patch, Method::PATCH),
-        ];
-        for (operation, method) in used {
-            if operation.is_some() && !methods.contains(&method) {
-                methods.push(method);
-            }
-        }
-    }
-    methods
-});
-
-/// The methods a browser of an allowed origin may send (every method of a documented route).
-pub fn methods() -> &'static [Method] {
-    &METHODS
-}
 
 /// The request headers a client sends beyond the CORS-safelisted ones: the token, the
 /// incident's version on writes, a retried write's key, a JSON body, a revalidation, and the
@@ -92,17 +63,18 @@ impl CorsSettings {
         !self.allowed_origins.is_empty()
     }
 
-    /// The middleware when origins are listed, for `startup::app`; `None` otherwise.
-    pub fn layer(&self) -> Option<Cors> {
-        self.is_enabled().then(|| self.middleware())
+    /// The middleware when origins are listed, for `startup::app`, allowing `methods` (every
+    /// method a route uses: `openapi::methods`); `None` otherwise.
+    pub fn layer(&self, methods: &[Method]) -> Option<Cors> {
+        self.is_enabled().then(|| self.middleware(methods))
     }
 
     /// The middleware. A request from an origin not listed is served as usual, without CORS
     /// headers, so that its browser withholds the answer; same-origin pages (`/docs`) and
     /// clients that are not browsers are not affected.
-    pub fn middleware(&self) -> Cors {
+    pub fn middleware(&self, methods: &[Method]) -> Cors {
         let mut cors = Cors::default()
-            .allowed_methods(methods().iter().cloned())
+            .allowed_methods(methods.iter().cloned())
             .allowed_headers(allowed_headers())
             .expose_headers(exposed_headers())
             .max_age(PREFLIGHT_MAX_AGE_SECS)

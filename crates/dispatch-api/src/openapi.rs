@@ -137,6 +137,32 @@ impl utoipa::Modify for ErrorResponses {
     }
 }
 
+/// The methods the routes use, read from their own document (built from the same
+/// `routes::routes` the app serves): what CORS allows (`cors::CorsSettings::layer`), so a
+/// route with a new method is allowed without anyone remembering a list.
+pub fn methods() -> &'static [actix_web::http::Method] {
+    use actix_web::http::Method;
+    static METHODS: std::sync::LazyLock<Vec<Method>> = std::sync::LazyLock::new(|| {
+        let mut methods = Vec::new();
+        for item in document().paths.paths.values() {
+            let used = [
+                (&item.get, Method::GET),
+                (&item.put, Method::PUT),
+                (&item.post, Method::POST),
+                (&item.delete, Method::DELETE),
+                (&item.patch, Method::PATCH),
+            ];
+            for (operation, method) in used {
+                if operation.is_some() && !methods.contains(&method) {
+                    methods.push(method);
+                }
+            }
+        }
+        methods
+    });
+    &METHODS
+}
+
 pub fn document() -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
     crate::routes::routes(&mut Routes::document(&mut doc));

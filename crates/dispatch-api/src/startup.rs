@@ -105,7 +105,13 @@ pub async fn serve(ctx: Context) -> anyhow::Result<()> {
     // drain does not wait for them.
     let served = ctx
         .serve_http_with(
-            move || app(state.clone(), metrics.clone(), cors.layer()),
+            move || {
+                app(
+                    state.clone(),
+                    metrics.clone(),
+                    cors.layer(crate::openapi::methods()),
+                )
+            },
             move || hub.shutdown(),
         )
         .await;

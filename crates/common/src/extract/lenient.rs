@@ -129,6 +129,8 @@ fn covers(outer: &str, path: &str) -> bool {
 /// Notes a fault at `path`, unless one there or around it was noted already.
 fn fault(faults: &mut Vec<FieldError>, path: &str, message: String) {
     if faults.len() < MAX_FAULTS && !faults.iter().any(|f| covers(&f.field, path)) {
+        // A date the parser refused says the form it takes, not the parser's words.
+        let message = super::date_time_hint(&message).unwrap_or(message);
         faults.push(FieldError {
             field: path.to_owned(),
             message,

@@ -225,3 +225,63 @@ fn json_errors_name_the_field_path() {
     let p = parse_json::<Body>(br#"{"caller":{"phone":"1"}} trailing"#).unwrap_err();
     assert_eq!(p.status, 400);
 }
+
+#[derive(Debug, Deserialize)]
+#[allow(dead_code)]
+struct Reading {
+    recorded_at: chrono::DateTime<chrono::Utc>,
+    place: Place,
+}
+
+#[derive(Debug, Deserialize)]
+#[allow(dead_code)]
+struct Place {
+    lat: f64,
+    lon: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[allow(dead_code)]
+struct Range {
+    from: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// A date without its time, or one that is not a date, says the form it takes; a field the
+/// shape requires and the body lacks is named, at its place in the body.
+#[test]
+fn a_bad_date_or_a_missing_field_says_what_to_send() {
+    for body in [
+        r#"{"recorded_at": "2026-11-01", "place": {"lat": 1, "lon": 2}}"#,
+        r#"{"recorded_at": "ontem", "place": {"lat": 1, "lon": 2}}"#,
+        r#"{"recorded_at": "2026-11-01T25:00:00Z", "place": {"lat": 1, "lon": 2}}"#,
+    ] {
+        let p = parse_json::<Reading>(body.as_bytes()).unwrap_err();
+        assert_eq!(
+            (p.errors[0].field.as_str(), p.errors[0].message.as_str()),
+            ("recorded_at", DATE_TIME_MESSAGE),
+            "{body}"
+        );
+    }
+    for (body, field) in [
+        (r#"{"place": {"lat": 1, "lon": 2}}"#, "recorded_at"),
+        (
+            r#"{"recorded_at": "2026-11-01T14:30:00-03:00", "place": {"lat": 1}}"#,
+            "place.lon",
+        ),
+    ] {
+        let p = parse_json::<Reading>(body.as_bytes()).unwrap_err();
+        assert_eq!(
+            (p.status, &*p.code, p.errors[0].field.as_str()),
+            (400, "invalid_payload", field),
+            "{body}"
+        );
+        assert_eq!(p.errors[0].message, "is required", "{body}");
+    }
+    // In a query too.
+    let p = Query::<Range>::parse("from=2026-11-01").unwrap_err();
+    assert_eq!(
+        (p.errors[0].field.as_str(), p.errors[0].message.as_str()),
+        ("from", DATE_TIME_MESSAGE)
+    );
+    assert!(Query::<Range>::parse("from=2026-11-01T00:00:00-03:00").is_ok());
+}

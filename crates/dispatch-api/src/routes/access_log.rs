@@ -97,14 +97,15 @@ pub async fn user_access_log(
     let route = route_filter(params.0.route.as_deref())?;
     let to = params.0.to.unwrap_or_else(|| state.clock.now());
     let from = params.0.from.unwrap_or(to - TimeDelta::days(1));
+    // Both ends named, as every range of the API (docs/dispatch-access-log.md).
     if from >= to {
-        return Err(Problem::invalid_parameter("from", "must be before `to`").into());
+        return Err(super::reports::range_problem("`from` must be before `to`").into());
     }
     if to - from > TimeDelta::days(MAX_RANGE_DAYS) {
-        return Err(Problem::invalid_parameter(
-            "to",
-            format!("the range may span at most {MAX_RANGE_DAYS} days"),
-        )
+        return Err(super::reports::range_problem(&format!(
+            "the range from `from` (default: a day before `to`) to `to` (default: now) must be \
+             at most {MAX_RANGE_DAYS} days"
+        ))
         .into());
     }
     state.access_log.flush().await;

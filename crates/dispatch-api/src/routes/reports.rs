@@ -40,8 +40,8 @@ pub struct ReportParams {
     pub group_by: Option<GroupBy>,
 }
 
-/// 400 naming both ends of the range.
-fn range_problem(message: &str) -> Problem {
+/// 400 naming both ends of the range (the report's and the access log's ranges).
+pub(super) fn range_problem(message: &str) -> Problem {
     Problem::new(
         actix_web::http::StatusCode::BAD_REQUEST,
         "invalid_parameter",

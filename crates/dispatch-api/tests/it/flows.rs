@@ -776,3 +776,58 @@ async fn prank_records_the_phone_and_final_states_take_nothing() {
         .await;
     r.problem(400, "invalid_payload");
 }
+
+/// A date that does not parse says the form it takes, and a missing one is named as
+/// required (docs/dispatch-routes.md, "Query parameters"): in a body, in a query, and in
+/// the position a unit's tracker sends.
+#[actix_web::test]
+async fn a_bad_or_missing_date_says_what_to_send() {
+    let w = W::new().await;
+    let expect = |r: &crate::support::Reply, field: &str, message: &str| {
+        assert_eq!(r.status.as_u16(), 400, "{}", r.body);
+        let errors = r.body["errors"].as_array().expect("errors");
+        assert!(
+            errors
+                .iter()
+                .any(|e| e["field"] == field && e["message"] == message),
+            "{field}: {}",
+            r.body
+        );
+    };
+    let hint = common::extract::DATE_TIME_MESSAGE;
+    let r = w
+        .post(
+            "/incident",
+            "tarm",
+            None,
+            json!({"caller_name": "Maria Souza", "caller_phone": "(12) 99100-4321",
+                   "address": "Rua das Flores, 10", "complaint": "dor no peito",
+                   "call_received_at": "2026-11-01"}),
+        )
+        .await;
+    expect(&r, "call_received_at", hint);
+    let r = w
+        .api
+        .get("admin", "/reports/response-times?from=2026-11-01")
+        .await;
+    expect(&r, "from", hint);
+    let unit = w.free_units().await[0];
+    let r = w
+        .post(
+            &format!("/mobile-unit/{unit}/position"),
+            "frota",
+            None,
+            json!({"location": {"lat": -23.18, "lon": -45.88}}),
+        )
+        .await;
+    expect(&r, "recorded_at", "is required");
+    let r = w
+        .post(
+            &format!("/mobile-unit/{unit}/position"),
+            "frota",
+            None,
+            json!({"location": {"lat": -23.18, "lon": -45.88}, "recorded_at": "agora"}),
+        )
+        .await;
+    expect(&r, "recorded_at", hint);
+}

@@ -94,7 +94,13 @@ async fn the_recipients_socket_hears_each_send_to_and_transfer() {
         .into_iter()
         .find(|p| p.id != a)
         .expect("a second regulator");
-    let fleet = people(&w.api, "OPERADOR_FROTA", 2).await;
+    // Two operators other than `frota`, who transfers: nobody transfers to themself.
+    let fleet: Vec<Person> = people(&w.api, "OPERADOR_FROTA", 3)
+        .await
+        .into_iter()
+        .filter(|p| p.id != w.api.id("frota"))
+        .take(2)
+        .collect();
     let (f1, f2) = (&fleet[0], &fleet[1]);
     let tokens = [
         (a, w.api.token("regulador")),
@@ -126,17 +132,21 @@ async fn the_recipients_socket_hears_each_send_to_and_transfer() {
         }
     }
     let version = |r: &crate::support::Reply| r.ok()["version"].as_i64().unwrap() as i32;
-    let send_to = |v: i32, to: i64| {
+    // Sent by `token`'s regulator: nobody sends an incident to themself.
+    let send_to = |v: i32, to: i64, token: String| {
         let w = &w;
         async move {
-            let r = w
-                .post(
-                    &format!("/incident/{id}/send-to"),
-                    "regulador",
-                    Some(v),
-                    json!({"regulator_id": to}),
-                )
-                .await;
+            let r = crate::support::Reply::of(
+                w.api
+                    .request(reqwest::Method::POST, &format!("/incident/{id}/send-to"))
+                    .bearer_auth(token)
+                    .header("If-Match", format!("\"{v}\""))
+                    .json(&json!({"regulator_id": to}))
+                    .send()
+                    .await
+                    .unwrap(),
+            )
+            .await;
             version(&r)
         }
     };
@@ -159,7 +169,7 @@ async fn the_recipients_socket_hears_each_send_to_and_transfer() {
     let v = w.step(id, v, "decide").await;
     hear(&mut sockets, &[(a, told(v, "regulated", true))]).await;
     // Sent to the second regulator: theirs now, no longer the first's.
-    let v = send_to(v, b.id).await;
+    let v = send_to(v, b.id, w.api.token("regulador")).await;
     hear(
         &mut sockets,
         &[
@@ -181,8 +191,8 @@ async fn the_recipients_socket_hears_each_send_to_and_transfer() {
         ],
     )
     .await;
-    // Sent back to the first regulator.
-    let v = send_to(v, a).await;
+    // Sent back to the first regulator, by the second.
+    let v = send_to(v, a, b.token.clone()).await;
     hear(
         &mut sockets,
         &[
@@ -383,7 +393,8 @@ async fn the_access_log_lists_exactly_the_reads_made_and_by_whom() {
             ),
         )
         .await;
-    assert_eq!(r.problem(400, "invalid_parameter").as_deref(), Some("from"));
+    r.problem(400, "invalid_parameter");
+    assert_eq!(ends(&r), ["from", "to"], "{}", r.body);
     let r = api
         .get(
             "admin",
@@ -392,7 +403,17 @@ async fn the_access_log_lists_exactly_the_reads_made_and_by_whom() {
             ),
         )
         .await;
-    assert_eq!(r.problem(400, "invalid_parameter").as_deref(), Some("to"));
+    r.problem(400, "invalid_parameter");
+    // Both ends named, as the report's range: either may be the one to move.
+    assert_eq!(ends(&r), ["from", "to"], "{}", r.body);
+    assert!(
+        r.body["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 31 days"),
+        "{}",
+        r.body
+    );
     for missing in [
         "/incident/999999999/access-log",
         "/user/999999999/access-log",
@@ -1437,4 +1458,14 @@ mod screens {
                    "vehicle_type": sent["mobile_unit"]["vehicle_type"]})
         );
     }
+}
+
+/// The fields a problem's `errors` name, in order.
+fn ends(r: &crate::support::Reply) -> Vec<&str> {
+    r.body["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["field"].as_str())
+        .collect()
 }

@@ -202,13 +202,18 @@ impl Api {
         let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = tcp.local_addr().unwrap();
         let app_state = state.clone();
-        let server =
-            HttpServer::new(move || startup::app(app_state.clone(), metrics.clone(), cors.layer()))
-                .workers(1)
-                .disable_signals()
-                .listen(tcp)
-                .unwrap()
-                .run();
+        let server = HttpServer::new(move || {
+            startup::app(
+                app_state.clone(),
+                metrics.clone(),
+                cors.layer(dispatch_api::openapi::methods()),
+            )
+        })
+        .workers(1)
+        .disable_signals()
+        .listen(tcp)
+        .unwrap()
+        .run();
         let handle = server.handle();
         tokio::spawn(server);
         let logins: Vec<&str> = seed::DEMO_USERS.iter().map(|u| u.0).collect();

@@ -157,9 +157,16 @@ async fn search_parameters_are_checked() {
             "{uri}"
         );
     }
-    // A parameter the route does not take is ignored (browsers add cache-busters).
+    // A parameter the route does not take is refused, naming it; the cache-buster `_` is
+    // ignored (docs/dispatch-routes.md, "Query parameters").
     assert_eq!(
-        api.get("tarm", "/health-unit?name=x").await.ok(),
+        api.get("tarm", "/health-unit?name=x")
+            .await
+            .problem(400, "invalid_parameter"),
+        Some("name".into())
+    );
+    assert_eq!(
+        api.get("tarm", "/health-unit?_=1700000000123").await.ok(),
         api.get("tarm", "/health-unit").await.ok()
     );
     // 100 characters is fine (and finds nothing).
