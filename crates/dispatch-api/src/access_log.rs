@@ -399,6 +399,7 @@ async fn append(pool: &Pool, own_conn: &mut Own, batch: &[Access], give_up_at: I
             let attempt = tokio::time::timeout_at(bound, access_log::append(&conn, batch)).await;
             match attempt {
                 Ok(written) => {
+                    let written = written.map_err(Error::from);
                     // A connection lost is not kept; one the database answered is.
                     if written.as_ref().map_or_else(|e| !unavailable(e), |_| true) {
                         *own_conn = Some(conn);
@@ -436,7 +437,7 @@ fn unavailable(e: &Error) -> bool {
 async fn prune(pool: &Pool, own_conn: &mut Own, before: DateTime<Utc>) {
     let pruned = async {
         let conn = own(pool, own_conn).await?;
-        let pruned = access_log::prune(&conn, before).await;
+        let pruned = access_log::prune(&conn, before).await.map_err(Error::from);
         if pruned.as_ref().is_ok() {
             *own_conn = Some(conn);
         }
