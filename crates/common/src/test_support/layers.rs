@@ -36,12 +36,7 @@ pub fn shunned(src: &Path, shuns: &[Shun]) -> Vec<String> {
     let modules = read_modules(src);
     let mut found = Vec::new();
     for shun in shuns {
-        let held = |module: &[String]| {
-            shun.modules.iter().any(|m| {
-                let prefix: Vec<&str> = m.split("::").collect();
-                prefix.len() <= module.len() && prefix.iter().zip(module).all(|(p, s)| p == s)
-            })
-        };
+        let held = |module: &[String]| shun.modules.iter().any(|m| holds(m, module));
         for (module, names) in modules.iter().filter(|(m, _)| held(m)) {
             for shunned in shun.paths {
                 let (within, words): (_, Vec<&str>) = match shunned.strip_prefix("crate::") {
@@ -68,13 +63,11 @@ pub fn shunned(src: &Path, shuns: &[Shun]) -> Vec<String> {
 
 /// Panics with every use of a shunned path.
 pub fn assert_shuns(src: &Path, shuns: &[Shun]) {
-    let found = shunned(src, shuns);
-    assert!(
-        found.is_empty(),
-        "paths a layer shuns are named in {}:\n  {}",
-        src.display(),
-        found.join("\n  ")
-    );
+    let findings = Findings {
+        shunned: shunned(src, shuns),
+        ..Findings::default()
+    };
+    assert_clean(src, &findings);
 }
 
 /// What [`check`] found wrong: every import pointing up, every circle.
@@ -83,11 +76,16 @@ pub struct Findings {
     pub upward: Vec<String>,
     pub circles: Vec<String>,
     pub unplaced: Vec<String>,
+    /// Found by [`shunned`] (only [`assert_shuns`] fills it).
+    pub shunned: Vec<String>,
 }
 
 impl Findings {
     pub fn is_clean(&self) -> bool {
-        self.upward.is_empty() && self.circles.is_empty() && self.unplaced.is_empty()
+        self.upward.is_empty()
+            && self.circles.is_empty()
+            && self.unplaced.is_empty()
+            && self.shunned.is_empty()
     }
 }
 
@@ -97,6 +95,7 @@ impl std::fmt::Display for Findings {
             ("imports pointing up", &self.upward),
             ("import circles", &self.circles),
             ("modules in no layer", &self.unplaced),
+            ("paths a layer shuns", &self.shunned),
         ] {
             if !list.is_empty() {
                 writeln!(f, "{title}:")?;
@@ -155,7 +154,10 @@ pub fn check(src: &Path, layers: &[Layer]) -> Findings {
 
 /// Panics with every finding unless the crate keeps its layers.
 pub fn assert_layers(src: &Path, layers: &[Layer]) {
-    let findings = check(src, layers);
+    assert_clean(src, &check(src, layers));
+}
+
+fn assert_clean(src: &Path, findings: &Findings) {
     assert!(
         findings.is_clean(),
         "the layers of docs/architecture.md are broken in {}:\n{findings}",
@@ -169,12 +171,16 @@ fn layer_of(module: &[String], layers: &[Layer]) -> Option<usize> {
         .iter()
         .enumerate()
         .flat_map(|(i, l)| l.modules.iter().map(move |m| (i, *m)))
-        .filter(|(_, m)| {
-            let prefix: Vec<&str> = m.split("::").collect();
-            prefix.len() <= module.len() && prefix.iter().zip(module).all(|(p, s)| p == s)
-        })
+        .filter(|(_, m)| holds(m, module))
         .max_by_key(|(_, m)| m.split("::").count())
         .map(|(i, _)| i)
+}
+
+/// Whether the listed module path `listed` (`"store"`, `"routes::extract"`) holds `module`:
+/// it is the module or one of its ancestors.
+fn holds(listed: &str, module: &[String]) -> bool {
+    let prefix: Vec<&str> = listed.split("::").collect();
+    prefix.len() <= module.len() && prefix.iter().zip(module).all(|(p, s)| p == s)
 }
 
 /// The longest prefix of `path` that is a module of the crate (`store::receipts::insert` ->

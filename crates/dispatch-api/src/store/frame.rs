@@ -117,7 +117,22 @@ pub async fn write_answering<T>(
     body: impl AsyncFnOnce(&mut AsyncPgConnection, &Locked) -> Result<Commit<T>>,
 ) -> Result<(Written, T)> {
     AnsiTransactionManager::begin_transaction(conn).await?;
-    match framed(conn, by, id, expected, body).await {
+    let framed: Result<(Written, T)> = async {
+        let cur = writes::lock(conn, id, expected).await?;
+        let entry = body(conn, &cur).await?;
+        let to = entry.to.unwrap_or(cur.state);
+        let by = &Author {
+            at: entry.at.unwrap_or(by.at),
+            ..*by
+        };
+        let written = writes::commit(conn, &cur, by, entry.action, to, entry.changes).await?;
+        if let Some(after) = entry.holders {
+            holders::announce(conn, &written, held(&cur), after).await?;
+        }
+        Ok((written, entry.answer))
+    }
+    .await;
+    match framed {
         Ok(done) => {
             AnsiTransactionManager::commit_transaction(conn).await?;
             Ok(done)
@@ -129,26 +144,4 @@ pub async fn write_answering<T>(
             Err(rollback) => Err(rollback.into()),
         },
     }
-}
-
-/// Inside the transaction: the lock, the body, the commit of what it decided.
-async fn framed<T>(
-    c: &mut AsyncPgConnection,
-    by: &Author<'_>,
-    id: i64,
-    expected: Option<i32>,
-    body: impl AsyncFnOnce(&mut AsyncPgConnection, &Locked) -> Result<Commit<T>>,
-) -> Result<(Written, T)> {
-    let cur = writes::lock(c, id, expected).await?;
-    let entry = body(c, &cur).await?;
-    let to = entry.to.unwrap_or(cur.state);
-    let by = &Author {
-        at: entry.at.unwrap_or(by.at),
-        ..*by
-    };
-    let written = writes::commit(c, &cur, by, entry.action, to, entry.changes).await?;
-    if let Some(after) = entry.holders {
-        holders::announce(c, &written, held(&cur), after).await?;
-    }
-    Ok((written, entry.answer))
 }
