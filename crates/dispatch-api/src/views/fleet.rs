@@ -6,9 +6,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::domain::fleet::{Fix, Point, Whereabouts};
-use crate::store::read::Location;
-use crate::store::read::RefOption;
-use crate::store::read::{FleetBoardUnit, IncidentRef};
+use crate::store::read::{FleetBoardUnit, IncidentRef, Location, RefOption};
 
 /// Where a unit counts as being.
 #[derive(Debug, Clone, Serialize, ToSchema)]

@@ -4,13 +4,10 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::domain::incident::State;
-use crate::store::read::DispatchView;
-use crate::store::read::IncidentTimeline;
 use crate::store::read::{
-    IncidentDetail, IncidentFleetSummary, Patient, PrankCalls, RecordedIntercurrence,
-    TechnicalDecisionView,
+    DispatchView, IncidentDetail, IncidentFleetSummary, IncidentTimeline, Patient, PrankCalls,
+    RecordedIntercurrence, RefOption, TechnicalDecisionView, UserOption,
 };
-use crate::store::read::{RefOption, UserOption};
 
 /// `GET /incident/{id}/unit-selection`: the patient and the vehicle of the incident.
 #[derive(Debug, Clone, Serialize, ToSchema)]

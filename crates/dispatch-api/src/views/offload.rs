@@ -6,8 +6,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::domain::dispatch::Status;
-use crate::store::read::HealthUnitOption;
-use crate::store::read::{HoldStats, UnitAtDoor};
+use crate::store::read::{HealthUnitOption, HoldStats, UnitAtDoor};
 
 /// One hospital of `GET /health-unit/offload`.
 #[derive(Debug, Clone, Serialize, ToSchema)]

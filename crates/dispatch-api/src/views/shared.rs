@@ -4,8 +4,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::domain::user::Profile;
-use crate::store::read::UserOption;
-use crate::store::read::{Lookups, UnallocatedEntry};
+use crate::store::read::{Lookups, UnallocatedEntry, UserOption};
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct UnallocatedPage {
