@@ -418,6 +418,7 @@ async fn append(pool: &Pool, own_conn: &mut Own, batch: &[Access], give_up_at: I
             let attempt = tokio::time::timeout_at(bound, access_log::append(&conn, batch)).await;
             match attempt {
                 Ok(written) => {
+                    let written = written.map_err(Error::from);
                     // A connection lost is not kept; one the database answered is.
                     if written.as_ref().map_or_else(|e| !unavailable(e), |_| true) {
                         *own_conn = Some(conn);
@@ -457,7 +458,7 @@ fn unavailable(e: &Error) -> bool {
 async fn prune(pool: Pool, before: DateTime<Utc>, _running: OwnedMutexGuard<()>) {
     let pruned = async {
         let conn = pool.get().await?;
-        access_log::prune(&conn, before).await
+        access_log::prune(&conn, before).await.map_err(Error::from)
     }
     .await;
     match pruned {

@@ -1,6 +1,8 @@
-//! The service's one error type. Every layer returns it (`?` works from the store up) and
-//! its one [`ResponseError`] impl decides each failure's status, `code` and problem+json
-//! body (docs/dispatch-realtime.md, "Writes", lists the codes).
+//! The service's one error type. Every layer above the store returns it; the store returns
+//! its own (`store::error::StoreError`, no HTTP), turned into this one by the one `From`
+//! below, so `?` works from the store up. Its one [`ResponseError`] impl decides each
+//! failure's status, `code` and problem+json body (docs/dispatch-realtime.md, "Writes",
+//! lists the codes).
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
@@ -8,6 +10,7 @@ use common::{FieldError, Problem};
 
 use crate::domain::Refusal;
 use crate::domain::refusal::FieldFault;
+use crate::store::error::StoreError;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -29,6 +32,15 @@ pub enum Error {
     /// Anything else that should not happen (500, logged).
     #[error("{0}")]
     Internal(String),
+}
+
+impl From<StoreError> for Error {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Refused(r) => Error::Refused(r),
+            StoreError::Db(e) => Error::Db(e),
+        }
+    }
 }
 
 impl From<Problem> for Error {

@@ -16,13 +16,13 @@ use crate::catalog::Catalog;
 use crate::domain::history::ChangeGroup;
 use crate::realtime::authority::Ending;
 use crate::realtime::hub::Hub;
+use crate::realtime::notice::OffloadNotice;
 use crate::realtime::notice::{IncidentNotice, MineNotice, QueueNotice};
 use crate::state::AppState;
 use crate::store::holders::MINE_CHANNEL;
 use crate::store::offload::OFFLOAD_CHANNEL;
 use crate::store::{self, INCIDENT_CHANNEL, QUEUE_CHANNEL, REFERENCE_CHANNEL};
 use crate::user_cache;
-use crate::views::OffloadNotice;
 
 /// `application_name` of the listening connection (find it in `pg_stat_activity`).
 pub const APPLICATION_NAME: &str = "dispatch-api-listener";

@@ -130,7 +130,7 @@ async fn check_time_zone(pool: &Pool, state: &AppState) -> anyhow::Result<()> {
     };
     match crate::store::times::day_start(&conn, state.clock.now(), state.time_zone.name()).await {
         Ok(_) => Ok(()),
-        Err(crate::error::Error::Db(diesel::result::Error::DatabaseError(_, info)))
+        Err(diesel::result::Error::DatabaseError(_, info))
             if info.message().contains("time zone") =>
         {
             anyhow::bail!(

@@ -4,6 +4,9 @@
 //!
 //! The source is read with `syn`, so comments, strings and `#[cfg(test)]` items are not
 //! imports; a module may use its own children (a folder's `mod.rs` re-exports them).
+//!
+//! A layer may also shun paths outright, whatever layer they are in ([`Shun`]): the store
+//! names no view and no HTTP type (`actix_web`, `http`, a problem+json), in both services.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -18,17 +21,71 @@ pub struct Layer {
     pub modules: &'static [&'static str],
 }
 
+/// Paths the modules of a layer may not name at all, crates included: `"actix_web"` (the
+/// crate and everything in it), `"common::Problem"`, `"crate::views"`.
+pub struct Shun {
+    /// Module paths, as in [`Layer::modules`] (`"store"` holds everything below it).
+    pub modules: &'static [&'static str],
+    pub paths: &'static [&'static str],
+    /// Why, for the message.
+    pub why: &'static str,
+}
+
+/// Every use of a shunned path, as `module uses path (why)`; empty when none.
+pub fn shunned(src: &Path, shuns: &[Shun]) -> Vec<String> {
+    let modules = read_modules(src);
+    let mut found = Vec::new();
+    for shun in shuns {
+        let held = |module: &[String]| shun.modules.iter().any(|m| holds(m, module));
+        for (module, names) in modules.iter().filter(|(m, _)| held(m)) {
+            for shunned in shun.paths {
+                let (within, words): (_, Vec<&str>) = match shunned.strip_prefix("crate::") {
+                    Some(rest) => (&names.internal, rest.split("::").collect()),
+                    None => (&names.external, shunned.split("::").collect()),
+                };
+                for path in within.iter().filter(|p| {
+                    p.len() >= words.len() && words.iter().zip(p.iter()).all(|(w, s)| w == s)
+                }) {
+                    found.push(format!(
+                        "{} uses {} ({})",
+                        module.join("::"),
+                        path.join("::"),
+                        shun.why
+                    ));
+                }
+            }
+        }
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// Panics with every use of a shunned path.
+pub fn assert_shuns(src: &Path, shuns: &[Shun]) {
+    let findings = Findings {
+        shunned: shunned(src, shuns),
+        ..Findings::default()
+    };
+    assert_clean(src, &findings);
+}
+
 /// What [`check`] found wrong: every import pointing up, every circle.
 #[derive(Debug, Default)]
 pub struct Findings {
     pub upward: Vec<String>,
     pub circles: Vec<String>,
     pub unplaced: Vec<String>,
+    /// Found by [`shunned`] (only [`assert_shuns`] fills it).
+    pub shunned: Vec<String>,
 }
 
 impl Findings {
     pub fn is_clean(&self) -> bool {
-        self.upward.is_empty() && self.circles.is_empty() && self.unplaced.is_empty()
+        self.upward.is_empty()
+            && self.circles.is_empty()
+            && self.unplaced.is_empty()
+            && self.shunned.is_empty()
     }
 }
 
@@ -38,6 +95,7 @@ impl std::fmt::Display for Findings {
             ("imports pointing up", &self.upward),
             ("import circles", &self.circles),
             ("modules in no layer", &self.unplaced),
+            ("paths a layer shuns", &self.shunned),
         ] {
             if !list.is_empty() {
                 writeln!(f, "{title}:")?;
@@ -58,7 +116,8 @@ pub fn check(src: &Path, layers: &[Layer]) -> Findings {
     let known: BTreeSet<Vec<String>> = modules.keys().cloned().collect();
     let mut findings = Findings::default();
     let mut edges: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
-    for (module, refs) in &modules {
+    for (module, names) in &modules {
+        let refs = &names.internal;
         let Some(from) = layer_of(module, layers) else {
             findings.unplaced.push(module.join("::"));
             continue;
@@ -95,7 +154,10 @@ pub fn check(src: &Path, layers: &[Layer]) -> Findings {
 
 /// Panics with every finding unless the crate keeps its layers.
 pub fn assert_layers(src: &Path, layers: &[Layer]) {
-    let findings = check(src, layers);
+    assert_clean(src, &check(src, layers));
+}
+
+fn assert_clean(src: &Path, findings: &Findings) {
     assert!(
         findings.is_clean(),
         "the layers of docs/architecture.md are broken in {}:\n{findings}",
@@ -109,12 +171,16 @@ fn layer_of(module: &[String], layers: &[Layer]) -> Option<usize> {
         .iter()
         .enumerate()
         .flat_map(|(i, l)| l.modules.iter().map(move |m| (i, *m)))
-        .filter(|(_, m)| {
-            let prefix: Vec<&str> = m.split("::").collect();
-            prefix.len() <= module.len() && prefix.iter().zip(module).all(|(p, s)| p == s)
-        })
+        .filter(|(_, m)| holds(m, module))
         .max_by_key(|(_, m)| m.split("::").count())
         .map(|(i, _)| i)
+}
+
+/// Whether the listed module path `listed` (`"store"`, `"routes::extract"`) holds `module`:
+/// it is the module or one of its ancestors.
+fn holds(listed: &str, module: &[String]) -> bool {
+    let prefix: Vec<&str> = listed.split("::").collect();
+    prefix.len() <= module.len() && prefix.iter().zip(module).all(|(p, s)| p == s)
 }
 
 /// The longest prefix of `path` that is a module of the crate (`store::receipts::insert` ->
@@ -126,8 +192,16 @@ fn owning_module(path: &[String], known: &BTreeSet<Vec<String>>) -> Option<Vec<S
         .find(|p| known.contains(p))
 }
 
-/// Every module file under `src` with the crate paths it names.
-fn read_modules(src: &Path) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
+/// The paths one module names: those of its own crate (from the crate root, without
+/// `crate`) and those of other crates (from the crate's name).
+#[derive(Default)]
+struct Named {
+    internal: BTreeSet<Vec<String>>,
+    external: BTreeSet<Vec<String>>,
+}
+
+/// Every module file under `src` with the paths it names.
+fn read_modules(src: &Path) -> BTreeMap<Vec<String>, Named> {
     let mut files = Vec::new();
     collect_files(src, &mut files);
     let mut modules = BTreeMap::new();
@@ -141,7 +215,7 @@ fn read_modules(src: &Path) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
             .unwrap_or_else(|e| panic!("{} does not parse: {e}", file.display()));
         let mut names = Names {
             module: &module,
-            found: BTreeSet::new(),
+            found: Named::default(),
         };
         names.visit_file(&syntax);
         let found = names.found;
@@ -185,10 +259,10 @@ fn module_path(rel: &Path) -> Option<Vec<String>> {
     }
 }
 
-/// Collects the crate paths a file names, outside `#[cfg(test)]` items.
+/// Collects the paths a file names, outside `#[cfg(test)]` items.
 struct Names<'a> {
     module: &'a [String],
-    found: BTreeSet<Vec<String>>,
+    found: Named,
 }
 
 impl Names<'_> {
@@ -218,7 +292,12 @@ impl Names<'_> {
 
     fn note(&mut self, segments: Vec<String>) {
         if let Some(path) = self.resolve(&segments) {
-            self.found.insert(path);
+            self.found.internal.insert(path);
+        } else if segments
+            .first()
+            .is_some_and(|s| !matches!(s.as_str(), "crate" | "self" | "super" | "Self"))
+        {
+            self.found.external.insert(segments);
         }
     }
 }
@@ -439,6 +518,35 @@ mod tests {
         assert_eq!(
             findings.circles,
             vec!["routes::a -> routes::b -> routes::a"]
+        );
+    }
+
+    #[test]
+    fn a_shunned_crate_or_path_is_named_in_its_layer_only() {
+        let dir = crate_with(&[
+            (
+                "routes.rs",
+                "use actix_web::http::StatusCode; fn f() { crate::views::x(); }",
+            ),
+            ("store/mod.rs", "mod rows; use actix_web::http::StatusCode;"),
+            (
+                "store/rows.rs",
+                "fn f() { let _ = http::StatusCode::OK; crate::views::x(); }",
+            ),
+            ("domain.rs", ""),
+        ]);
+        let shuns = [Shun {
+            modules: &["store"],
+            paths: &["actix_web", "http", "crate::views"],
+            why: "no HTTP below the routes",
+        }];
+        assert_eq!(
+            shunned(&dir.0, &shuns),
+            vec![
+                "store uses actix_web::http::StatusCode (no HTTP below the routes)",
+                "store::rows uses http::StatusCode::OK (no HTTP below the routes)",
+                "store::rows uses views::x (no HTTP below the routes)",
+            ]
         );
     }
 

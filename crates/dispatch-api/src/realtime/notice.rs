@@ -2,6 +2,7 @@
 //! (docs/dispatch-realtime.md, "Fan-out across replicas").
 
 use crate::domain::incident::State;
+use crate::views::{OffloadAlert, OffloadCleared};
 
 /// A committed change to an incident: `dispatch_incident`, `<id>:<version>:<group,...>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,6 +109,38 @@ impl MineNotice {
             came,
             left,
         })
+    }
+}
+
+/// What the `dispatch_offload` channel carries (the JSON a watcher's alert or a unit's
+/// hand-over sends), read by every replica's listener.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq)]
+#[serde(tag = "type")]
+pub enum OffloadNotice {
+    #[serde(rename = "offload.alert")]
+    Alert(OffloadAlert),
+    #[serde(rename = "offload.cleared")]
+    Cleared(OffloadCleared),
+}
+
+impl OffloadNotice {
+    pub fn dispatch_id(&self) -> i64 {
+        match self {
+            OffloadNotice::Alert(a) => a.dispatch_id,
+            OffloadNotice::Cleared(c) => c.dispatch_id,
+        }
+    }
+
+    /// The notice a payload of the channel carries (`store::offload::OFFLOAD_CHANNEL`), or
+    /// none, logged, when it cannot be read.
+    pub fn parse(payload: &str) -> Option<Self> {
+        match serde_json::from_str(payload) {
+            Ok(n) => Some(n),
+            Err(e) => {
+                tracing::warn!(error = %e, json = %payload, "unreadable offload message");
+                None
+            }
+        }
     }
 }
 

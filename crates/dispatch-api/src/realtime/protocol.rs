@@ -6,10 +6,11 @@
 use actix_web::web::Bytes;
 use serde::{Deserialize, Serialize};
 
+use super::notice::OffloadNotice;
 use super::outbox::{self, Opcode};
 use crate::domain::incident::State;
 use crate::domain::queue::Queue;
-use crate::views::{OffloadAlert, OffloadCleared, OffloadNotice};
+use crate::views::{OffloadAlert, OffloadCleared};
 
 /// Client -> server messages: JSON text frames naming either an incident or a work queue
 /// (an open state).

@@ -49,5 +49,5 @@ async fn look(
     if !raised.is_empty() {
         tracing::info!(alerts = raised.len(), "offload alerts raised");
     }
-    store::offload::next_due(&mut conn).await
+    Ok(store::offload::next_due(&mut conn).await?)
 }

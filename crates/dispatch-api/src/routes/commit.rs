@@ -108,7 +108,7 @@ async fn run<T: Answer>(
 fn stored<T: Answer>(status: StatusCode, answer: &T) -> Result<Stored> {
     let body = serde_json::to_value(answer).map_err(|e| Error::Internal(e.to_string()))?;
     Ok(Stored {
-        status,
+        status: status.as_u16(),
         etag: idempotency::etag_of(&body),
         body,
         location: answer.location(status),
@@ -119,7 +119,7 @@ fn stored<T: Answer>(status: StatusCode, answer: &T) -> Result<Stored> {
 /// The stored JSON of an `Answer`: a view without patient data.
 #[allow(clippy::disallowed_methods)]
 fn reply(s: Stored) -> HttpResponse {
-    let mut res = HttpResponse::build(s.status);
+    let mut res = HttpResponse::build(StatusCode::from_u16(s.status).unwrap_or(StatusCode::OK));
     if let Some(etag) = s.etag {
         res.insert_header((header::ETAG, etag));
     }

@@ -176,7 +176,7 @@ pub async fn position(
             }])
             .into());
         }
-        fleet::record_position(c, by, id.0, b.location, b.recorded_at).await
+        Ok(fleet::record_position(c, by, id.0, b.location, b.recorded_at).await?)
     })
     .await
 }
@@ -224,7 +224,7 @@ pub async fn patch(
     id: Path<i64>,
 ) -> Reply {
     w.commit(&state, StatusCode::OK, async |c, by, change| {
-        fleet::patch_unit(c, by, id.0, change).await
+        Ok(fleet::patch_unit(c, by, id.0, change).await?)
     })
     .await
 }

@@ -65,7 +65,7 @@ pub async fn allocate(
     id: Path<i32>,
 ) -> Reply {
     w.commit(&state, StatusCode::OK, async |c, by, b| {
-        fleet::allocate(c, by, id.0, b.user_id).await
+        Ok(fleet::allocate(c, by, id.0, b.user_id).await?)
     })
     .await
 }
@@ -82,7 +82,7 @@ pub async fn release(
     id: Path<i32>,
 ) -> Reply {
     w.commit(&state, StatusCode::OK, async |c, by, b| {
-        fleet::release(c, by, id.0, b.user_id, b.reason).await
+        Ok(fleet::release(c, by, id.0, b.user_id, b.reason).await?)
     })
     .await
 }

@@ -34,11 +34,11 @@ use crate::domain::queue::{self, QUEUES, Queue};
 use crate::domain::user::{CurrentUser, Profile, may, titles};
 use crate::realtime::authority::Ending;
 use crate::realtime::hub::{Client, Hub};
+use crate::realtime::notice::OffloadNotice;
 use crate::realtime::outbox::{self, Opcode, Outbox};
 use crate::realtime::protocol::{ClientMessage, ServerMessage, Target};
 use crate::state::AppState;
 use crate::store;
-use crate::views::OffloadNotice;
 
 #[derive(Deserialize)]
 struct WsQuery {
@@ -380,15 +380,16 @@ async fn follow_offload(
         )];
     }
     hub.begin_follow_offload(client);
-    let read: crate::error::Result<Vec<OffloadNotice>> = async {
+    let read: crate::error::Result<Vec<String>> = async {
         let mut conn = pool.get().await?;
-        store::offload::open_alerts(&mut conn).await
+        Ok(store::offload::open_alerts(&mut conn).await?)
     }
     .await;
     match read {
         Ok(open) => {
             let alerts = open
-                .into_iter()
+                .iter()
+                .filter_map(|json| OffloadNotice::parse(json))
                 .filter_map(|n| match n {
                     OffloadNotice::Alert(a) => Some(a),
                     OffloadNotice::Cleared(_) => None,

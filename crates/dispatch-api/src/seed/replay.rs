@@ -56,7 +56,7 @@ pub(super) async fn run(
     for (i, a) in timeline.in_time_order() {
         let action = &timeline.incidents[i].actions[a];
         let by = Author::new(&users[action.user], action.at);
-        let failed = |e: crate::error::Error| {
+        let failed = |e: crate::store::error::StoreError| {
             anyhow::anyhow!("demo incident {i}, {:?} at {}: {e}", action.step, action.at)
         };
         if let Step::Create(form, answered) = &action.step {
@@ -186,8 +186,9 @@ pub(super) async fn wrap_up(
         ))
         .load(conn)
         .await?;
-    let failed =
-        |id: i64| move |e: crate::error::Error| anyhow::anyhow!("ending incident {id}: {e}");
+    let failed = |id: i64| {
+        move |e: crate::store::error::StoreError| anyhow::anyhow!("ending incident {id}: {e}")
+    };
     for &(id, state, mut version, last) in &stale {
         let mut at = last;
         let units: Vec<(i64, Status)> = dispatches::table

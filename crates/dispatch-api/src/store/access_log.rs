@@ -7,10 +7,10 @@ use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Text, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
-use crate::error::Error;
-use crate::patient_data::AccessRoute;
+use crate::domain::access::AccessRoute;
 use crate::schema::dispatch::{incidents, patient_access_log, users};
-use crate::views::{AccessEntry, AccessLogPage, UserOption};
+use crate::store::error::StoreError as Error;
+use crate::store::read::{AccessEntry, AccessLogPage, UserOption};
 
 /// The most entries one listing answers.
 pub const PAGE: i64 = 1000;

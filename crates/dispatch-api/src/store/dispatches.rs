@@ -7,8 +7,8 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use crate::domain::dispatch::Status;
 use crate::schema::dispatch::*;
+use crate::store::read::*;
 use crate::store::{HealthUnitRow, coalesce};
-use crate::views::*;
 
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = dispatches, check_for_backend(diesel::pg::Pg))]

@@ -12,10 +12,11 @@ use crate::domain::Refusal;
 use crate::domain::dispatch::Status;
 use crate::domain::fleet::{Candidate, Fix, Point, Rules, Whereabouts};
 use crate::domain::history::{ChangeGroup, HistoryAction};
-use crate::error::{Error, Result};
 use crate::schema::dispatch::*;
-use crate::store::writes::{self, Author, Changes, Written};
-use crate::views::*;
+use crate::store::error::{Result, StoreError};
+use crate::store::frame::{self, Commit};
+use crate::store::read::*;
+use crate::store::writes::{Author, Changes, Written};
 
 /// A unit as the recommendation sees it, with its names for the answer.
 pub struct UnitOnMap {
@@ -160,8 +161,7 @@ pub async fn locate_incident(
     expected: i32,
     to: Option<Location>,
 ) -> Result<Written> {
-    conn.transaction::<_, Error, _>(async |c| {
-        let cur = writes::lock(c, id, Some(expected)).await?;
+    frame::write(conn, by, id, Some(expected), async |c, _| {
         let (lat, lon): (Option<f64>, Option<f64>) = incidents::table
             .filter(incidents::id.eq(id))
             .select((incidents::location_lat, incidents::location_lon))
@@ -179,7 +179,7 @@ pub async fn locate_incident(
             .execute(c)
             .await?;
         let changes = Changes::new().field(ChangeGroup::BasicData, "location", from, to);
-        writes::commit(c, &cur, by, HistoryAction::Located, cur.state, changes).await
+        Ok(Commit::stay(HistoryAction::Located, changes))
     })
     .await
 }
@@ -194,7 +194,7 @@ pub async fn record_position(
     recorded_at: DateTime<Utc>,
 ) -> Result<PositionRecorded> {
     use mobile_unit_positions as p;
-    conn.transaction::<_, Error, _>(async |c| {
+    conn.transaction::<_, StoreError, _>(async |c| {
         let exists: bool = diesel::select(diesel::dsl::exists(
             mobile_units::table.filter(mobile_units::id.eq(unit)),
         ))
@@ -275,7 +275,7 @@ pub async fn patch_unit(
     id: i64,
     change: UnitChange,
 ) -> Result<ManagedUnit> {
-    conn.transaction::<_, Error, _>(async |c| {
+    conn.transaction::<_, StoreError, _>(async |c| {
         mobile_units::table
             .find(id)
             .select(mobile_units::id)
@@ -429,7 +429,7 @@ pub async fn allocate(
     team_id: i32,
     user: i64,
 ) -> Result<Allocation> {
-    conn.transaction::<_, Error, _>(async |c| {
+    conn.transaction::<_, StoreError, _>(async |c| {
         let to = team(c, Some(team_id))
             .await?
             .ok_or_else(|| Refusal::not_found("team", team_id.into()))?;
@@ -470,7 +470,7 @@ pub async fn release(
     user: i64,
     reason: String,
 ) -> Result<Allocation> {
-    conn.transaction::<_, Error, _>(async |c| {
+    conn.transaction::<_, StoreError, _>(async |c| {
         let from = team(c, Some(team_id))
             .await?
             .ok_or_else(|| Refusal::not_found("team", team_id.into()))?;

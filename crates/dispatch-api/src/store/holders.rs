@@ -5,7 +5,7 @@
 
 use diesel_async::AsyncPgConnection;
 
-use crate::error::Result;
+use crate::store::error::Result;
 use crate::store::writes::Written;
 
 /// `NOTIFY` channel of incidents coming to a user or leaving them: payload

@@ -5,7 +5,6 @@
 //! carry one). Only successes are stored: a refused request changed nothing, so its retry
 //! simply runs again.
 
-use actix_web::http::StatusCode;
 use diesel::dsl::now;
 use diesel::pg::expression::extensions::IntervalDsl;
 use diesel::prelude::*;
@@ -15,8 +14,8 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::domain::Refusal;
-use crate::error::Result;
 use crate::schema::dispatch::idempotency_keys as keys;
+use crate::store::error::StoreError;
 
 /// How long a key is remembered, in hours.
 pub const RETENTION_HOURS: i32 = 24;
@@ -24,7 +23,8 @@ pub const RETENTION_HOURS: i32 = 24;
 /// A response as it is stored and replayed.
 #[derive(Debug, Clone)]
 pub struct Stored {
-    pub status: StatusCode,
+    /// The HTTP status it answered, as a number (the store names no HTTP type).
+    pub status: u16,
     pub body: Value,
     pub location: Option<String>,
     pub etag: Option<String>,
@@ -80,19 +80,29 @@ struct Row {
 /// Runs `write` once per key. Without a key it just runs. With one, everything happens in
 /// one transaction: the key is claimed first (a concurrent request with the same key waits
 /// on that row, then replays), the write runs (its own transaction becomes a savepoint), and
-/// its response is stored.
-pub async fn once<F>(conn: &mut AsyncPgConnection, key: Option<Key>, write: F) -> Result<Stored>
+/// its response is stored. `E` is the write's own error (the routes' `Error`), which the
+/// store's turns into.
+pub async fn once<F, E>(
+    conn: &mut AsyncPgConnection,
+    key: Option<Key>,
+    write: F,
+) -> Result<Stored, E>
 where
-    F: AsyncFnOnce(&mut AsyncPgConnection) -> Result<Stored>,
+    F: AsyncFnOnce(&mut AsyncPgConnection) -> Result<Stored, E>,
+    E: From<StoreError>,
 {
     let Some(key) = key else {
         return write(conn).await;
     };
-    AnsiTransactionManager::begin_transaction(conn).await?;
+    AnsiTransactionManager::begin_transaction(conn)
+        .await
+        .map_err(StoreError::from)?;
     let outcome = claim_and_write(conn, &key, write).await;
     match outcome {
         Ok(stored) => {
-            AnsiTransactionManager::commit_transaction(conn).await?;
+            AnsiTransactionManager::commit_transaction(conn)
+                .await
+                .map_err(StoreError::from)?;
             Ok(stored)
         }
         Err(p) => {
@@ -102,10 +112,25 @@ where
     }
 }
 
-async fn claim_and_write<F>(conn: &mut AsyncPgConnection, key: &Key, write: F) -> Result<Stored>
+async fn claim_and_write<F, E>(
+    conn: &mut AsyncPgConnection,
+    key: &Key,
+    write: F,
+) -> Result<Stored, E>
 where
-    F: AsyncFnOnce(&mut AsyncPgConnection) -> Result<Stored>,
+    F: AsyncFnOnce(&mut AsyncPgConnection) -> Result<Stored, E>,
+    E: From<StoreError>,
 {
+    let stored = match claim(conn, key).await? {
+        Some(replayed) => return Ok(replayed),
+        None => write(conn).await?,
+    };
+    record(conn, key, &stored).await?;
+    Ok(stored)
+}
+
+/// Claims the key; the stored response when it was claimed before by the same request.
+async fn claim(conn: &mut AsyncPgConnection, key: &Key) -> Result<Option<Stored>, StoreError> {
     let expired = now.into_sql::<Timestamptz>() - RETENTION_HOURS.hours();
     diesel::delete(keys::table.filter(keys::created_at.lt(expired)))
         .execute(conn)
@@ -132,24 +157,33 @@ where
         if row.route != key.route || row.request_hash != key.request_hash {
             return Err(Refusal::IdempotencyKeyReused.into());
         }
-        return Ok(Stored {
-            status: StatusCode::from_u16(row.status as u16).unwrap_or(StatusCode::OK),
+        return Ok(Some(Stored {
+            status: row.status as u16,
             etag: etag_of(&row.body),
             body: row.body,
             location: row.location,
             replayed: true,
-        });
+        }));
     }
-    let stored = write(conn).await?;
+    Ok(None)
+}
+
+/// Stores the response of the write that claimed the key.
+async fn record(
+    conn: &mut AsyncPgConnection,
+    key: &Key,
+    stored: &Stored,
+) -> Result<(), StoreError> {
+    let this = keys::user_id.eq(key.user_id).and(keys::key.eq(&key.key));
     diesel::update(keys::table.filter(this))
         .set((
-            keys::status.eq(stored.status.as_u16() as i16),
+            keys::status.eq(stored.status as i16),
             keys::body.eq(&stored.body),
             keys::location.eq(stored.location.as_deref()),
         ))
         .execute(conn)
         .await?;
-    Ok(stored)
+    Ok(())
 }
 
 /// The incident version a write answered, as its ETag.

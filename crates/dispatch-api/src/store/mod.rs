@@ -1,6 +1,7 @@
 //! Diesel queries, one module per resource. Each function is one statement (one round trip)
-//! unless its comment says otherwise. Reads return wire types from `views`; writes return
-//! what they did (`writes::Written`, `incident_writes::DispatchWritten`), which the routes
+//! unless its comment says otherwise. Reads return the store's own read models (`read`);
+//! errors are the store's own (`StoreError`: a refusal or the database's, no HTTP); writes
+//! return what they did (`writes::Written`, `incident_writes::DispatchWritten`), which the routes
 //! answer with. The rules a write obeys are the domain's; the store asks them.
 //!
 //! Functions take `&AsyncPgConnection` (not `&mut`): diesel-async pipelines queries issued
@@ -53,7 +54,9 @@ diesel::define_sql_function! {
 
 pub mod access_log;
 pub mod dispatches;
+pub mod error;
 pub mod fleet;
+pub mod frame;
 pub mod holders;
 pub mod idempotency;
 pub mod incident_writes;
@@ -61,6 +64,7 @@ pub mod incidents;
 pub mod offload;
 pub mod page_sessions;
 pub mod phases;
+pub mod read;
 pub mod reference;
 pub mod times;
 pub mod users;
@@ -69,7 +73,7 @@ pub mod writes;
 use diesel::prelude::*;
 
 use crate::schema::dispatch::health_units;
-use crate::views::{HealthUnitOption, RefOption, UserOption};
+use crate::store::read::{HealthUnitOption, RefOption, UserOption};
 
 /// A health unit as the screens show it (a patient's or a dispatch's destination).
 #[derive(Queryable, Selectable)]

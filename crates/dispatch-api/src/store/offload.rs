@@ -14,11 +14,11 @@ use diesel::sql_types::{BigInt, Double, Integer, Nullable, Text, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use crate::domain::dispatch::Status;
-use crate::error::Result;
-use crate::views::*;
+use crate::store::error::Result;
+use crate::store::read::*;
 
 /// `NOTIFY` channel of the offload alerts: payload the JSON of an `offload.alert` or
-/// `offload.cleared` message (`views::OffloadNotice`), a few hundred bytes.
+/// `offload.cleared` message (`realtime::notice::OffloadNotice`), a few hundred bytes.
 pub const OFFLOAD_CHANNEL: &str = "dispatch_offload";
 
 /// The `hospital_hold` target of the incident `i`'s priority (its own, else `any`).
@@ -42,25 +42,16 @@ struct Json {
     json: String,
 }
 
-fn parse(rows: Vec<Json>) -> Vec<OffloadNotice> {
-    rows.into_iter()
-        .filter_map(|r| match serde_json::from_str(&r.json) {
-            Ok(n) => Some(n),
-            Err(e) => {
-                tracing::warn!(error = %e, json = %r.json, "unreadable offload message");
-                None
-            }
-        })
-        .collect()
+/// The payloads of `rows`, as the channel carries them.
+fn payloads(rows: Vec<Json>) -> Vec<String> {
+    rows.into_iter().map(|r| r.json).collect()
 }
 
 /// Raises every alert due at `now` that no replica has raised yet, and announces each (one
 /// statement: the due units are locked, so a hand-over committing meanwhile is seen, and the
-/// primary key lets one replica's insert win). Answers the alerts this call raised.
-pub async fn raise_due(
-    conn: &mut AsyncPgConnection,
-    now: DateTime<Utc>,
-) -> Result<Vec<OffloadNotice>> {
+/// primary key lets one replica's insert win). Answers the alerts this call raised, each the
+/// JSON its announcement carried.
+pub async fn raise_due(conn: &mut AsyncPgConnection, now: DateTime<Utc>) -> Result<Vec<String>> {
     let sql = format!(
         "WITH due AS (
             SELECT d.id, coalesce(d.destination_id, i.destination_health_unit_id) AS health_unit_id,
@@ -95,7 +86,7 @@ pub async fn raise_due(
         .bind::<Timestamptz, _>(now)
         .load(conn)
         .await?;
-    Ok(parse(rows))
+    Ok(payloads(rows))
 }
 
 /// When the next alert falls due (a unit at a door without one), if any unit is at a door.
@@ -116,8 +107,9 @@ pub async fn next_due(conn: &mut AsyncPgConnection) -> Result<Option<DateTime<Ut
     Ok(next.at)
 }
 
-/// The alerts not cleared yet, oldest first: what a new follower of the queue is told.
-pub async fn open_alerts(conn: &mut AsyncPgConnection) -> Result<Vec<OffloadNotice>> {
+/// The alerts not cleared yet, oldest first, each the JSON of its `offload.alert`: what a
+/// new follower of the queue is told.
+pub async fn open_alerts(conn: &mut AsyncPgConnection) -> Result<Vec<String>> {
     let sql = format!(
         "SELECT {ALERT_JSON} AS json
            FROM dispatch.offload_alerts a
@@ -129,7 +121,7 @@ pub async fn open_alerts(conn: &mut AsyncPgConnection) -> Result<Vec<OffloadNoti
           ORDER BY a.alerted_at, a.dispatch_id"
     );
     let rows: Vec<Json> = diesel::sql_query(sql).load(conn).await?;
-    Ok(parse(rows))
+    Ok(payloads(rows))
 }
 
 /// The unit of `dispatch_id` left the door (`by` is `handed_over` or `released`): its alert,

@@ -7,9 +7,9 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use crate::domain::dispatch::Status;
 use crate::schema::dispatch::*;
 use crate::search::{NameIndex, Search, fold};
+use crate::store::read::*;
 use crate::store::search_order;
 use crate::store::{opt_ref, ref_option};
-use crate::views::*;
 
 /// One consistent copy of the reference data.
 pub struct Snapshot {

@@ -11,8 +11,8 @@ use crate::domain::user::{Profile, UserStatus};
 use crate::schema::dispatch::*;
 use crate::search::Search;
 use crate::store::opt_ref;
+use crate::store::read::*;
 use crate::store::{search_key, search_order};
-use crate::views::*;
 
 /// Who a token names: enough to authenticate a request.
 #[derive(Debug, Queryable, Selectable)]

@@ -14,8 +14,8 @@ use crate::domain::form::IncidentForm;
 use crate::domain::history::{ChangeGroup, HistoryAction};
 use crate::domain::incident::State;
 use crate::domain::user::CurrentUser;
-use crate::error::Result;
 use crate::schema::dispatch::{incident_history, incidents};
+use crate::store::error::Result;
 use crate::store::{INCIDENT_CHANNEL, phases};
 
 /// The incident as a write found it, locked until the transaction ends: its state, version,

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use common::test_support::layers::{Layer, assert_layers};
+use common::test_support::layers::{Layer, Shun, assert_layers, assert_shuns};
 
 /// From the top down; a module may use those in its own layer or below.
 const LAYERS: &[Layer] = &[
@@ -46,16 +46,20 @@ const LAYERS: &[Layer] = &[
         ],
     },
     Layer {
-        name: "store",
-        modules: &["store"],
-    },
-    Layer {
         name: "wire",
-        modules: &["views", "search", "patient_data"],
+        modules: &["views", "patient_data"],
     },
     Layer {
         name: "error",
         modules: &["error"],
+    },
+    Layer {
+        name: "store",
+        modules: &["store"],
+    },
+    Layer {
+        name: "search",
+        modules: &["search"],
     },
     Layer {
         name: "domain",
@@ -67,7 +71,30 @@ const LAYERS: &[Layer] = &[
     },
 ];
 
+/// The store returns its own rows, read models and error (docs/architecture.md,
+/// "dispatch-api"): it names no view, no HTTP type and not the routes' `Error`.
+const SHUNS: &[Shun] = &[Shun {
+    modules: &["store"],
+    paths: &[
+        "crate::views",
+        "crate::error",
+        "actix_web",
+        "actix_http",
+        "actix_ws",
+        "http",
+        "common::Problem",
+        "common::problem",
+        "common::extract",
+    ],
+    why: "the store speaks in its own types, no HTTP",
+}];
+
 #[test]
 fn every_import_points_down_the_layers_and_none_is_a_circle() {
     assert_layers(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), LAYERS);
+}
+
+#[test]
+fn the_store_names_no_view_no_http_type_and_not_the_routes_error() {
+    assert_shuns(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), SHUNS);
 }

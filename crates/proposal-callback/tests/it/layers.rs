@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use common::test_support::layers::{Layer, assert_layers};
+use common::test_support::layers::{Layer, Shun, assert_layers, assert_shuns};
 
 /// From the top down; a module may use those in its own layer or below.
 const LAYERS: &[Layer] = &[
@@ -53,7 +53,30 @@ const LAYERS: &[Layer] = &[
     },
 ];
 
+/// The store returns diesel's rows and errors (docs/architecture.md, "proposal-callback"):
+/// it names no HTTP type and not the service's `Error`, the same rule as dispatch-api's
+/// store.
+const SHUNS: &[Shun] = &[Shun {
+    modules: &["store"],
+    paths: &[
+        "crate::error",
+        "crate::routes",
+        "actix_web",
+        "actix_http",
+        "http",
+        "common::Problem",
+        "common::problem",
+        "common::extract",
+    ],
+    why: "the store speaks in its own types, no HTTP",
+}];
+
 #[test]
 fn every_import_points_down_the_layers_and_none_is_a_circle() {
     assert_layers(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), LAYERS);
+}
+
+#[test]
+fn the_store_names_no_http_type_and_not_the_services_error() {
+    assert_shuns(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), SHUNS);
 }

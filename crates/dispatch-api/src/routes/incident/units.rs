@@ -65,7 +65,7 @@ pub async fn locate(
     id: Path<i64>,
 ) -> Reply {
     w.commit(&state, StatusCode::OK, async |c, user, to, expected| {
-        fleet::locate_incident(c, user, id.0, expected, to).await
+        Ok(fleet::locate_incident(c, user, id.0, expected, to).await?)
     })
     .await
 }

@@ -62,7 +62,7 @@ pub struct Empty {}
         headers(("ETag" = String), ("Location" = String)))))]
 pub async fn create(state: web::Data<AppState>, w: Post<Tarm, CreateIncident>) -> Reply {
     w.commit(&state, StatusCode::CREATED, async |c, user, new| {
-        store::create(c, user, new.form, new.call_received_at).await
+        Ok(store::create(c, user, new.form, new.call_received_at).await?)
     })
     .await
 }
@@ -77,7 +77,7 @@ pub async fn patch(
     id: Path<i64>,
 ) -> Reply {
     w.commit(&state, async |c, user, change, expected| {
-        store::patch(c, user, id.0, expected, |form| change.apply(form)).await
+        Ok(store::patch(c, user, id.0, expected, |form| change.apply(form)).await?)
     })
     .await
 }
@@ -94,7 +94,7 @@ pub async fn submit(
 ) -> Reply {
     w.commit(&state, StatusCode::OK, async |c, user, _, expected| {
         let to = State::AwaitingRegulation;
-        store::move_to(c, user, id.0, expected, to, HistoryAction::Submitted, None).await
+        Ok(store::move_to(c, user, id.0, expected, to, HistoryAction::Submitted, None).await?)
     })
     .await
 }
@@ -127,7 +127,7 @@ pub async fn cancel(
 ) -> Reply {
     w.commit(&state, StatusCode::OK, async |c, user, b, expected| {
         let to = State::Cancelled;
-        store::move_to(
+        Ok(store::move_to(
             c,
             user,
             id.0,
@@ -136,7 +136,7 @@ pub async fn cancel(
             HistoryAction::Cancelled,
             b.reason,
         )
-        .await
+        .await?)
     })
     .await
 }
@@ -152,7 +152,7 @@ pub async fn prank_call(
     id: Path<i64>,
 ) -> Reply {
     w.commit(&state, StatusCode::OK, async |c, user, _, expected| {
-        store::prank_call(c, user, id.0, expected).await
+        Ok(store::prank_call(c, user, id.0, expected).await?)
     })
     .await
 }
@@ -191,7 +191,10 @@ pub async fn technical_decision(
 ) -> Reply {
     w.commit(&state, StatusCode::OK, async |c, user, b, expected| {
         let (action, vehicle_type) = (b.action_id, b.vehicle_type_id);
-        store::technical_decision(c, user, id.0, expected, action, vehicle_type, b.notes).await
+        Ok(
+            store::technical_decision(c, user, id.0, expected, action, vehicle_type, b.notes)
+                .await?,
+        )
     })
     .await
 }
@@ -215,7 +218,7 @@ pub async fn send_to(
     id: Path<i64>,
 ) -> Reply {
     w.commit(&state, StatusCode::OK, async |c, user, b, expected| {
-        store::send_to(c, user, id.0, expected, b.regulator_id).await
+        Ok(store::send_to(c, user, id.0, expected, b.regulator_id).await?)
     })
     .await
 }
@@ -346,7 +349,7 @@ pub async fn intercurrence(
     id: Path<i64>,
 ) -> Reply {
     w.commit(&state, StatusCode::OK, async |c, user, b, expected| {
-        store::intercurrence(c, user, id.0, expected, b.intercurrence_id, b.notes).await
+        Ok(store::intercurrence(c, user, id.0, expected, b.intercurrence_id, b.notes).await?)
     })
     .await
 }
@@ -403,7 +406,9 @@ pub async fn transfer(
     w.commit(
         &state,
         StatusCode::OK,
-        async |c, user, to_user, expected| store::transfer(c, user, id.0, expected, to_user).await,
+        async |c, user, to_user, expected| {
+            Ok(store::transfer(c, user, id.0, expected, to_user).await?)
+        },
     )
     .await
 }
@@ -434,7 +439,7 @@ pub async fn close(
     id: Path<i64>,
 ) -> Reply {
     w.commit(&state, StatusCode::OK, async |c, user, b, expected| {
-        store::close(c, user, id.0, expected, b.conclusion).await
+        Ok(store::close(c, user, id.0, expected, b.conclusion).await?)
     })
     .await
 }

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::json;
 
 use super::check_destination;
@@ -11,9 +11,10 @@ use crate::domain::dispatch::{self, Status, VehicleType};
 use crate::domain::history::{ChangeGroup, HistoryAction};
 use crate::domain::incident::{self, Edit, State};
 use crate::domain::{Refusal, reference};
-use crate::error::{Error, Result};
 use crate::schema::dispatch::*;
-use crate::store::writes::{self, Author, Changes, lock};
+use crate::store::error::Result;
+use crate::store::frame::{self, Commit};
+use crate::store::writes::{Author, Changes};
 
 /// A mobile unit as a dispatch checks it, with its vehicle type.
 #[derive(Queryable, Selectable)]
@@ -68,8 +69,7 @@ pub async fn dispatch_unit(
     order: NewDispatch,
 ) -> Result<DispatchWritten> {
     let unit_id = order.mobile_unit_id;
-    conn.transaction::<_, Error, _>(async |c| {
-        let cur = lock(c, id, Some(expected)).await?;
+    let answer = frame::write_answering(conn, by, id, Some(expected), async |c, cur| {
         let to = if cur.state.allows(Edit::FurtherUnit) {
             incident::edit(cur.state, Edit::FurtherUnit)?
         } else {
@@ -131,15 +131,16 @@ pub async fn dispatch_unit(
             "override_reason": order.override_reason,
         });
         let changes = Changes::new().record(ChangeGroup::Dispatches, "dispatch", record);
-        let w = writes::commit(c, &cur, by, HistoryAction::Dispatched, to, changes).await?;
-        Ok(DispatchWritten {
-            id: dispatch_id,
-            status: Status::Assigned,
-            incident_id: id,
-            incident_version: w.version,
-        })
+        Ok(Commit::moving(HistoryAction::Dispatched, to, changes).answer(dispatch_id))
     })
-    .await
+    .await;
+    let (w, dispatch_id) = answer?;
+    Ok(DispatchWritten {
+        id: dispatch_id,
+        status: Status::Assigned,
+        incident_id: id,
+        incident_version: w.version,
+    })
 }
 
 /// The vehicle type the incident's latest technical decision asks for: `None` without a
@@ -176,16 +177,16 @@ pub async fn dispatch_status(
     dispatch_id: i64,
     to: Status,
 ) -> Result<DispatchWritten> {
-    conn.transaction::<_, Error, _>(async |c| {
-        let incident_id: i64 = dispatches::table
-            .find(dispatch_id)
-            .select(dispatches::incident_id)
-            .first(c)
-            .await
-            .optional()?
-            .ok_or_else(|| Refusal::not_found("dispatch", dispatch_id))?;
-        // The incident first, then the dispatch: every write locks in that order.
-        let cur = lock(c, incident_id, None).await?;
+    // A dispatch never changes incidents: its incident is read before the frame locks it.
+    let incident_id: i64 = dispatches::table
+        .find(dispatch_id)
+        .select(dispatches::incident_id)
+        .first(conn)
+        .await
+        .optional()?
+        .ok_or_else(|| Refusal::not_found("dispatch", dispatch_id))?;
+    // The incident first, then the dispatch: every write locks in that order.
+    let (w, to) = frame::write_answering(conn, by, incident_id, None, async |c, _| {
         let row: Stepped = dispatches::table
             .find(dispatch_id)
             .select(Stepped::as_select())
@@ -209,7 +210,6 @@ pub async fn dispatch_status(
         // The step's one instant: the write's, never before the dispatch's latest step (times
         // never go backwards), and the same on the row, the history entry and the event.
         let at = row.latest().max(by.at);
-        let by = &Author { at, ..*by };
         set_step(c, dispatch_id, to, at).await?;
         if from == Status::AtDestination {
             // Off the hospital's door: a stretcher hold alert raised for it is cleared.
@@ -223,23 +223,17 @@ pub async fn dispatch_status(
             json!({"id": dispatch_id, "mobile_unit": unit,
                 "status": {"from": from.as_str(), "to": to.as_str()}}),
         );
-        let w = writes::commit(
-            c,
-            &cur,
-            by,
-            HistoryAction::DispatchStatus,
-            cur.state,
-            changes,
-        )
-        .await?;
-        Ok(DispatchWritten {
-            id: dispatch_id,
-            status: to,
-            incident_id,
-            incident_version: w.version,
-        })
+        Ok(Commit::stay(HistoryAction::DispatchStatus, changes)
+            .at(at)
+            .answer(to))
     })
-    .await
+    .await?;
+    Ok(DispatchWritten {
+        id: dispatch_id,
+        status: to,
+        incident_id,
+        incident_version: w.version,
+    })
 }
 
 /// A dispatch as a step finds it: its status, its times and its unit.

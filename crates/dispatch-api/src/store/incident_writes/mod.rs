@@ -1,5 +1,6 @@
-//! Every write (docs/dispatch-realtime.md, "Writes"), each one transaction: lock the incident, ask the state
-//! machine, change the rows, raise the version, append the history, NOTIFY (see `writes`).
+//! Every write (docs/dispatch-realtime.md, "Writes"), each one transaction: lock the incident,
+//! ask the state machine, change the rows, raise the version, append the history, NOTIFY.
+//! A write to an existing incident fills the one frame (`store::frame`) with its body.
 //! Every field a write changes on the incident is in its history entry, from and to
 //! (docs/dispatch-routes.md, "Writes: what each records"). Which states allow a write and
 //! which references it may name are the domain's (`domain::incident`,
@@ -25,11 +26,12 @@ use crate::domain::form::{IncidentForm, history_name, wire_name};
 use crate::domain::history::{ChangeGroup, HistoryAction};
 use crate::domain::incident::{self, Edit, State};
 use crate::domain::{Refusal, phone, reference, times};
-use crate::error::{Error, Result};
 use crate::schema::dispatch::*;
+use crate::store::error::{Result, StoreError};
+use crate::store::frame::{self, Commit};
 use crate::store::phases;
-use crate::store::writes::{self, Author, Changes, Written, lock};
-use crate::views::UserOption;
+use crate::store::read::UserOption;
+use crate::store::writes::{self, Author, Changes, Written};
 
 /// A person as the history names them.
 #[derive(Queryable, Selectable)]
@@ -69,7 +71,7 @@ pub async fn create(
     call_received_at: Option<DateTime<Utc>>,
 ) -> Result<Written> {
     let received = times::call_received_at(call_received_at, by.at)?;
-    conn.transaction::<_, Error, _>(async |c| {
+    conn.transaction::<_, StoreError, _>(async |c| {
         check_related(c, fields.related_incident_id, None).await?;
         let destination = check_destination(
             c,
@@ -221,8 +223,7 @@ pub async fn patch(
     expected: i32,
     apply: impl FnOnce(&mut IncidentForm) + Send,
 ) -> Result<Written> {
-    conn.transaction::<_, Error, _>(async |c| {
-        let cur = lock(c, id, Some(expected)).await?;
+    frame::write(conn, by, id, Some(expected), async |c, cur| {
         incident::edit(cur.state, Edit::Update)?;
         let mut next = cur.fields.clone();
         apply(&mut next);
@@ -258,7 +259,7 @@ pub async fn patch(
             ))
             .execute(c)
             .await?;
-        writes::commit(c, &cur, by, HistoryAction::Updated, cur.state, changes).await
+        Ok(Commit::stay(HistoryAction::Updated, changes))
     })
     .await
 }
@@ -273,8 +274,7 @@ pub async fn move_to(
     action: HistoryAction,
     reason: Option<String>,
 ) -> Result<Written> {
-    conn.transaction::<_, Error, _>(async |c| {
-        let cur = lock(c, id, Some(expected)).await?;
+    frame::write(conn, by, id, Some(expected), async |c, cur| {
         let to = incident::transition(cur.state, to)?;
         if to == State::AwaitingRegulation {
             // Handed to regulation: the end of call taking (docs/dispatch-routes.md,
@@ -288,7 +288,7 @@ pub async fn move_to(
         if let Some(reason) = reason {
             changes = changes.record(ChangeGroup::State, "reason", json!(reason));
         }
-        writes::commit(c, &cur, by, action, to, changes).await
+        Ok(Commit::moving(action, to, changes))
     })
     .await
 }
@@ -300,8 +300,7 @@ pub async fn prank_call(
     id: i64,
     expected: i32,
 ) -> Result<Written> {
-    conn.transaction::<_, Error, _>(async |c| {
-        let cur = lock(c, id, Some(expected)).await?;
+    frame::write(conn, by, id, Some(expected), async |c, cur| {
         let to = incident::transition(cur.state, State::Prank)?;
         diesel::insert_into(prank_calls::table)
             .values((
@@ -319,7 +318,7 @@ pub async fn prank_call(
             "prank_call_phone",
             json!(cur.fields.caller_phone),
         );
-        writes::commit(c, &cur, by, HistoryAction::PrankCall, to, changes).await
+        Ok(Commit::moving(HistoryAction::PrankCall, to, changes))
     })
     .await
 }
@@ -333,8 +332,7 @@ pub async fn close(
     expected: i32,
     conclusion: String,
 ) -> Result<Written> {
-    conn.transaction::<_, Error, _>(async |c| {
-        let cur = lock(c, id, Some(expected)).await?;
+    frame::write(conn, by, id, Some(expected), async |c, cur| {
         let to = incident::transition(cur.state, State::Closed)?;
         let busy: bool = diesel::select(exists(
             dispatches::table
@@ -367,7 +365,7 @@ pub async fn close(
                 cur.closed_at,
                 closed_at,
             );
-        writes::commit(c, &cur, by, HistoryAction::Closed, to, changes).await
+        Ok(Commit::moving(HistoryAction::Closed, to, changes))
     })
     .await
 }

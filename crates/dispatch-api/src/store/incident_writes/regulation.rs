@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::json;
 
 use super::{PersonRow, person};
@@ -11,11 +11,12 @@ use crate::domain::history::{ChangeGroup, HistoryAction};
 use crate::domain::incident::{self, Edit, State};
 use crate::domain::reference::{self, Candidate, Entry, Taker};
 use crate::domain::user::{ACTIVE, Profile};
-use crate::error::{Error, Result};
 use crate::schema::dispatch::*;
-use crate::store::holders::{self, Holders};
-use crate::store::writes::{self, Author, Changes, Locked, Written, lock};
-use crate::views::{RefOption, UserOption};
+use crate::store::error::Result;
+use crate::store::frame::{self, Commit, held};
+use crate::store::holders::Holders;
+use crate::store::read::{RefOption, UserOption};
+use crate::store::writes::{Author, Changes, Locked, Written};
 
 /// A catalogue entry's `(name, active, deleted)`, as a technical decision finds its action
 /// and a recording its intercurrence, for [`reference::entry`] to judge.
@@ -38,8 +39,7 @@ pub async fn technical_decision(
     vehicle_type_id: Option<i32>,
     notes: String,
 ) -> Result<Written> {
-    conn.transaction::<_, Error, _>(async |c| {
-        let cur = lock(c, id, Some(expected)).await?;
+    frame::write(conn, by, id, Some(expected), async |c, cur| {
         let to = incident::transition(cur.state, State::Regulated)?;
         let action: Option<(String, bool, bool)> = technical_decision_actions::table
             .find(action_id)
@@ -113,14 +113,11 @@ pub async fn technical_decision(
             let before = person(c, cur.regulator_id).await?;
             changes = changes.field(ChangeGroup::Regulation, "regulator", before, me);
         }
-        let written =
-            writes::commit(c, &cur, by, HistoryAction::TechnicalDecision, to, changes).await?;
         let after = Holders {
             regulator: Some(by.id()),
-            ..held(&cur)
+            ..held(cur)
         };
-        holders::announce(c, &written, held(&cur), after).await?;
-        Ok(written)
+        Ok(Commit::moving(HistoryAction::TechnicalDecision, to, changes).holders(after))
     })
     .await
 }
@@ -133,8 +130,7 @@ pub async fn send_to(
     expected: i32,
     to_user: i64,
 ) -> Result<Written> {
-    conn.transaction::<_, Error, _>(async |c| {
-        let cur = lock(c, id, Some(expected)).await?;
+    frame::write(conn, by, id, Some(expected), async |c, cur| {
         incident::edit(cur.state, Edit::SendTo)?;
         let found: Option<(PersonRow, String, Profile)> = users::table
             .inner_join(profiles::table)
@@ -144,7 +140,7 @@ pub async fn send_to(
             .await
             .optional()?;
         let found = found.map(|(person, status, profile)| (person, status, profile, false));
-        hand_over(c, &cur, by, Taker::SendTo, to_user, found).await
+        hand_over(c, cur, Taker::SendTo, to_user, found).await
     })
     .await
 }
@@ -158,8 +154,7 @@ pub async fn intercurrence(
     intercurrence_id: i32,
     notes: String,
 ) -> Result<Written> {
-    conn.transaction::<_, Error, _>(async |c| {
-        let cur = lock(c, id, Some(expected)).await?;
+    frame::write(conn, by, id, Some(expected), async |c, cur| {
         incident::edit(cur.state, Edit::Intercurrence)?;
         let found: Option<(String, bool, bool)> = intercurrences::table
             .find(intercurrence_id)
@@ -198,15 +193,7 @@ pub async fn intercurrence(
                 json!(intercurrence),
             )
             .record(ChangeGroup::Intercurrences, "notes", json!(notes));
-        writes::commit(
-            c,
-            &cur,
-            by,
-            HistoryAction::Intercurrence,
-            cur.state,
-            changes,
-        )
-        .await
+        Ok(Commit::stay(HistoryAction::Intercurrence, changes))
     })
     .await
 }
@@ -220,8 +207,7 @@ pub async fn transfer(
     expected: i32,
     to_user: i64,
 ) -> Result<Written> {
-    conn.transaction::<_, Error, _>(async |c| {
-        let cur = lock(c, id, Some(expected)).await?;
+    frame::write(conn, by, id, Some(expected), async |c, cur| {
         incident::edit(cur.state, Edit::Transfer)?;
         let found: Option<(PersonRow, String, Profile, bool)> = users::table
             .inner_join(employees::table)
@@ -236,22 +222,21 @@ pub async fn transfer(
             .first(c)
             .await
             .optional()?;
-        hand_over(c, &cur, by, Taker::Transfer, to_user, found).await
+        hand_over(c, cur, Taker::Transfer, to_user, found).await
     })
     .await
 }
 
 /// The incident passes to `to_user` as `taker` (`found`: the user, their status and profile,
 /// and whether their employee record is active): the rule judges them, the incident's
-/// regulator (send-to) or assignee (transfer) becomes them, and the change is committed.
+/// regulator (send-to) or assignee (transfer) becomes them; the entry the frame commits.
 async fn hand_over(
     c: &mut AsyncPgConnection,
     cur: &Locked,
-    by: &Author<'_>,
     taker: Taker,
     to_user: i64,
     found: Option<(PersonRow, String, Profile, bool)>,
-) -> Result<Written> {
+) -> Result<Commit> {
     let found = found.map(|(person, status, profile, employee_active)| {
         let candidate = Candidate {
             active: status == ACTIVE,
@@ -291,7 +276,6 @@ async fn hand_over(
         before,
         UserOption::from(target),
     );
-    let written = writes::commit(c, cur, by, action, cur.state, changes).await?;
     let after = match taker {
         Taker::SendTo => Holders {
             regulator: Some(to_user),
@@ -302,14 +286,5 @@ async fn hand_over(
             ..held(cur)
         },
     };
-    holders::announce(c, &written, held(cur), after).await?;
-    Ok(written)
-}
-
-/// Who held the incident when it was locked.
-fn held(cur: &Locked) -> Holders {
-    Holders {
-        regulator: cur.regulator_id,
-        assigned_to: cur.assigned_to_id,
-    }
+    Ok(Commit::stay(action, changes).holders(after))
 }

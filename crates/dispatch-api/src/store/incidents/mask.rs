@@ -13,8 +13,8 @@ use diesel::expression::SqlLiteral;
 use crate::domain::incident::{Priority, State};
 use crate::schema::dispatch::*;
 use crate::search::{Mask, MaskTerm, Order, Scope};
+use crate::store::read::IncidentMaskItem;
 use crate::store::{LimitWritten, WriteLimit, digits_of, priority_rank, ref_option};
-use crate::views::IncidentMaskItem;
 
 /// One statement of the mask search: its rows, the newest first.
 type MaskQuery<'a> = diesel::dsl::IntoBoxed<

@@ -16,8 +16,8 @@ use crate::domain::form::IncidentForm;
 use crate::domain::history::HistoryAction;
 use crate::domain::incident::{Priority, Sex, State};
 use crate::schema::dispatch::*;
+use crate::store::read::*;
 use crate::store::{HealthUnitRow, opt_user, ref_option, user_option};
-use crate::views::*;
 
 diesel::alias!(users as regulator_user: RegulatorAlias, users as assignee_user: AssigneeAlias);
 
