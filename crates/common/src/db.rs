@@ -21,8 +21,8 @@ use futures_util::FutureExt;
 use crate::Problem;
 
 pub mod failover;
-mod kept;
-pub use kept::{Kept, kept};
+mod cached_by_text;
+pub use cached_by_text::{CachedByText, MAX_TEXTS, cached_by_text};
 pub mod pool_mode;
 pub mod pool_size;
 pub use pool_mode::PoolMode;

@@ -1,7 +1,7 @@
 //! Callback receipts: every request that reached the parsing stage, stored raw first.
 
 use chrono::{DateTime, Utc};
-use common::db::kept;
+use common::db::cached_by_text;
 use diesel::QueryResult;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -64,8 +64,8 @@ pub struct ReceiptRow {
 
 /// Stored in its own statement (autocommit), so it is durable before parsing starts.
 pub async fn insert(conn: &mut AsyncPgConnection, new: &NewReceipt<'_>) -> QueryResult<Receipt> {
-    // Its optional fields give the text a few shapes, each kept prepared.
-    kept(
+    // Its optional fields give the text a few shapes, each cached by its text.
+    cached_by_text(
         diesel::insert_into(r::table)
             .values(new)
             .returning(Receipt::as_returning()),
@@ -243,7 +243,7 @@ pub async fn record_outcome(
     answered: &Answered<'_>,
     at: DateTime<Utc>,
 ) -> QueryResult<()> {
-    kept(diesel::update(r::table.find(id)).set((
+    cached_by_text(diesel::update(r::table.find(id)).set((
         r::status.eq(ReceiptStatus::from(answered.outcome)),
         r::http_status.eq(Some(200i16)),
         r::error_code.eq(None::<String>),
