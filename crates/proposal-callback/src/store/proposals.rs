@@ -7,6 +7,7 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use crate::domain::insurer::Callback;
+use crate::domain::insurer::Insurer;
 use crate::domain::status::Status;
 use crate::schema::proposal::{applied_callbacks, integration_history, proposal_events, proposals};
 use crate::store::receipts::Receipt;
@@ -88,7 +89,7 @@ pub async fn claim_dedup_key(
     let n = diesel::insert_into(applied_callbacks::table)
         .values((
             applied_callbacks::tenant_id.eq(&receipt.tenant_id),
-            applied_callbacks::insurer.eq(&receipt.insurer),
+            applied_callbacks::insurer.eq(receipt.insurer),
             applied_callbacks::dedup_key.eq(key),
             applied_callbacks::proposal_id.eq(proposal_pk),
             applied_callbacks::receipt_id.eq(Some(receipt.id)),
@@ -148,7 +149,7 @@ pub async fn insert_history(
     diesel::insert_into(integration_history::table)
         .values((
             integration_history::proposal_id.eq(proposal_pk),
-            integration_history::insurer.eq(&receipt.insurer),
+            integration_history::insurer.eq(receipt.insurer),
             integration_history::receipt_id.eq(Some(receipt.id)),
             integration_history::from_status.eq(from),
             integration_history::to_status.eq(callback.status),
@@ -248,7 +249,7 @@ pub async fn find_detail(
 #[diesel(table_name = integration_history)]
 pub struct HistoryRow {
     pub id: i64,
-    pub insurer: String,
+    pub insurer: Insurer,
     pub receipt_id: Option<i64>,
     pub from_status: Status,
     pub to_status: Status,
