@@ -56,6 +56,7 @@ pub mod dispatches;
 pub mod fleet;
 pub mod holders;
 pub mod idempotency;
+mod incident_form;
 pub mod incident_writes;
 pub mod incidents;
 pub mod offload;
