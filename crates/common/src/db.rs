@@ -20,8 +20,8 @@ use futures_util::FutureExt;
 
 use crate::Problem;
 
-pub mod failover;
 mod cached_by_text;
+pub mod failover;
 pub use cached_by_text::{CachedByText, MAX_TEXTS, cached_by_text};
 pub mod pool_mode;
 pub mod pool_size;

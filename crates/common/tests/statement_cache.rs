@@ -222,7 +222,7 @@ impl Query for PreparedStatementNames {
 }
 
 #[tokio::test]
-async fn a_statement_unsafe_to_cache_is_sent_unnamed_in_one_round_trip() {
+async fn a_statement_unsafe_to_cache_is_sent_unnamed_and_leaves_no_named_statement() {
     let (mut conn, heard) = connection().await;
 
     // Not cacheable: sent as the unnamed statement, it finds no named statement, its own
