@@ -77,7 +77,8 @@ impl Replica {
     }
 }
 
-/// Waits until `n` listening connections of this database are up.
+/// Waits until `n` listening connections of this database are up: named, and idle, so the
+/// batch that names them and LISTENs has finished (`common::listen`).
 pub(crate) async fn listeners_up(api: &Api, n: i64) {
     #[derive(diesel::QueryableByName)]
     struct Count {
@@ -87,14 +88,12 @@ pub(crate) async fn listeners_up(api: &Api, n: i64) {
     for _ in 0..100 {
         let c: Count = diesel::sql_query(format!(
             "SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = '{APPLICATION_NAME}' \
-             AND datname = current_database()"
+             AND datname = current_database() AND state = 'idle'"
         ))
         .get_result(&mut api.conn().await)
         .await
         .unwrap();
         if c.n >= n {
-            // The name is set in the same batch as the LISTENs; let that batch finish.
-            tokio::time::sleep(Duration::from_millis(200)).await;
             return;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
