@@ -309,7 +309,22 @@ async fn sockets_are_authenticated_pinged_dropped_when_dead_and_closed_on_shutdo
     // A client that never reads (so never answers pings) is dropped as dead.
     let token = api.token("frota");
     let mut silent = r.socket(&token).await;
-    tokio::time::sleep(Duration::from_millis(900)).await;
+    // Not read until the server has ended it (one socket registered, then none): no pong
+    // answered its pings within the idle timeout.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut seen = false;
+    loop {
+        let n = r.hub.socket_count();
+        seen |= n == 1;
+        if seen && n == 0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the silent socket was not dropped"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     assert_eq!(
         next(&mut silent, 2).await,
         Some(json!({"closed": 1001, "reason": "idle"}))
