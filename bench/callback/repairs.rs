@@ -24,6 +24,7 @@ use common::Clock;
 use common::db::Pool;
 use common::test_support::TestDb;
 use diesel_async::RunQueryDsl;
+use proposal_callback::domain::insurer::Insurer;
 use proposal_callback::domain::silence::SilenceRule;
 use proposal_callback::flow::receive::{Arrival, receive};
 use proposal_callback::flow::replay::{preview_matching, replay_matching};
@@ -72,7 +73,7 @@ async fn one_callback(pool: &Pool, clock: &Clock, integration: i64, proposal: &s
     let body = porto(proposal, &format!("bench-{proposal}"));
     let arrival = Arrival {
         tenant: "demo-a",
-        insurer: "porto",
+        insurer: Insurer::Porto,
         integration_id: integration,
         headers: serde_json::json!({}),
         body: &body,
@@ -97,7 +98,7 @@ async fn main() -> anyhow::Result<()> {
     let porto_id = integrations::ensure(
         &mut *pool.get().await?,
         "demo-a",
-        "porto",
+        Insurer::Porto,
         proposal_callback::registration::config::Environment::Homologation,
     )
     .await?

@@ -20,9 +20,9 @@ use futures_util::FutureExt;
 
 use crate::Problem;
 
+mod cached_by_text;
 pub mod failover;
-mod kept;
-pub use kept::{Kept, kept};
+pub use cached_by_text::{CachedByText, MAX_TEXTS, cached_by_text};
 pub mod pool_mode;
 pub mod pool_size;
 pub use pool_mode::PoolMode;

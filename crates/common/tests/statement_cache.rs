@@ -222,7 +222,7 @@ impl Query for PreparedStatementNames {
 }
 
 #[tokio::test]
-async fn a_statement_unsafe_to_cache_is_sent_unnamed_in_one_round_trip() {
+async fn a_statement_unsafe_to_cache_is_sent_unnamed_and_leaves_no_named_statement() {
     let (mut conn, heard) = connection().await;
 
     // Not cacheable: sent as the unnamed statement, it finds no named statement, its own
@@ -245,15 +245,16 @@ async fn a_statement_unsafe_to_cache_is_sent_unnamed_in_one_round_trip() {
     assert_eq!(heard.lock().unwrap().cached.len(), 1);
 }
 
-/// `common::db::kept`: a statement diesel would not cache, kept prepared by its SQL text.
+/// `common::db::cached_by_text`: a statement diesel would not cache, prepared and cached by its
+/// SQL text.
 #[tokio::test]
-async fn a_kept_statement_is_prepared_once_and_run_from_the_cache() {
+async fn a_statement_cached_by_its_text_is_prepared_once_and_run_from_the_cache() {
     let (mut conn, heard) = connection().await;
 
     let mut seen = Vec::new();
     for _ in 0..3 {
         seen.push(
-            common::db::kept(PreparedStatementNames { cacheable: false })
+            common::db::cached_by_text(PreparedStatementNames { cacheable: false })
                 .get_result::<Vec<String>>(&mut conn)
                 .await
                 .unwrap(),

@@ -28,7 +28,8 @@ use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 
 use crate::domain::Refusal;
-pub use crate::domain::user::{ACTIVE, CurrentUser, Profile};
+use crate::domain::user::UserStatus;
+pub use crate::domain::user::{CurrentUser, Profile};
 use crate::error::{Error, Result};
 use crate::state::AppState;
 use crate::store;
@@ -182,7 +183,7 @@ pub async fn active_user(state: &AppState, id: i64) -> Result<CurrentUser> {
 
 fn active(caller: Option<Caller>) -> Result<CurrentUser> {
     match caller {
-        Some(c) if c.status == ACTIVE => Ok(CurrentUser {
+        Some(c) if UserStatus::is_active(&c.status) => Ok(CurrentUser {
             id: c.id,
             descriptive_name: c.descriptive_name,
             profile: c.profile,

@@ -34,6 +34,11 @@ pub struct Settings {
     #[command(flatten)]
     pub idp: IdpSettings,
 
+    /// Only in the benchmarks' build (cargo feature `bench`).
+    #[cfg(feature = "bench")]
+    #[command(flatten)]
+    pub bench: crate::bench::BenchSettings,
+
     /// Origins of browser clients allowed to call the API (scheme://host[:port], comma-separated); unset: none, and no CORS header is sent
     #[arg(long, env = cors::VAR, value_parser = CorsSettings::parse)]
     pub cors_allowed_origins: Option<CorsSettings>,

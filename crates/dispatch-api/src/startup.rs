@@ -63,11 +63,14 @@ pub async fn serve(ctx: Context) -> anyhow::Result<()> {
     .with_fleet(settings.fleet())
     .with_page_sessions(settings.page_sessions);
     // Only in the benchmark's build: its baseline runs without the access log
-    // (bench/access_log/run.sh).
+    // (bench/access_log/run.sh), and its constant route's file (crate::bench).
     #[cfg(feature = "bench")]
-    if std::env::var("BENCH_ACCESS_LOG").as_deref() == Ok("off") {
-        tracing::warn!("BENCH_ACCESS_LOG=off: reads are not recorded (benchmark baseline)");
-        state = state.with_access_log(AccessLog::off());
+    {
+        settings.bench.load_constant();
+        if settings.bench.access_log_off() {
+            tracing::warn!("BENCH_ACCESS_LOG=off: reads are not recorded (benchmark baseline)");
+            state = state.with_access_log(AccessLog::off());
+        }
     }
     check_time_zone(&pool, &state).await?;
     if let Some(config) = tokens.idp {

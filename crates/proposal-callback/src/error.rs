@@ -313,7 +313,10 @@ mod tests {
     fn an_unconfigured_insurer_is_502_not_configured_naming_the_variable() {
         use crate::registration::config::{Environment, RegistrationConfig};
         let e: Error = RegistrationConfig::default()
-            .target("porto", Environment::Homologation)
+            .target(
+                crate::domain::insurer::Insurer::Porto,
+                Environment::Homologation,
+            )
             .err()
             .unwrap()
             .into();

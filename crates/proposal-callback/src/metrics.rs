@@ -7,6 +7,7 @@ use std::sync::LazyLock;
 use prometheus::{Gauge, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry};
 
 use crate::domain::code::{ErrorCode, outcome_or_code};
+use crate::domain::insurer::Insurer;
 use crate::domain::status::Outcome;
 use crate::registration::config::Environment;
 use crate::store::registration_attempts::REGISTERED;
@@ -58,25 +59,25 @@ pub fn register(registry: &Registry) {
 }
 
 /// Sets the silence gauge of the tenant's integrations with the insurer.
-pub fn set_integration_silent(tenant: &str, insurer: &str, silent: bool) {
+pub fn set_integration_silent(tenant: &str, insurer: Insurer, silent: bool) {
     INTEGRATION_SILENT
-        .with_label_values(&[tenant, insurer])
+        .with_label_values(&[tenant, insurer.as_str()])
         .set(i64::from(silent));
 }
 
 /// Counts a registration that reached the insurer's configuration (known insurer only):
 /// `registered`, or the code it failed with.
-pub fn count_registration(insurer: &str, env: Environment, failure: Option<ErrorCode>) {
+pub fn count_registration(insurer: Insurer, env: Environment, failure: Option<ErrorCode>) {
     let result = failure.map_or(REGISTERED, ErrorCode::as_str);
     REGISTRATIONS
-        .with_label_values(&[insurer, env.as_str(), result])
+        .with_label_values(&[insurer.as_str(), env.as_str(), result])
         .inc();
 }
 
 /// Counts a callback's (or a replay's) answer: its `result`, or the error's code.
-pub fn count_callback(tenant: &str, insurer: &str, outcome: Result<Outcome, ErrorCode>) {
+pub fn count_callback(tenant: &str, insurer: Insurer, outcome: Result<Outcome, ErrorCode>) {
     CALLBACKS
-        .with_label_values(&[tenant, insurer, outcome_or_code(outcome)])
+        .with_label_values(&[tenant, insurer.as_str(), outcome_or_code(outcome)])
         .inc();
 }
 

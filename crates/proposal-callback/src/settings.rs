@@ -22,6 +22,7 @@ use crate::auth::admin::{
     DEFAULT_ADMIN_ROLE, DEFAULT_ROLES_CLAIM, DEFAULT_TENANT_CLAIM, StaffClaims,
 };
 use crate::auth::jwt::DEFAULT_MAX_LIFETIME;
+use crate::domain::insurer::Insurer;
 use crate::domain::silence::{DEFAULT_FLOOR, DEFAULT_K, DEFAULT_LEARNING_WINDOW, SilenceRule};
 use crate::email::config::{
     DEFAULT_FROM, DEFAULT_POLL_INTERVAL, DEFAULT_RETRY_BASE, DEFAULT_RETRY_MAX,
@@ -145,7 +146,7 @@ impl EmailSettings {
 
 /// RegisterCallback: our base URL, each insurer's URL per environment and its credentials
 /// (docs/proposal-callback.md, "Registering the callback"). One field per insurer and
-/// environment: `tests` checks they cover `insurer::INSURERS`.
+/// environment: `tests` checks they cover `Insurer::ALL`.
 #[derive(Debug, Clone, Args)]
 pub struct RegistrationSettings {
     /// Public base URL of this service, sent to insurers when the callback is registered
@@ -202,30 +203,28 @@ pub struct RegistrationSettings {
 impl RegistrationSettings {
     pub fn config(&self) -> Result<RegistrationConfig, ConfigError> {
         use Environment::{Homologation, Production};
-        let url = |insurer: &str, env: Environment| {
+        let url = |insurer: Insurer, env: Environment| {
             match (insurer, env) {
-                ("porto", Homologation) => &self.insurer_porto_homologation_url,
-                ("porto", Production) => &self.insurer_porto_production_url,
-                ("tokio", Homologation) => &self.insurer_tokio_homologation_url,
-                ("tokio", Production) => &self.insurer_tokio_production_url,
-                ("too", Homologation) => &self.insurer_too_homologation_url,
-                ("too", Production) => &self.insurer_too_production_url,
-                _ => &None,
+                (Insurer::Porto, Homologation) => &self.insurer_porto_homologation_url,
+                (Insurer::Porto, Production) => &self.insurer_porto_production_url,
+                (Insurer::Tokio, Homologation) => &self.insurer_tokio_homologation_url,
+                (Insurer::Tokio, Production) => &self.insurer_tokio_production_url,
+                (Insurer::Too, Homologation) => &self.insurer_too_homologation_url,
+                (Insurer::Too, Production) => &self.insurer_too_production_url,
             }
             .clone()
         };
-        let credentials = |insurer: &str| {
+        let credentials = |insurer: Insurer| {
             let (id, secret) = match insurer {
-                "porto" => (
+                Insurer::Porto => (
                     &self.insurer_porto_client_id,
                     &self.insurer_porto_client_secret,
                 ),
-                "tokio" => (
+                Insurer::Tokio => (
                     &self.insurer_tokio_client_id,
                     &self.insurer_tokio_client_secret,
                 ),
-                "too" => (&self.insurer_too_client_id, &self.insurer_too_client_secret),
-                _ => (&None, &None),
+                Insurer::Too => (&self.insurer_too_client_id, &self.insurer_too_client_secret),
             };
             (id.clone(), secret.clone())
         };

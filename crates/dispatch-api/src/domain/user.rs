@@ -94,9 +94,13 @@ text_enum! {
     }
 }
 
-/// The value of `users.status` that means active, for code that reads the status as text
-/// (the column has no `CHECK`).
-pub const ACTIVE: &str = UserStatus::Active.as_str();
+impl UserStatus {
+    /// Whether `status`, the text of `users.status` (a column without a `CHECK`, so it may
+    /// hold words this service does not write), means active.
+    pub fn is_active(status: &str) -> bool {
+        UserStatus::parse(status) == Some(UserStatus::Active)
+    }
+}
 
 /// What an authenticated request knows about its caller.
 #[derive(Debug, Clone)]

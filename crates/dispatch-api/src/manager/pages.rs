@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::session::{self, Manager};
 use super::{CSS_PATH, PageError, SignInPage, charts, html, see_other};
-use crate::domain::times::{GroupBy, Phase};
+use crate::domain::times::{GroupBy, Phase, TargetPriority};
 use crate::routes::health_unit;
 use crate::routes::reports::{self, ReportParams};
 use crate::state::AppState;
@@ -228,7 +228,7 @@ pub async fn reports(
     let hold_alert = range_report
         .targets
         .iter()
-        .find(|t| t.phase == Phase::HospitalHold && t.priority.as_str() == "any")
+        .find(|t| t.phase == Phase::HospitalHold && t.priority == TargetPriority::Any)
         .map_or("—".to_owned(), |t| format!("{} min", t.seconds / 60));
     let hospitals = board
         .hospitals

@@ -2,7 +2,7 @@
 //! (docs/dispatch-realtime.md, "Close codes"): its token expires, or its user is deactivated,
 //! deleted or given another profile.
 
-use crate::domain::user::{ACTIVE, Profile};
+use crate::domain::user::{Profile, UserStatus};
 
 /// Why a socket's authority ended; the socket closes with this code and reason.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,7 +30,7 @@ impl Ending {
     pub fn judge(profile: Profile, now: Option<(&str, Profile)>) -> Option<Ending> {
         match now {
             None => Some(Ending::UserDeleted),
-            Some((status, _)) if status != ACTIVE => Some(Ending::UserDeactivated),
+            Some((status, _)) if !UserStatus::is_active(status) => Some(Ending::UserDeactivated),
             Some((_, p)) if p != profile => Some(Ending::ProfileChanged),
             Some(_) => None,
         }
@@ -77,11 +77,17 @@ mod tests {
     #[test]
     fn another_profile_ends_the_socket() {
         assert_eq!(
-            Ending::judge(Profile::Tarm, Some((ACTIVE, Profile::MedicoRegulador))),
+            Ending::judge(
+                Profile::Tarm,
+                Some((UserStatus::Active.as_str(), Profile::MedicoRegulador))
+            ),
             Some(Ending::ProfileChanged)
         );
         assert_eq!(
-            Ending::judge(Profile::Tarm, Some((ACTIVE, Profile::Tarm))),
+            Ending::judge(
+                Profile::Tarm,
+                Some((UserStatus::Active.as_str(), Profile::Tarm))
+            ),
             None
         );
     }

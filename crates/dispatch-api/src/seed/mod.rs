@@ -1,7 +1,10 @@
-//! `dispatch-api seed`: deterministic demo data (see `plan`), written with bulk inserts.
-//! Every row has a natural key (login, CNES, plate, incident number...) and is inserted with
-//! `ON CONFLICT DO NOTHING` (or updated to the plan), and an incident's dependent rows are
-//! written only when the incident itself is new: running it again duplicates nothing.
+//! `dispatch-api seed`: deterministic demo data (see `plan`). The reference data, users,
+//! fleet and health units are inserted here; each incident is written through the store's
+//! own write functions (`replay`), as a call taker, a physician and a fleet operator would
+//! write it. Every row has a natural key (login, CNES, plate, incident number...) and is
+//! inserted with `ON CONFLICT DO NOTHING` (or updated to the plan), and incidents are
+//! written only for the hours the database does not hold yet (`write_incidents`): running it
+//! again duplicates nothing.
 
 mod plan;
 mod replay;

@@ -2,7 +2,7 @@
 //! INSERT, the two listings, and the retention's DELETE.
 
 use chrono::{DateTime, Utc};
-use common::db::kept;
+use common::db::cached_by_text;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Text, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -25,7 +25,7 @@ pub struct Access {
 }
 
 /// The batch as four arrays turned back into rows: one statement text whatever the batch's
-/// size, so it stays prepared on the connection (`common::db::kept`) instead of being parsed
+/// size, so it stays prepared on the connection (`common::db::cached_by_text`) instead of being parsed
 /// and planned for every batch.
 const APPEND: &str = "INSERT INTO dispatch.patient_access_log (incident_id, user_id, route, at) \
      SELECT * FROM unnest($1::int8[], $2::int8[], $3::text[], $4::timestamptz[])";
@@ -36,7 +36,7 @@ pub async fn append(mut conn: &AsyncPgConnection, batch: &[Access]) -> Result<us
     let user_ids: Vec<i64> = batch.iter().map(|a| a.user_id).collect();
     let routes: Vec<&str> = batch.iter().map(|a| a.route).collect();
     let ats: Vec<DateTime<Utc>> = batch.iter().map(|a| a.at).collect();
-    Ok(kept(
+    Ok(cached_by_text(
         diesel::sql_query(APPEND)
             .bind::<Array<BigInt>, _>(incident_ids)
             .bind::<Array<BigInt>, _>(user_ids)

@@ -59,6 +59,7 @@ pub mod fleet;
 pub mod frame;
 pub mod holders;
 pub mod idempotency;
+mod incident_form;
 pub mod incident_writes;
 pub mod incidents;
 pub mod offload;

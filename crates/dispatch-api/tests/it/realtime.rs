@@ -77,7 +77,8 @@ impl Replica {
     }
 }
 
-/// Waits until `n` listening connections of this database are up.
+/// Waits until `n` listening connections of this database are up: named, and idle, so the
+/// batch that names them and LISTENs has finished (`common::listen`).
 pub(crate) async fn listeners_up(api: &Api, n: i64) {
     #[derive(diesel::QueryableByName)]
     struct Count {
@@ -87,14 +88,12 @@ pub(crate) async fn listeners_up(api: &Api, n: i64) {
     for _ in 0..100 {
         let c: Count = diesel::sql_query(format!(
             "SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = '{APPLICATION_NAME}' \
-             AND datname = current_database()"
+             AND datname = current_database() AND state = 'idle'"
         ))
         .get_result(&mut api.conn().await)
         .await
         .unwrap();
         if c.n >= n {
-            // The name is set in the same batch as the LISTENs; let that batch finish.
-            tokio::time::sleep(Duration::from_millis(200)).await;
             return;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -310,7 +309,22 @@ async fn sockets_are_authenticated_pinged_dropped_when_dead_and_closed_on_shutdo
     // A client that never reads (so never answers pings) is dropped as dead.
     let token = api.token("frota");
     let mut silent = r.socket(&token).await;
-    tokio::time::sleep(Duration::from_millis(900)).await;
+    // Not read until the server has ended it (one socket registered, then none): no pong
+    // answered its pings within the idle timeout.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut seen = false;
+    loop {
+        let n = r.hub.socket_count();
+        seen |= n == 1;
+        if seen && n == 0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the silent socket was not dropped"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     assert_eq!(
         next(&mut silent, 2).await,
         Some(json!({"closed": 1001, "reason": "idle"}))

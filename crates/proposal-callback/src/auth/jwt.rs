@@ -10,6 +10,7 @@ use common::auth::{JwtKeys, now_secs};
 use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 
+use crate::domain::insurer::Insurer;
 use crate::error::Error;
 
 /// `aud` of the callback tokens `/callback/auth` issues.
@@ -42,7 +43,7 @@ pub struct CallbackClaims {
     /// The integration id, as a decimal string.
     pub sub: String,
     pub tenant: String,
-    pub insurer: String,
+    pub insurer: Insurer,
     pub iat: i64,
     pub exp: i64,
 }
@@ -51,13 +52,13 @@ pub fn issue_callback_token(
     keys: &JwtKeys,
     integration_id: i64,
     tenant: &str,
-    insurer: &str,
+    insurer: Insurer,
 ) -> Result<String, Error> {
     let now = now_secs();
     keys.issue(&CallbackClaims {
         sub: integration_id.to_string(),
         tenant: tenant.to_owned(),
-        insurer: insurer.to_owned(),
+        insurer,
         iat: now,
         exp: now + CALLBACK_TOKEN_TTL_SECS,
     })
@@ -111,7 +112,7 @@ mod tests {
     #[test]
     fn a_callback_token_is_not_an_admin_token_and_back() {
         let keys = service_keys(&SecretString::from(SECRET));
-        let cb = issue_callback_token(&keys, 7, "demo-a", "porto").unwrap();
+        let cb = issue_callback_token(&keys, 7, "demo-a", Insurer::Porto).unwrap();
         assert!(admin_keys(&keys).verify::<AdminClaims>(&cb).is_err());
         assert!(keys.verify::<CallbackClaims>(&cb).is_ok());
         let admin = issue_admin_token(&keys, "ops", "demo-a", 60).unwrap();
@@ -143,7 +144,7 @@ mod tests {
         let secret = SecretString::from(SECRET);
         let keys = service_keys(&secret);
         let dispatch = JwtKeys::new(&secret, "dispatch-api", DEFAULT_MAX_LIFETIME);
-        let cb = issue_callback_token(&keys, 1, "demo-a", "porto").unwrap();
+        let cb = issue_callback_token(&keys, 1, "demo-a", Insurer::Porto).unwrap();
         let admin = issue_admin_token(&keys, "1", "demo-a", 60).unwrap();
         for token in [cb, admin] {
             assert!(matches!(

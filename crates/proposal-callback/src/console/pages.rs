@@ -17,12 +17,12 @@ use crate::console::views::{
     ReceiptPage, ReceiptsPage, SignInPage, SilentLine, StoryLines,
 };
 use crate::console::{ConsoleError, html, see_other, text};
-use crate::domain::insurer::INSURERS;
+use crate::domain::insurer::Insurer;
 use crate::domain::registration::ApiCallback;
 use crate::domain::status::ReceiptStatus;
 use crate::domain::zone::Tz;
 use crate::error::Error;
-use crate::flow::email_worker;
+use crate::flow::email_retry;
 use crate::flow::registration;
 use crate::flow::replay::replay_one;
 use crate::query::integrations::IntegrationView;
@@ -192,7 +192,7 @@ pub async fn integrations(
         .await?
         .into_iter()
         .map(|i| {
-            let url = ApiCallback::new(base, tenant, &i.insurer).url_callback;
+            let url = ApiCallback::new(base, tenant, i.insurer).url_callback;
             IntegrationLine::new(i, url, zone)
         })
         .collect();
@@ -205,7 +205,7 @@ pub async fn integrations(
         &mut conn,
         tenant,
         &Default::default(),
-        email_worker::RETRY_MAX,
+        email_retry::RETRY_MAX,
     )
     .await?;
     let page = IntegrationsPage {
@@ -243,7 +243,7 @@ pub async fn register_callback(
     let name = |row: &integrations::IntegrationRow| {
         format!(
             "{} ({})",
-            text::insurer(&row.insurer),
+            text::insurer(row.insurer),
             text::environment(row.environment)
         )
     };
@@ -419,7 +419,7 @@ fn outcome_choices(selected: &str) -> Vec<Choice> {
 
 fn insurer_choices(selected: &str) -> Vec<Choice> {
     std::iter::once(("", "Todas"))
-        .chain(INSURERS.iter().map(|i| (*i, text::insurer(i))))
+        .chain(Insurer::ALL.map(|i| (i.as_str(), text::insurer(i))))
         .map(|(value, label)| Choice {
             selected: value == selected,
             value: value.to_owned(),
@@ -567,7 +567,7 @@ pub async fn retry_email(
     let id = path_id(&path, "e-mail")?;
     let mut conn = state.pool.get().await?;
     let (proposal, message) =
-        match email_worker::retry(&mut conn, &state.clock, &admin.admin.tenant, id).await {
+        match email_retry::retry(&mut conn, &state.clock, &admin.admin.tenant, id).await {
             Ok(row) => (
                 Some(row.proposal),
                 FlashMessage::ok(format!(
@@ -605,12 +605,12 @@ pub async fn retry_failed_emails(
 ) -> Result<HttpResponse, ConsoleError> {
     same_origin(&req)?;
     let mut conn = state.pool.get().await?;
-    let done = email_worker::retry_many(
+    let done = email_retry::retry_many(
         &mut conn,
         &state.clock,
         &admin.admin.tenant,
         &Default::default(),
-        email_worker::RETRY_MAX,
+        email_retry::RETRY_MAX,
         false,
     )
     .await?;

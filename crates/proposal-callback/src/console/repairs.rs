@@ -80,12 +80,12 @@ fn outcome_text(outcome: &str) -> (String, &'static str) {
 
 impl From<&Effect> for EffectLine {
     fn from(e: &Effect) -> Self {
-        let (outcome, tone) = outcome_text(&e.outcome);
+        let (outcome, tone) = outcome_text(e.outcome.as_str());
         let status = |s: Option<Status>| s.map(text::status).unwrap_or("—");
         Self {
             receipt_id: e.receipt_id,
             href: receipt_href(e.receipt_id),
-            insurer: text::insurer(&e.insurer).to_owned(),
+            insurer: text::insurer(e.insurer).to_owned(),
             proposal: e.proposal_id.clone().unwrap_or_else(|| "—".into()),
             proposal_href: e
                 .proposal_id
@@ -118,7 +118,7 @@ fn emails(effects: &[Effect]) -> usize {
 fn integration_name(row: &IntegrationRow) -> String {
     format!(
         "{} ({})",
-        text::insurer(&row.insurer),
+        text::insurer(row.insurer),
         text::environment(row.environment)
     )
 }

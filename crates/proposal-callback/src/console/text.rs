@@ -9,6 +9,7 @@ use common::auth::TokenError;
 
 use crate::auth::admin::Refusal;
 use crate::domain::code::ErrorCode;
+use crate::domain::insurer::Insurer;
 use crate::domain::status::{Outcome, ReceiptStatus, Status};
 use crate::domain::zone::Tz;
 use crate::error::Error;
@@ -42,8 +43,8 @@ pub fn when_opt(t: Option<DateTime<Utc>>, zone: Tz) -> Option<When> {
     t.map(|t| when(t, zone))
 }
 
-pub fn insurer(id: &str) -> &str {
-    crate::domain::insurer::display_name(id)
+pub fn insurer(insurer: Insurer) -> &'static str {
+    insurer.display_name()
 }
 
 pub fn environment(e: Environment) -> &'static str {

@@ -171,7 +171,7 @@ impl IntegrationLine {
     pub fn new(i: IntegrationView, callback_url: String, zone: Tz) -> Self {
         Self {
             id: i.id,
-            insurer: text::insurer(&i.insurer).to_owned(),
+            insurer: text::insurer(i.insurer).to_owned(),
             environment: text::environment(i.environment),
             active: i.is_callback_active,
             callback_url,
@@ -239,7 +239,7 @@ impl ReceiptLine {
             id: r.id,
             href: receipt_href(r.id),
             received_at: when(r.received_at, zone),
-            insurer: text::insurer(&r.insurer).to_owned(),
+            insurer: text::insurer(r.insurer).to_owned(),
             proposal_id: r.proposal_id.clone(),
             // A proposal the callback could not find has no page.
             proposal_href: r
@@ -379,7 +379,7 @@ impl HistoryLine {
             at: when(h.recorded_at, zone),
             from: text::status(h.from),
             to: text::status(h.to),
-            insurer: text::insurer(&h.insurer).to_owned(),
+            insurer: text::insurer(h.insurer).to_owned(),
             note: h.insurer_note.unwrap_or_default(),
             insurer_time: when_opt(h.insurer_time, zone),
             receipt_href: h.receipt_id.map(receipt_href),

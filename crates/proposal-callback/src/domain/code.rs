@@ -61,6 +61,24 @@ pub fn outcome_or_code(ended: Result<Outcome, ErrorCode>) -> &'static str {
     }
 }
 
+/// How a callback ended: its outcome, or the code of the failure the sender caused; written
+/// as its one word ([`outcome_or_code`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ended(pub Result<Outcome, ErrorCode>);
+
+impl Ended {
+    /// Its one word: the outcome, or the failure's code.
+    pub fn as_str(self) -> &'static str {
+        outcome_or_code(self.0)
+    }
+}
+
+impl serde::Serialize for Ended {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::ErrorCode;

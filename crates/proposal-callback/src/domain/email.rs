@@ -5,7 +5,7 @@
 
 use askama::Template;
 
-use crate::domain::insurer::Callback;
+use crate::domain::insurer::{Callback, Insurer};
 use crate::domain::status::Status;
 
 /// A message to a proposal's contact: a subject, and the same text as plain text and HTML.
@@ -23,8 +23,7 @@ pub struct About<'a> {
     pub proposal_id: &'a str,
     /// The tenant's name (the real-estate agency the contact deals with).
     pub tenant_name: &'a str,
-    /// The insurer's identifier (`porto`, `tokio`, `too`).
-    pub insurer: &'a str,
+    pub insurer: Insurer,
 }
 
 /// What the templates read.
@@ -85,7 +84,7 @@ pub fn compose(
     let t = Context {
         proposal_id: about.proposal_id,
         tenant_name: about.tenant_name,
-        insurer: crate::domain::insurer::display_name(about.insurer),
+        insurer: about.insurer.display_name(),
         status,
         // For `pending` the note is one of the asks.
         note: note.filter(|_| status != Status::Pending),
@@ -142,7 +141,7 @@ mod tests {
         }
     }
 
-    fn about<'a>(proposal_id: &'a str, insurer: &'a str) -> About<'a> {
+    fn about(proposal_id: &str, insurer: Insurer) -> About<'_> {
         About {
             proposal_id,
             tenant_name: "Imobiliária Demo A",
@@ -161,7 +160,7 @@ mod tests {
     #[test]
     fn approved_in_portuguese() {
         let e = compose(
-            about("548812", "tokio"),
+            about("548812", Insurer::Tokio),
             Status::Approved,
             &callback(Status::Approved, None, vec![]),
         )
@@ -191,7 +190,7 @@ mod tests {
     #[test]
     fn pending_lists_what_the_insurer_asks_for() {
         let e = compose(
-            about("99121", "too"),
+            about("99121", Insurer::Too),
             Status::Pending,
             &callback(
                 Status::Pending,
@@ -231,7 +230,7 @@ mod tests {
     #[test]
     fn pending_without_details_says_the_agency_will_call() {
         let e = compose(
-            about("99121", "too"),
+            about("99121", Insurer::Too),
             Status::Pending,
             &callback(Status::Pending, None, vec![]),
         )
@@ -244,7 +243,7 @@ mod tests {
     #[test]
     fn refused_gives_the_insurers_reason() {
         let e = compose(
-            about("POR-2026-000125", "porto"),
+            about("POR-2026-000125", Insurer::Porto),
             Status::Refused,
             &callback(Status::Refused, Some("Renda insuficiente"), vec![]),
         )
@@ -265,7 +264,7 @@ mod tests {
     #[test]
     fn under_analysis_in_portuguese() {
         let e = compose(
-            about("99121", "too"),
+            about("99121", Insurer::Too),
             Status::UnderAnalysis,
             &callback(Status::UnderAnalysis, None, vec![]),
         )
@@ -284,7 +283,7 @@ mod tests {
     #[test]
     fn the_insurers_text_is_escaped_in_html() {
         let e = compose(
-            about("1", "porto"),
+            about("1", Insurer::Porto),
             Status::Refused,
             &callback(Status::Refused, Some("<b>não</b> & \"fim\""), vec![]),
         )

@@ -1,6 +1,7 @@
 //! The registration payload the insurer receives (spec: `nomeParceiro`, `clientId`,
 //! `apiCallback`, `tokenApi`).
 
+use crate::domain::insurer::Insurer;
 use serde::Serialize;
 
 /// The registration payload (spec: `nomeParceiro`, `clientId`, `apiCallback`, `tokenApi`).
@@ -33,7 +34,7 @@ pub struct ApiCallback {
 }
 
 impl ApiCallback {
-    pub fn new(callback_base_url: &str, tenant: &str, insurer: &str) -> Self {
+    pub fn new(callback_base_url: &str, tenant: &str, insurer: Insurer) -> Self {
         Self {
             url_autenticacao: format!("{callback_base_url}/callback/auth"),
             metodo_autenticacao: "POST",
@@ -54,7 +55,7 @@ mod tests {
         let payload = RegistrationPayload {
             nome_parceiro: "demo-a/porto".into(),
             client_id: "cid",
-            api_callback: ApiCallback::new("https://cb.example.com", "demo-a", "porto"),
+            api_callback: ApiCallback::new("https://cb.example.com", "demo-a", Insurer::Porto),
             token_api: "tok",
         };
         assert_eq!(

@@ -18,6 +18,7 @@ use askama::Template;
 use chrono::{DateTime, Datelike, Timelike, Utc};
 
 use crate::domain::email::{Email, tidy};
+use crate::domain::insurer::Insurer;
 use crate::domain::zone::Tz;
 
 /// `SILENCE_K` when unset: how many times the usual gap's p99 a silence must last.
@@ -181,8 +182,7 @@ pub fn time_text(t: DateTime<Utc>, zone: Tz) -> String {
 pub struct SilenceNotice<'a> {
     /// The tenant's name.
     pub tenant_name: &'a str,
-    /// The insurer's identifier (`porto`, `tokio`, `too`).
-    pub insurer: &'a str,
+    pub insurer: Insurer,
     /// `homologation` or `production`.
     pub environment: &'a str,
     /// When the last callback before the silence arrived.
@@ -232,7 +232,7 @@ struct HtmlBody<'a> {
 fn context<'a>(n: &'a SilenceNotice<'a>, resumed_at: Option<DateTime<Utc>>) -> Context<'a> {
     Context {
         n,
-        insurer: crate::domain::insurer::display_name(n.insurer),
+        insurer: n.insurer.display_name(),
         environment: match n.environment {
             "production" => "Produção",
             _ => "Homologação",
@@ -418,7 +418,7 @@ mod tests {
     fn notice() -> SilenceNotice<'static> {
         SilenceNotice {
             tenant_name: "Imobiliária Demo A",
-            insurer: "porto",
+            insurer: Insurer::Porto,
             environment: "homologation",
             since: at("2026-11-23T17:05:00Z"),
             flagged_at: at("2026-11-23T17:36:00Z"),

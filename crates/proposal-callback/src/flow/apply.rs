@@ -7,7 +7,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection};
 use serde_json::json;
 
 use crate::domain::email::{About, compose};
-use crate::domain::insurer::{self, Callback, Notification};
+use crate::domain::insurer::{Callback, Insurer, Notification};
 use crate::domain::machine::{Transition, transition};
 use crate::domain::status::{Outcome, Status};
 use crate::error::Error;
@@ -66,7 +66,7 @@ pub async fn handle_receipt(
 
 /// Counts a callback or a replay under `tenant` and `insurer` in `/metrics`: its outcome, or
 /// the error's code.
-pub fn count(tenant: &str, insurer: &str, result: &Result<Processed, Error>) {
+pub fn count(tenant: &str, insurer: Insurer, result: &Result<Processed, Error>) {
     let ended = match result {
         Ok(p) => Ok(p.outcome),
         Err(e) => Err(e.code()),
@@ -105,7 +105,7 @@ fn failure(receipt: &Receipt, e: &Error) -> Failure {
         detail: problem.detail,
         proposal_id: match e {
             Error::ProposalNotFound { proposal_id } => Some(proposal_id.clone()),
-            _ => insurer::proposal_hint(&receipt.insurer, &receipt.body),
+            _ => receipt.insurer.proposal_hint(&receipt.body),
         },
     }
 }
@@ -117,9 +117,7 @@ pub async fn apply_receipt(
     receipt: &Receipt,
     at: DateTime<Utc>,
 ) -> Result<Processed, Error> {
-    let parser = insurer::parser_for(&receipt.insurer)
-        .ok_or_else(|| Error::UnknownInsurer(receipt.insurer.clone()))?;
-    let callback = match parser.parse(&receipt.body)? {
+    let callback = match receipt.insurer.parser().parse(&receipt.body)? {
         Notification::Result(callback) => callback,
         Notification::Ignored { event } => {
             tracing::info!(
@@ -245,7 +243,7 @@ async fn apply_transition(
     let about = About {
         proposal_id: &proposal.proposal_id,
         tenant_name: tenant_name.unwrap_or(&proposal.tenant_id),
-        insurer: &receipt.insurer,
+        insurer: receipt.insurer,
     };
     let email = compose(about, to, callback)
         .map_err(|e| Error::Internal(format!("rendering the email: {e}")))?;

@@ -44,19 +44,20 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use common::Clock;
 use common::db::Pool;
-use lettre::Message;
-use lettre::message::header::{ContentType, Header, HeaderName, HeaderValue};
-use lettre::message::{Mailbox, MultiPart};
 use lettre::transport::smtp::authentication::{Credentials, Mechanism};
 use lettre::transport::smtp::client::{AsyncSmtpConnection, Certificate, TlsParameters};
-use lettre::transport::smtp::commands::{Data, Mail, Rcpt, Rset};
-use lettre::transport::smtp::extension::{ClientId, Extension, MailBodyParameter, MailParameter};
+use lettre::transport::smtp::commands::Rset;
+use lettre::transport::smtp::extension::ClientId;
 use secrecy::ExposeSecret;
 
 use crate::email::config::{EmailConfig, Security, SmtpTarget};
 use crate::error::Error;
 use crate::metrics::OutboxMetrics;
 use crate::store::outbox::{self, OutboxRow};
+
+mod smtp;
+pub use smtp::{AutoResponseSuppress, AutoSubmitted, SENDER_REFUSED};
+use smtp::{Failure, step};
 
 /// Sends the outbox. Cheap to clone; the clones share the relay's backoff.
 #[derive(Clone)]
@@ -74,9 +75,6 @@ pub struct Mailer {
     clock: Clock,
     /// When the worker may connect to the relay again after it failed us.
     relay: Arc<Mutex<RelayBackoff>>,
-    /// A connection per email and the message's end written apart, as the worker did
-    /// before (only for the benchmark in bench/mail/, which measures against it).
-    like_before: bool,
 }
 
 /// The relay's own backoff: consecutive failures to reach it (or to be let in), and the time
@@ -96,169 +94,6 @@ const STEPS: u32 = 5;
 
 /// How often [`watch_queue`] reads the outbox for `/metrics`.
 pub const QUEUE_METRICS_EVERY: Duration = Duration::from_secs(5);
-
-/// `Auto-Submitted: auto-generated` (RFC 3834): a machine wrote this message, so an
-/// out-of-office or other automatic reply must not be sent to it (no mail loop).
-#[derive(Debug, Clone, Copy)]
-pub struct AutoSubmitted;
-
-impl Header for AutoSubmitted {
-    fn name() -> HeaderName {
-        HeaderName::new_from_ascii_str("Auto-Submitted")
-    }
-
-    fn parse(_: &str) -> Result<Self, Box<dyn std::error::Error + Send + Sync>> {
-        Ok(Self)
-    }
-
-    fn display(&self) -> HeaderValue {
-        HeaderValue::new(Self::name(), "auto-generated".to_owned())
-    }
-}
-
-/// `X-Auto-Response-Suppress: OOF, AutoReply`: what Microsoft Exchange and Outlook read
-/// instead of `Auto-Submitted` before they send an out-of-office or rule-based reply.
-#[derive(Debug, Clone, Copy)]
-pub struct AutoResponseSuppress;
-
-impl Header for AutoResponseSuppress {
-    fn name() -> HeaderName {
-        HeaderName::new_from_ascii_str("X-Auto-Response-Suppress")
-    }
-
-    fn parse(_: &str) -> Result<Self, Box<dyn std::error::Error + Send + Sync>> {
-        Ok(Self)
-    }
-
-    fn display(&self) -> HeaderValue {
-        HeaderValue::new(Self::name(), "OOF, AutoReply".to_owned())
-    }
-}
-
-/// How an attempt that did not end sent ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Failure {
-    /// The relay, or the way to it, is in trouble (connect, TLS, EHLO, AUTH, the sender
-    /// refused, no answer, a broken connection): the email is retried with its backoff, the
-    /// session is dropped and the worker waits out the relay's backoff before connecting
-    /// again.
-    Relay(String),
-    /// A 4xx answer about this email (RCPT, DATA, its content): retried with its backoff;
-    /// the session goes on with the next email.
-    Transient(String),
-    /// A 5xx answer about this email, or a message that cannot be built: `failed` for good,
-    /// with the relay's text; the session goes on with the next email.
-    Permanent(String),
-    /// A 5xx answer to RCPT that does not name the sender: the recipient's (`Permanent`),
-    /// unless the next email of the session is refused with the same `reply`, which then is
-    /// the relay's refusal of the sender (`Relay`).
-    RcptRefused { text: String, reply: String },
-}
-
-/// How `last_error` (and the console) begins when the relay refuses the sender: at MAIL
-/// FROM, or at RCPT (as Postfix's `smtpd_sender_restrictions` do by default).
-pub const SENDER_REFUSED: &str = "the relay refuses the sender";
-
-/// A message as DATA carries it, written in one piece: its lines dot-stuffed (RFC 5321
-/// 4.5.2: a line starting with `.` gets another) and the end of data (`<CRLF>.<CRLF>`).
-/// lettre's `message` writes the end of data apart from the message, and without
-/// `TCP_NODELAY` that small write waits for the relay to acknowledge the message, which a
-/// relay delays (about 40 ms on Linux) since it has nothing to say before the end: every
-/// message paid that wait (bench/mail/README.md).
-struct Content<'a>(&'a str);
-
-impl std::fmt::Display for Content<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        for line in self.0.split_inclusive("\r\n") {
-            if line.starts_with('.') {
-                f.write_str(".")?;
-            }
-            f.write_str(line)?;
-        }
-        if !self.0.is_empty() && !self.0.ends_with("\r\n") {
-            f.write_str("\r\n")?;
-        }
-        f.write_str(".\r\n")
-    }
-}
-
-/// Runs `fut`, one step of the conversation, within `limit`; its error says which step.
-async fn step<T>(
-    what: &str,
-    limit: Duration,
-    fut: impl Future<Output = Result<T, lettre::transport::smtp::Error>>,
-) -> Result<T, String> {
-    match tokio::time::timeout(limit, fut).await {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(format!("SMTP {what}: {}", describe(&e))),
-        Err(_) => Err(format!("SMTP {what}: no answer within {limit:?}")),
-    }
-}
-
-/// What an SMTP error says, once: lettre's error for a connection that failed reads
-/// "Connection error: <why>", and its cause often says "Connection error" again.
-fn describe(e: &lettre::transport::smtp::Error) -> String {
-    let text = e.to_string();
-    match text.split_once(": ") {
-        Some((kind, rest)) if rest.eq_ignore_ascii_case(kind) => kind.to_owned(),
-        Some((kind, rest)) if rest.starts_with(&format!("{kind}: ")) => rest.to_owned(),
-        _ => text,
-    }
-}
-
-/// The relay's reply text of a refusal (`5.7.1 <p@x>: Sender address rejected`), without
-/// lettre's words around it.
-fn reply_text(e: &lettre::transport::smtp::Error) -> String {
-    std::error::Error::source(e)
-        .map(|s| s.to_string())
-        .unwrap_or_default()
-}
-
-/// Whether a 5xx reply to RCPT refuses the sender, not the recipient: the enhanced codes
-/// 5.1.7 (bad sender's mailbox syntax) and 5.1.8 (bad sender's system address), or 5.7.1
-/// (delivery not authorised) whose text names the sender ("Sender address rejected", or the
-/// sender's address itself).
-fn refuses_the_sender(reply: &str, sender: &str) -> bool {
-    let enhanced = reply.split_whitespace().next().unwrap_or("");
-    let lower = reply.to_ascii_lowercase();
-    match enhanced {
-        "5.1.7" | "5.1.8" => true,
-        "5.7.1" => {
-            lower.contains("sender")
-                || (!sender.is_empty() && lower.contains(&sender.to_ascii_lowercase()))
-        }
-        _ => false,
-    }
-}
-
-/// A refused RCPT: the sender's refusal is the relay's trouble ([`SENDER_REFUSED`]), a 5xx
-/// otherwise the recipient's (unless the session shows otherwise), a 4xx retried.
-fn classify_rcpt(e: lettre::transport::smtp::Error, sender: &str) -> Failure {
-    let reply = reply_text(&e);
-    if e.is_permanent() && refuses_the_sender(&reply, sender) {
-        return Failure::Relay(format!("{SENDER_REFUSED}: SMTP RCPT TO: {}", describe(&e)));
-    }
-    match classify("RCPT TO", true, e) {
-        Failure::Permanent(text) => Failure::RcptRefused { text, reply },
-        other => other,
-    }
-}
-
-/// Whose trouble a refused command is: the email's (a 4xx or 5xx reply to its recipient or
-/// content) or the relay's (anything else, and 421, "closing the connection", anywhere).
-fn classify(what: &str, about_the_email: bool, e: lettre::transport::smtp::Error) -> Failure {
-    let text = format!("SMTP {what}: {}", describe(&e));
-    let closing = e.status().is_some_and(|c| c.to_string() == "421");
-    match (
-        about_the_email && !closing,
-        e.is_permanent(),
-        e.is_transient(),
-    ) {
-        (true, true, _) => Failure::Permanent(text),
-        (true, _, true) => Failure::Transient(text),
-        _ => Failure::Relay(text),
-    }
-}
 
 impl Mailer {
     /// None without `SMTP_URL`.
@@ -292,7 +127,6 @@ impl Mailer {
             metrics: OutboxMetrics::new(),
             clock: Clock::system(),
             relay: Arc::default(),
-            like_before: false,
         }))
     }
 
@@ -305,15 +139,6 @@ impl Mailer {
     /// Counts into `metrics` (the ones registered for `/metrics`).
     pub fn with_metrics(mut self, metrics: OutboxMetrics) -> Self {
         self.metrics = metrics;
-        self
-    }
-
-    /// Opens a connection (and logs in) for each email, writes the message's end apart from
-    /// the message (lettre's `message`) and closes the connection after, as the worker did
-    /// before sessions: the baseline of bench/mail/.
-    #[cfg(feature = "test-support")]
-    pub fn like_before_sessions(mut self) -> Self {
-        self.like_before = true;
         self
     }
 
@@ -351,39 +176,6 @@ impl Mailer {
     /// when the email is first claimed.
     fn new_message_unique() -> String {
         uuid::Uuid::new_v4().to_string()
-    }
-
-    /// The message of an outbox row: text and HTML alternatives (text only for rows queued
-    /// before emails had an HTML part). lettre encodes the subject (RFC 2047) and the bodies
-    /// (quoted-printable or base64) so that any UTF-8 text travels intact. `From` is the
-    /// tenant's sender as it was when the email was queued (`EMAIL_FROM` when it had none);
-    /// `Reply-To` only when the tenant set one (docs/proposal-callback.md, "The message").
-    fn message(&self, row: &OutboxRow) -> Result<Message, String> {
-        let to: Mailbox = row
-            .recipient
-            .parse()
-            .map_err(|e| format!("bad recipient address {:?}: {e}", row.recipient))?;
-        let sender = row.sender();
-        let mut builder = Message::builder().from(sender.from(&self.config.from));
-        if let Some(reply_to) = sender.reply_to_mailbox() {
-            builder = builder.reply_to(reply_to);
-        }
-        let builder = builder
-            .to(to)
-            .subject(&row.subject)
-            .message_id(Some(row.message_id.clone()))
-            .header(AutoSubmitted)
-            .header(AutoResponseSuppress);
-        match &row.html_body {
-            Some(html) => builder.multipart(MultiPart::alternative_plain_html(
-                row.body.clone(),
-                html.clone(),
-            )),
-            None => builder
-                .header(ContentType::TEXT_PLAIN)
-                .body(row.body.clone()),
-        }
-        .map_err(|e| format!("cannot build the message: {e}"))
     }
 
     /// Whether the relay's backoff keeps the worker off it at the moment.
@@ -450,70 +242,6 @@ impl Mailer {
         Ok(conn)
     }
 
-    /// One email over an open session: MAIL, RCPT, DATA and the message, bounded together
-    /// by `SMTP_TIMEOUT`. Ok once the relay has accepted it.
-    async fn transmit(
-        &self,
-        conn: &mut AsyncSmtpConnection,
-        message: &Message,
-    ) -> Result<(), Failure> {
-        let limit = self.config.smtp_timeout;
-        let envelope = message.envelope();
-        let body = message.formatted();
-        let exchange = async {
-            let mut options = Vec::new();
-            let international = envelope
-                .to()
-                .iter()
-                .any(|a| !AsRef::<str>::as_ref(a).is_ascii())
-                || envelope
-                    .from()
-                    .is_some_and(|a| !AsRef::<str>::as_ref(a).is_ascii());
-            if international {
-                if !conn.server_info().supports_feature(Extension::SmtpUtfEight) {
-                    return Err(Failure::Permanent(
-                        "the recipient's address is not ASCII and the relay does not offer \
-                         SMTPUTF8"
-                            .into(),
-                    ));
-                }
-                options.push(MailParameter::SmtpUtfEight);
-            }
-            if !body.is_ascii() {
-                options.push(MailParameter::Body(MailBodyParameter::EightBitMime));
-            }
-            let sender = envelope.from().map(|a| a.to_string()).unwrap_or_default();
-            conn.command(Mail::new(envelope.from().cloned(), options))
-                .await
-                .map_err(|e| match classify("MAIL FROM", false, e) {
-                    Failure::Relay(why) if why.contains("permanent error") => {
-                        Failure::Relay(format!("{SENDER_REFUSED}: {why}"))
-                    }
-                    other => other,
-                })?;
-            for to in envelope.to() {
-                conn.command(Rcpt::new(to.clone(), vec![]))
-                    .await
-                    .map_err(|e| classify_rcpt(e, &sender))?;
-            }
-            conn.command(Data)
-                .await
-                .map_err(|e| classify("DATA", true, e))?;
-            match std::str::from_utf8(&body) {
-                Ok(text) if !self.like_before => conn.command(Content(text)).await,
-                _ => conn.message(&body).await,
-            }
-            .map_err(|e| classify("message", true, e))?;
-            Ok(())
-        };
-        match tokio::time::timeout(limit, exchange).await {
-            Ok(done) => done,
-            Err(_) => Err(Failure::Relay(format!(
-                "SMTP message (MAIL, RCPT, DATA): no answer within {limit:?}"
-            ))),
-        }
-    }
-
     /// The open session, or a new one (connected, secured, logged in).
     async fn session<'s>(
         &self,
@@ -531,10 +259,10 @@ impl Mailer {
         row: &OutboxRow,
         session: &mut Option<AsyncSmtpConnection>,
     ) -> Result<(), Failure> {
-        match self.message(row) {
+        match smtp::message(row, &self.config.from) {
             Err(e) => Err(Failure::Permanent(e)),
             Ok(message) => match self.session(session).await {
-                Ok(conn) => self.transmit(conn, &message).await,
+                Ok(conn) => smtp::transmit(conn, &message, self.config.smtp_timeout).await,
                 Err(why) => Err(Failure::Relay(why)),
             },
         }
@@ -570,10 +298,6 @@ impl Mailer {
                     return Err(e.into());
                 }
                 tracing::info!(email = row.id, attempts = row.attempts, message_id = %row.message_id, "email sent");
-                if self.like_before {
-                    drop(conn);
-                    self.close(session).await;
-                }
                 Ok(Some(true))
             }
             Err(Failure::Relay(why)) => {
@@ -710,97 +434,37 @@ impl Mailer {
         result.map(|(_, sent)| sent)
     }
 
-    /// Runs until the process ends: one session for as long as full rounds follow each
-    /// other, closed when the outbox has nothing more due. Database outages are logged and
-    /// waited out.
-    pub async fn run(self, pool: Pool) {
+    /// Sends everything due over one session: rounds follow each other while they are full
+    /// (there may be more due right away), then the session ends with QUIT. How many were
+    /// sent.
+    pub async fn drain(&self, pool: &Pool) -> Result<usize, Error> {
         let mut session = None;
-        loop {
-            match self.round(&pool, &mut session).await {
-                // A full batch: there may be more due right away, over the same session.
-                Ok((handled, _)) if handled >= BATCH => continue,
-                Ok(_) => {}
-                Err(e) => tracing::warn!(error = %e, "email worker: database not reachable"),
+        let mut sent = 0;
+        let result = loop {
+            match self.round(pool, &mut session).await {
+                Ok((handled, n)) => {
+                    sent += n;
+                    if handled < BATCH {
+                        break Ok(sent);
+                    }
+                }
+                Err(e) => break Err(e),
             }
-            self.close(&mut session).await;
+        };
+        self.close(&mut session).await;
+        result
+    }
+
+    /// Runs until the process ends: [`Mailer::drain`], then a wait of
+    /// `EMAIL_POLL_INTERVAL`, again and again. Database outages are logged and waited out.
+    pub async fn run(self, pool: Pool) {
+        loop {
+            if let Err(e) = self.drain(&pool).await {
+                tracing::warn!(error = %e, "email worker: database not reachable");
+            }
             tokio::time::sleep(self.config.poll_interval).await;
         }
     }
-}
-
-/// An operator's retry of `tenant`'s email `id` (`POST /admin/emails/{id}/retry`, the
-/// console's "Reenviar"): an email the relay refused for good goes back to the queue, due at
-/// `clock`'s now, and the worker sends it on its next round (with the same `Message-ID`).
-/// 404 for none, or another tenant's; 409 for an email that is not `failed` (sent, or still
-/// in the worker's hands: it must not be sent twice at once).
-pub async fn retry(
-    conn: &mut diesel_async::AsyncPgConnection,
-    clock: &Clock,
-    tenant: &str,
-    id: i64,
-) -> Result<outbox::EmailRow, Error> {
-    let requeued = outbox::requeue_failed(conn, tenant, id, clock.now()).await?;
-    let row = outbox::find(conn, tenant, id)
-        .await?
-        .ok_or(Error::EmailNotFound(id))?;
-    if requeued {
-        tracing::info!(
-            email = id,
-            tenant,
-            "email put back in the queue by an operator"
-        );
-        return Ok(row);
-    }
-    let delivery = row.delivery();
-    let why = match delivery {
-        outbox::Delivery::Sent => "the relay accepted it already",
-        outbox::Delivery::Queued => "it waits for its first attempt",
-        outbox::Delivery::Retrying => {
-            "the worker tries it again by itself at its next_attempt_at, with the backoff"
-        }
-        outbox::Delivery::Failed => "another retry took it at the same moment",
-    };
-    Err(Error::EmailNotFailed { id, delivery, why })
-}
-
-/// The most emails one bulk retry sends again.
-pub const RETRY_MAX: i64 = 500;
-
-/// What a bulk retry did (or, as a dry run, would do).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BulkRetry {
-    /// The emails put back in the queue (or that would be), oldest refusal first.
-    pub ids: Vec<i64>,
-    /// More `failed` emails match than one call takes: call again.
-    pub more: bool,
-}
-
-/// An operator's bulk retry (`POST /admin/emails/retry`, the console's "Reenviar todos"):
-/// `tenant`'s `failed` emails matching `filter`, at most `limit`, go back to the queue, due
-/// at `clock`'s now, each with its `Message-ID`. With `dry_run`, nothing changes: the answer
-/// names the emails it would retry.
-pub async fn retry_many(
-    conn: &mut diesel_async::AsyncPgConnection,
-    clock: &Clock,
-    tenant: &str,
-    filter: &outbox::FailedFilter,
-    limit: i64,
-    dry_run: bool,
-) -> Result<BulkRetry, Error> {
-    let mut ids = outbox::failed_matching(conn, tenant, filter, limit + 1).await?;
-    let more = ids.len() as i64 > limit;
-    ids.truncate(limit as usize);
-    if !dry_run {
-        ids = outbox::requeue_failed_many(conn, tenant, &ids, clock.now()).await?;
-        ids.sort_unstable();
-        tracing::info!(
-            tenant,
-            retried = ids.len(),
-            more,
-            "failed emails put back in the queue by an operator"
-        );
-    }
-    Ok(BulkRetry { ids, more })
 }
 
 /// Reads the outbox's queue into `metrics` once (ages as of `clock`'s now).
@@ -866,19 +530,4 @@ pub async fn start(
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Content;
-
-    #[test]
-    fn a_message_is_dot_stuffed_and_ends_with_the_end_of_data() {
-        assert_eq!(
-            Content("Subject: x\r\n\r\n.a leading dot\r\nplain\r\n..two\r\n").to_string(),
-            "Subject: x\r\n\r\n..a leading dot\r\nplain\r\n...two\r\n.\r\n"
-        );
-        assert_eq!(Content(".\r\nno end").to_string(), "..\r\nno end\r\n.\r\n");
-        assert_eq!(Content("").to_string(), ".\r\n");
-    }
 }

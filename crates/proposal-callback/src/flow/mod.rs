@@ -11,6 +11,7 @@
 //! - [`registration`]: RegisterCallback, the token's life around the insurer's call (pending,
 //!   then live or revoked);
 //! - [`email_worker`]: the outbox worker that sends queued messages over SMTP;
+//! - [`email_retry`]: an operator's retry of emails the relay refused for good;
 //! - [`sweep`]: the sweeper, which processes again the receipts a crash left `received`;
 //! - [`retention`]: the raw bodies erased once past their tenant's retention;
 //! - [`preview`]: what a repair does to each receipt, and its dry run (a transaction rolled
@@ -19,6 +20,7 @@
 //!   back and tells the tenant's operator.
 
 pub mod apply;
+pub mod email_retry;
 pub mod email_worker;
 pub mod pause;
 pub mod preview;

@@ -18,7 +18,6 @@ use common::Clock;
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 
 use crate::domain::code::{ErrorCode, outcome_or_code};
-use crate::domain::insurer;
 use crate::domain::status::Outcome;
 use crate::error::Error;
 use crate::flow::apply::{Processed, apply_receipt, handle_receipt, record_failure};
@@ -72,7 +71,7 @@ pub async fn process(
             {
                 // Not parsed until the resume, but an operator can already find it by
                 // proposal.
-                let proposal = insurer::proposal_hint(&receipt.insurer, &receipt.body);
+                let proposal = receipt.insurer.proposal_hint(&receipt.body);
                 receipts::record_deferred(conn, receipt.id, proposal.as_deref(), at).await?;
                 return Ok(Processed::deferred());
             }
@@ -182,7 +181,7 @@ pub async fn resume(
         match step {
             Step::Applied(outcome, effect) => {
                 effects.push(effect);
-                metrics::count_callback(&integration.tenant_id, &integration.insurer, outcome);
+                metrics::count_callback(&integration.tenant_id, integration.insurer, outcome);
                 *outcomes
                     .entry(outcome_or_code(outcome).to_owned())
                     .or_insert(0) += 1;

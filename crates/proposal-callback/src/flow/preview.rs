@@ -10,8 +10,8 @@ use diesel_async::AsyncPgConnection;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::domain::code::outcome_or_code;
-use crate::domain::insurer;
+use crate::domain::code::Ended;
+use crate::domain::insurer::Insurer;
 use crate::domain::status::{Outcome, Status};
 use crate::error::Error;
 use crate::flow::apply::Processed;
@@ -23,8 +23,8 @@ use crate::store::receipts::Receipt;
 pub struct Effect {
     pub receipt_id: i64,
     /// `porto`, `tokio` or `too`.
-    #[schema(example = "porto")]
-    pub insurer: String,
+    #[schema(value_type = String, example = "porto")]
+    pub insurer: Insurer,
     /// The proposal it concerns (as the tenant knows it); null when its body names none.
     #[schema(example = "99121")]
     pub proposal_id: Option<String>,
@@ -35,8 +35,8 @@ pub struct Effect {
     pub status_after: Option<Status>,
     /// `processed`, `duplicate`, `unchanged`, `stale`, `ignored`, `deferred`, or the error
     /// code it fails with (`proposal_not_found`, `invalid_transition`, ...).
-    #[schema(example = "processed")]
-    pub outcome: String,
+    #[schema(value_type = String, example = "processed")]
+    pub outcome: Ended,
     /// Whether an email to the proposal's contact is queued.
     pub email: bool,
 }
@@ -47,7 +47,7 @@ pub fn named_proposal(receipt: &Receipt) -> Option<String> {
     receipt
         .proposal_id
         .clone()
-        .or_else(|| insurer::proposal_hint(&receipt.insurer, &receipt.body))
+        .or_else(|| receipt.insurer.proposal_hint(&receipt.body))
 }
 
 /// The status of the proposal `receipt` names, before it is processed.
@@ -82,11 +82,11 @@ pub fn effect(
     };
     Effect {
         receipt_id: receipt.id,
-        insurer: receipt.insurer.clone(),
+        insurer: receipt.insurer,
         proposal_id: proposal_id.or_else(|| named_proposal(receipt)),
         status_before: before,
         status_after: after,
-        outcome: outcome_or_code(outcome).to_owned(),
+        outcome: Ended(outcome),
         email,
     }
 }

@@ -8,6 +8,7 @@ use common::Clock;
 use diesel_async::AsyncPgConnection;
 use sha2::{Digest, Sha256};
 
+use crate::domain::insurer::Insurer;
 use crate::error::Error;
 use crate::flow::apply::Processed;
 use crate::flow::pause::process;
@@ -19,7 +20,7 @@ pub struct Arrival<'a> {
     /// The tenant of the URL (the token's own, checked by the route).
     pub tenant: &'a str,
     /// The insurer of the URL (the token's own).
-    pub insurer: &'a str,
+    pub insurer: Insurer,
     /// The integration whose token it came with.
     pub integration_id: i64,
     /// The request headers a receipt keeps (never `Authorization`), and the peer address.

@@ -59,10 +59,10 @@ pub async fn register(
     }
     let env = integration.environment;
     // Before any token is made: an unconfigured insurer changes nothing.
-    let target = match registrar.config.target(&integration.insurer, env) {
+    let target = match registrar.config.target(integration.insurer, env) {
         Ok(target) => target,
         Err(missing) => {
-            metrics::count_registration(&integration.insurer, env, Some(ErrorCode::NotConfigured));
+            metrics::count_registration(integration.insurer, env, Some(ErrorCode::NotConfigured));
             let e = Error::from(missing);
             let detail = e.to_string();
             attempts::record(
@@ -104,14 +104,14 @@ pub async fn register(
         api_callback: ApiCallback::new(
             &registrar.config.callback_base_url,
             &integration.tenant_id,
-            &integration.insurer,
+            integration.insurer,
         ),
         token_api: &token,
     };
     let started = Instant::now();
     let outcome = registrar.send(&target, &payload).await;
     let log = |failure: Option<ErrorCode>| {
-        metrics::count_registration(&integration.insurer, env, failure);
+        metrics::count_registration(integration.insurer, env, failure);
         let result = failure.map_or(REGISTERED, ErrorCode::as_str);
         tracing::info!(
             integration = id,

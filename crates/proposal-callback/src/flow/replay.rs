@@ -50,7 +50,7 @@ pub async fn replay_one(
         .await?
         .ok_or(Error::ReceiptNotFound(id))?;
     let result = process(conn, clock, &receipt).await;
-    count(&receipt.tenant_id, &receipt.insurer, &result);
+    count(&receipt.tenant_id, receipt.insurer, &result);
     result
 }
 
@@ -113,7 +113,7 @@ async fn run_matching(
         };
         let ended = preview::ended(&result);
         if counted {
-            metrics::count_callback(tenant, &receipt.insurer, ended);
+            metrics::count_callback(tenant, receipt.insurer, ended);
         }
         *outcomes
             .entry(outcome_or_code(ended).to_owned())

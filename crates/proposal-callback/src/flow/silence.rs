@@ -20,6 +20,7 @@ use common::Clock;
 use common::db::Pool;
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 
+use crate::domain::insurer::Insurer;
 use crate::domain::silence::{
     SilenceNotice, SilenceRule, Slot, Threshold, resumed_email, silent_email,
 };
@@ -75,7 +76,7 @@ impl SilenceWatch {
         let now = clock.now();
         let mut round = Round::default();
         let mut going_on = HashSet::new();
-        let mut gauge: BTreeMap<(String, String), bool> = BTreeMap::new();
+        let mut gauge: BTreeMap<(String, Insurer), bool> = BTreeMap::new();
         for w in silences::watched(&mut conn, None).await? {
             let silent = self
                 .judge(&mut conn, &w, now, &mut round, &mut going_on)
@@ -90,7 +91,7 @@ impl SilenceWatch {
         }
         self.thresholds.retain(|key, _| going_on.contains(key));
         for ((tenant, insurer), silent) in gauge {
-            metrics::set_integration_silent(&tenant, &insurer, silent);
+            metrics::set_integration_silent(&tenant, insurer, silent);
         }
         Ok(round)
     }
@@ -155,7 +156,7 @@ impl SilenceWatch {
     fn notice<'a>(&'a self, w: &'a Watched, row: &SilenceRow) -> SilenceNotice<'a> {
         SilenceNotice {
             tenant_name: &w.tenant_name,
-            insurer: &w.insurer,
+            insurer: w.insurer,
             environment: &w.environment,
             since: row.since,
             flagged_at: row.flagged_at,

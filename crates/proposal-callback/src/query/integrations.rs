@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::domain::insurer::Insurer;
 use crate::error::Error;
 use crate::registration::config::Environment;
 use crate::store::integrations::{self, IntegrationRow};
@@ -17,8 +18,8 @@ use crate::store::silences::{self, Watched};
 pub struct IntegrationView {
     pub id: i64,
     /// `porto`, `tokio` or `too`.
-    #[schema(example = "porto")]
-    pub insurer: String,
+    #[schema(value_type = String, example = "porto")]
+    pub insurer: Insurer,
     /// `homologation` or `production`: which of the insurer's URLs registration uses.
     #[schema(example = "homologation")]
     pub environment: Environment,

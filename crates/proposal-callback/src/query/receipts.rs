@@ -9,7 +9,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::domain::code::ErrorCode;
-use crate::domain::insurer::INSURERS;
+use crate::domain::insurer::Insurer;
 use crate::domain::status::ReceiptStatus;
 use crate::error::Error;
 use crate::store::receipts::{self, ReceiptFilter, ReceiptRow};
@@ -29,7 +29,7 @@ pub enum FilterRefusal {
     UnknownStatus,
     /// Neither a receipt status nor the code of a failed receipt ([`FAILURE_CODES`]).
     UnknownOutcome,
-    /// Not one of [`INSURERS`].
+    /// Not one of [`Insurer::ALL`].
     UnknownInsurer,
 }
 
@@ -46,7 +46,9 @@ impl From<FilterRefusal> for Error {
                     .chain(FAILURE_CODES.iter().map(|c| c.as_str()))
                     .collect(),
             ),
-            FilterRefusal::UnknownInsurer => ("insurer", INSURERS.to_vec()),
+            FilterRefusal::UnknownInsurer => {
+                ("insurer", Insurer::ALL.map(Insurer::as_str).to_vec())
+            }
         };
         Problem::invalid_parameter(field, format!("must be one of {}", may_be.join(", "))).into()
     }
@@ -72,18 +74,17 @@ pub fn outcome(raw: &str) -> Result<(ReceiptStatus, Option<ErrorCode>), FilterRe
 }
 
 /// The insurer a filter names.
-pub fn insurer(raw: Option<String>) -> Result<Option<String>, FilterRefusal> {
-    match raw {
-        Some(i) if !INSURERS.contains(&i.as_str()) => Err(FilterRefusal::UnknownInsurer),
-        other => Ok(other),
-    }
+pub fn insurer(raw: Option<String>) -> Result<Option<Insurer>, FilterRefusal> {
+    raw.map(|i| Insurer::parse(&i).ok_or(FilterRefusal::UnknownInsurer))
+        .transpose()
 }
 
 /// A stored callback as an operator sees it.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ReceiptView {
     pub id: i64,
-    pub insurer: String,
+    #[schema(value_type = String)]
+    pub insurer: Insurer,
     pub received_at: DateTime<Utc>,
     pub status: ReceiptStatus,
     /// What to show in one column: the error code of a failed receipt (`proposal_not_found`,
@@ -185,7 +186,7 @@ mod tests {
 
     #[test]
     fn an_insurer_the_filter_names_is_a_known_one() {
-        assert_eq!(insurer(Some("too".into())), Ok(Some("too".into())));
+        assert_eq!(insurer(Some("too".into())), Ok(Some(Insurer::Too)));
         assert_eq!(
             insurer(Some("acme".into())),
             Err(FilterRefusal::UnknownInsurer)

@@ -7,6 +7,7 @@ use diesel_async::AsyncPgConnection;
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::domain::insurer::Insurer;
 use crate::domain::status::Status;
 use crate::error::Error;
 use crate::query::receipts::{self, ReceiptView};
@@ -49,8 +50,8 @@ pub struct HistoryView {
     pub id: i64,
     pub from: Status,
     pub to: Status,
-    #[schema(example = "too")]
-    pub insurer: String,
+    #[schema(value_type = String, example = "too")]
+    pub insurer: Insurer,
     /// The insurer's id of the notification, when it sends one.
     pub insurer_event_id: Option<String>,
     /// The insurer's free text.

@@ -9,7 +9,7 @@ use common::config::ConfigError;
 use reqwest::Url;
 use secrecy::SecretString;
 
-use crate::domain::insurer::INSURERS;
+use crate::domain::insurer::Insurer;
 use common::text_enum;
 
 /// The insurer's registration route, below its `{insurer_webhook_url}`.
@@ -47,17 +47,17 @@ impl Environment {
 }
 
 /// `INSURER_<ID>_<ENV>_URL`.
-pub fn url_var(insurer: &str, env: Environment) -> String {
+pub fn url_var(insurer: Insurer, env: Environment) -> String {
     format!(
         "INSURER_{}_{}_URL",
-        insurer.to_ascii_uppercase(),
+        insurer.as_str().to_ascii_uppercase(),
         env.var_part()
     )
 }
 
 /// `INSURER_<ID>_<WHAT>`: `CLIENT_ID` or `CLIENT_SECRET`.
-pub fn credential_var(insurer: &str, what: &str) -> String {
-    format!("INSURER_{}_{what}", insurer.to_ascii_uppercase())
+pub fn credential_var(insurer: Insurer, what: &str) -> String {
+    format!("INSURER_{}_{what}", insurer.as_str().to_ascii_uppercase())
 }
 
 /// An insurer's developer-portal credentials. Never logged (`SecretString` redacts its
@@ -74,9 +74,9 @@ pub struct RegistrationConfig {
     /// `CALLBACK_BASE_URL` without a trailing `/`.
     pub callback_base_url: String,
     /// `INSURER_<ID>_<ENV>_URL`, the insurer's `{insurer_webhook_url}` per environment.
-    urls: HashMap<(String, Environment), Url>,
+    urls: HashMap<(Insurer, Environment), Url>,
     /// `INSURER_<ID>_CLIENT_ID` and `_CLIENT_SECRET`, per insurer.
-    credentials: HashMap<String, InsurerCredentials>,
+    credentials: HashMap<Insurer, InsurerCredentials>,
     /// `REGISTRATION_CONNECT_TIMEOUT`: to open the connection (each attempt).
     pub connect_timeout: Duration,
     /// `REGISTRATION_TIMEOUT`: the whole call (each attempt), answer included.
@@ -131,8 +131,8 @@ impl RegistrationConfig {
         callback_base_url: &str,
         connect_timeout: Duration,
         timeout: Duration,
-        url: impl Fn(&str, Environment) -> Option<String>,
-        credentials: impl Fn(&str) -> (Option<SecretString>, Option<SecretString>),
+        url: impl Fn(Insurer, Environment) -> Option<String>,
+        credentials: impl Fn(Insurer) -> (Option<SecretString>, Option<SecretString>),
     ) -> Result<Self, ConfigError> {
         let callback_base_url = base_url("CALLBACK_BASE_URL", callback_base_url)?
             .as_str()
@@ -145,13 +145,11 @@ impl RegistrationConfig {
             connect_timeout,
             timeout,
         };
-        for insurer in INSURERS {
+        for insurer in Insurer::ALL {
             for env in Environment::ALL {
                 let name = url_var(insurer, env);
                 if let Some(raw) = url(insurer, env) {
-                    config
-                        .urls
-                        .insert((insurer.to_owned(), env), base_url(&name, &raw)?);
+                    config.urls.insert((insurer, env), base_url(&name, &raw)?);
                 }
             }
             let id_var = credential_var(insurer, "CLIENT_ID");
@@ -159,7 +157,7 @@ impl RegistrationConfig {
             match credentials(insurer) {
                 (Some(client_id), Some(client_secret)) => {
                     config.credentials.insert(
-                        insurer.to_owned(),
+                        insurer,
                         InsurerCredentials {
                             client_id,
                             client_secret,
@@ -168,7 +166,7 @@ impl RegistrationConfig {
                 }
                 (None, None) => {}
                 (Some(_), None) | (None, Some(_)) => tracing::warn!(
-                    insurer,
+                    insurer = insurer.as_str(),
                     "only one of {id_var} and {secret_var} is set: registration with this insurer answers not_configured"
                 ),
             }
@@ -183,7 +181,7 @@ impl RegistrationConfig {
             if !self.credentials.contains_key(insurer) {
                 tracing::warn!(
                     "{} is set but the insurer's client id and secret are not: registration with {insurer} answers not_configured",
-                    url_var(insurer, *env)
+                    url_var(*insurer, *env)
                 );
             }
         }
@@ -208,13 +206,13 @@ impl RegistrationConfig {
     #[cfg(any(test, feature = "test-support"))]
     pub fn with_insurer(
         mut self,
-        insurer: &str,
+        insurer: Insurer,
         env: Environment,
         url: Url,
         credentials: InsurerCredentials,
     ) -> Self {
-        self.urls.insert((insurer.to_owned(), env), url);
-        self.credentials.insert(insurer.to_owned(), credentials);
+        self.urls.insert((insurer, env), url);
+        self.credentials.insert(insurer, credentials);
         self
     }
 
@@ -232,12 +230,12 @@ impl RegistrationConfig {
 
     /// The insurer's registration URL and credentials for `env`, or 502 `not_configured`
     /// naming what is missing (variable names only).
-    pub fn target(&self, insurer: &str, env: Environment) -> Result<Target<'_>, NotConfigured> {
+    pub fn target(&self, insurer: Insurer, env: Environment) -> Result<Target<'_>, NotConfigured> {
         let url = self
             .urls
-            .get(&(insurer.to_owned(), env))
+            .get(&(insurer, env))
             .ok_or_else(|| NotConfigured(url_var(insurer, env)))?;
-        let credentials = self.credentials.get(insurer).ok_or_else(|| {
+        let credentials = self.credentials.get(&insurer).ok_or_else(|| {
             NotConfigured(format!(
                 "{} and {}",
                 credential_var(insurer, "CLIENT_ID"),

@@ -78,7 +78,7 @@ pub async fn token(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpR
         &state.keys,
         owner.integration_id,
         &owner.tenant_id,
-        &owner.insurer,
+        owner.insurer,
     )?;
     Ok(HttpResponse::Ok()
         .insert_header(("Cache-Control", "no-store"))

@@ -3,7 +3,7 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 use common::extract::{read_body, require_json};
 
-use crate::domain::insurer;
+use crate::domain::insurer::Insurer;
 use crate::error::Error;
 use crate::flow::apply::{self, Processed};
 use crate::flow::receive::{self, Arrival, Received};
@@ -74,7 +74,7 @@ pub async fn receive(
     let insurer = req.match_info().get("insuranceCompany").unwrap_or_default();
     let result = receive_checked(&req, &who, tenant, insurer, payload, &state).await;
     // Counted under the token's tenant and insurer: the path may name anything.
-    apply::count(&who.tenant, &who.insurer, &result);
+    apply::count(&who.tenant, who.insurer, &result);
     callback_answer(result)
 }
 
@@ -93,9 +93,9 @@ async fn receive_checked(
         )
         .into());
     }
-    if insurer::parser_for(insurer).is_none() {
+    let Some(insurer) = Insurer::parse(insurer) else {
         return Err(Error::UnknownInsurer(insurer.to_owned()));
-    }
+    };
     who.require(tenant, insurer)?;
     require_json(req)?;
     let body = read_body(req, payload.into_inner(), BODY_LIMIT).await?;

@@ -15,6 +15,7 @@ use futures_util::future::{Either, LocalBoxFuture};
 
 use crate::auth::admin::Admin;
 use crate::auth::jwt::CallbackClaims;
+use crate::domain::insurer::Insurer;
 use crate::error::Error;
 use crate::state::AppState;
 use crate::store::integrations;
@@ -24,7 +25,7 @@ use crate::store::integrations;
 pub struct InsurerIntegration {
     pub integration_id: i64,
     pub tenant: String,
-    pub insurer: String,
+    pub insurer: Insurer,
     /// The token's `iat`: the integration's Basic token must not have been revoked or
     /// replaced since ([`InsurerIntegration::still_live`]).
     pub issued_at: i64,
@@ -32,7 +33,7 @@ pub struct InsurerIntegration {
 
 impl InsurerIntegration {
     /// 403 unless the token belongs to the tenant and insurer the path names.
-    pub fn require(&self, tenant: &str, insurer: &str) -> Result<(), Error> {
+    pub fn require(&self, tenant: &str, insurer: Insurer) -> Result<(), Error> {
         if self.tenant == tenant && self.insurer == insurer {
             Ok(())
         } else {

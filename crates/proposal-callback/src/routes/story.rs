@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::error::Error;
-use crate::flow::email_worker;
+use crate::flow::email_retry;
 use crate::query::receipts;
 use crate::query::story::{EmailView, ProposalStory};
 use crate::routes::admin::DryRunQuery;
@@ -140,7 +140,7 @@ pub async fn retry_email(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Error> {
     let mut conn = state.pool.get().await?;
-    let row = email_worker::retry(&mut conn, &state.clock, &admin.tenant, id).await?;
+    let row = email_retry::retry(&mut conn, &state.clock, &admin.tenant, id).await?;
     Ok(HttpResponse::Ok().json(EmailView::from(row)))
 }
 
@@ -205,10 +205,10 @@ pub async fn retry_emails(
         until: body.until,
         kind: body.failure,
     };
-    let limit = limit(body.limit, email_worker::RETRY_MAX, email_worker::RETRY_MAX)?;
+    let limit = limit(body.limit, email_retry::RETRY_MAX, email_retry::RETRY_MAX)?;
     let dry_run = q.dry_run.unwrap_or(false);
     let mut conn = state.pool.get().await?;
-    let done = email_worker::retry_many(
+    let done = email_retry::retry_many(
         &mut conn,
         &state.clock,
         &admin.tenant,

@@ -41,7 +41,7 @@ use self::plan::{Planned, plan};
 
 use crate::domain::basic_token::{generate_token, token_hash};
 use crate::domain::code::outcome_or_code;
-use crate::domain::insurer::INSURERS;
+use crate::domain::insurer::Insurer;
 use crate::domain::status::Status;
 use crate::error::Error;
 use crate::flow::receive::{Arrival, Received, receive};
@@ -97,7 +97,7 @@ pub struct SeedReport {
 pub struct SeededIntegration {
     pub id: i64,
     pub tenant: String,
-    pub insurer: String,
+    pub insurer: Insurer,
     pub environment: Environment,
     /// The Basic token for `/callback/auth`, shown this once; null when an earlier run made it.
     pub token: Option<String>,
@@ -303,7 +303,7 @@ async fn seed(
 
     let mut seeded = Vec::new();
     for (tenant, _) in DEMO_TENANTS {
-        for insurer in INSURERS {
+        for insurer in Insurer::ALL {
             let integration = integrations::ensure(conn, tenant, insurer, DEMO_ENVIRONMENT).await?;
             let token = if options.rotate_tokens
                 || !integrations::has_live_token(conn, integration.id).await?
@@ -317,7 +317,7 @@ async fn seed(
             seeded.push(SeededIntegration {
                 id: integration.id,
                 tenant: tenant.to_owned(),
-                insurer: insurer.to_owned(),
+                insurer,
                 environment: integration.environment,
                 token,
             });
@@ -388,7 +388,7 @@ async fn seed_history(
     }
     timeline.sort_by_key(|&(at, p, d)| (at, p, d.map_or(0, |d| d + 1)));
 
-    let integration_id = |tenant: &str, insurer: &str| {
+    let integration_id = |tenant: &str, insurer: Insurer| {
         integrations
             .iter()
             .find(|i| i.tenant == tenant && i.insurer == insurer)
@@ -449,9 +449,9 @@ async fn seed_history(
 /// range (RFC 5737), so nobody takes them for a real insurer's.
 fn seed_headers(proposal: &Planned, delivery: usize, body: &[u8]) -> serde_json::Value {
     let peer = match proposal.insurer {
-        "porto" => "192.0.2.10",
-        "tokio" => "192.0.2.20",
-        _ => "192.0.2.30",
+        Insurer::Porto => "192.0.2.10",
+        Insurer::Tokio => "192.0.2.20",
+        Insurer::Too => "192.0.2.30",
     };
     serde_json::json!({
         "content-type": "application/json",

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Datelike, Duration, SecondsFormat, Timelike, Utc};
 
-use crate::domain::insurer::INSURERS;
+use crate::domain::insurer::Insurer::{self, Porto, Tokio, Too};
 use crate::domain::insurer::tokio_marine::ANALYSIS_COMPLETED;
 use crate::domain::status::Status;
 use crate::domain::zone::{self, Tz};
@@ -37,7 +37,7 @@ const PER_TENANT: i64 = 40;
 #[derive(Debug, Clone)]
 pub(super) struct Planned {
     pub(super) tenant: &'static str,
-    pub(super) insurer: &'static str,
+    pub(super) insurer: Insurer,
     pub(super) proposal_id: String,
     pub(super) submitted_at: DateTime<Utc>,
     pub(super) deliveries: Vec<Delivery>,
@@ -198,20 +198,20 @@ fn minute(at: DateTime<Utc>) -> DateTime<Utc> {
 
 /// The insurer of proposal `n`: in turn, except where only one insurer can say it (too has
 /// no "under analysis", only tokio sends events without a result).
-fn insurer_for(script: Script, n: i64) -> &'static str {
+fn insurer_for(script: Script, n: i64) -> Insurer {
     if script
         .iter()
         .any(|(_, say)| matches!(say, DocumentsReceived))
     {
-        return "tokio";
+        return Tokio;
     }
-    let choices: &[&'static str] = if script
+    let choices: &[Insurer] = if script
         .iter()
         .any(|(_, say)| matches!(say, Res(UnderAnalysis) | Late(UnderAnalysis, _)))
     {
-        &["porto", "tokio"]
+        &[Porto, Tokio]
     } else {
-        &INSURERS
+        &Insurer::ALL
     };
     choices[(n as usize) % choices.len()]
 }
@@ -220,16 +220,16 @@ fn insurer_for(script: Script, n: i64) -> &'static str {
 /// no two of a tenant's proposals are submitted in the same minute, and a later seed only
 /// submits after the newest seeded callback). Porto `POR-2026-472352`, tokio and too
 /// `26472352` (year, minute of the year).
-fn proposal_id(insurer: &str, submitted_at: DateTime<Utc>) -> String {
+fn proposal_id(insurer: Insurer, submitted_at: DateTime<Utc>) -> String {
     let minute_of_year = i64::from(submitted_at.ordinal0()) * 24 * 60
         + i64::from(submitted_at.hour()) * 60
         + i64::from(submitted_at.minute());
     match insurer {
-        "porto" => format!("POR-{}-{minute_of_year:06}", submitted_at.year()),
-        "too" => (u64::from(submitted_at.year().rem_euclid(100) as u32) * 1_000_000
+        Porto => format!("POR-{}-{minute_of_year:06}", submitted_at.year()),
+        Too => (u64::from(submitted_at.year().rem_euclid(100) as u32) * 1_000_000
             + minute_of_year as u64)
             .to_string(),
-        _ => format!(
+        Tokio => format!(
             "{:02}{minute_of_year:06}",
             submitted_at.year().rem_euclid(100)
         ),
@@ -247,41 +247,41 @@ fn lit(s: &str) -> String {
 }
 
 /// What the insurer writes about a result, in its own words (varied by `key`).
-fn note(insurer: &str, status: Status, key: u64) -> Option<&'static str> {
+fn note(insurer: Insurer, status: Status, key: u64) -> Option<&'static str> {
     let pick = |options: &[&'static str]| options[(key % options.len() as u64) as usize];
     match (insurer, status) {
-        ("tokio", Approved) => Some("Approved"),
-        ("tokio", Pending) => Some(pick(&[
+        (Tokio, Approved) => Some("Approved"),
+        (Tokio, Pending) => Some(pick(&[
             "Pending: guarantor documents",
             "Pending: proof of income",
             "Pending: signed rental application",
         ])),
-        ("tokio", Refused) => Some(pick(&[
+        (Tokio, Refused) => Some(pick(&[
             "Refused: credit score",
             "Refused: income below rent",
         ])),
-        ("tokio", UnderAnalysis) => Some("Under analysis"),
-        ("porto", Approved) => None,
-        ("porto", Pending) => Some(pick(&[
+        (Tokio, UnderAnalysis) => Some("Under analysis"),
+        (Porto, Approved) => None,
+        (Porto, Pending) => Some(pick(&[
             "Comprovante de renda ilegível",
             "Falta o comprovante de residência do fiador",
             "Contrato social da empresa do pretendente desatualizado",
         ])),
-        ("porto", Refused) => Some(pick(&[
+        (Porto, Refused) => Some(pick(&[
             "Restrição cadastral do pretendente",
             "Renda incompatível com o aluguel",
         ])),
-        ("porto", UnderAnalysis) => None,
-        (_, Approved) => Some(pick(&[
+        (Porto, UnderAnalysis) => None,
+        (Too, Approved) => Some(pick(&[
             "Aprovada sem ressalvas",
             "Aprovada com garantia integral",
         ])),
-        (_, Pending) => Some("Aguardando documentos"),
-        (_, Refused) => Some(pick(&[
+        (Too, Pending) => Some("Aguardando documentos"),
+        (Too, Refused) => Some(pick(&[
             "Renda insuficiente",
             "Score de crédito abaixo do mínimo",
         ])),
-        (_, UnderAnalysis) => None,
+        (Too, UnderAnalysis) => None,
     }
 }
 
@@ -290,7 +290,7 @@ fn body(p: &Planned, status: Status, event_at: DateTime<Utc>, event_key: &str) -
     let key = hash(event_key);
     let note = note(p.insurer, status, key);
     match p.insurer {
-        "porto" => {
+        Porto => {
             let situacao = match status {
                 Approved => "APROVADA",
                 Pending => "PENDENTE",
@@ -308,7 +308,7 @@ fn body(p: &Planned, status: Status, event_at: DateTime<Utc>, event_key: &str) -
                 uuid_like(key),
             )
         }
-        "tokio" => {
+        Tokio => {
             let code = match status {
                 Approved => 10,
                 Pending => 20,
@@ -327,7 +327,7 @@ fn body(p: &Planned, status: Status, event_at: DateTime<Utc>, event_key: &str) -
                 lit(note.unwrap_or("")),
             )
         }
-        _ => {
+        Too => {
             let resultado = match status {
                 Approved => "A",
                 Pending => "P",
@@ -409,7 +409,7 @@ fn mix(x: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::insurer::{Notification, parser_for};
+    use crate::domain::insurer::Notification;
 
     fn now() -> DateTime<Utc> {
         DateTime::parse_from_rfc3339("2026-11-24T13:37:21.123456Z")
@@ -423,7 +423,7 @@ mod tests {
         assert!(plan.len() >= 2 * 36, "{} proposals", plan.len());
         for p in &plan {
             for d in &p.deliveries {
-                let parsed = parser_for(p.insurer).unwrap().parse(&d.body);
+                let parsed = p.insurer.parser().parse(&d.body);
                 match parsed {
                     Ok(Notification::Result(c)) => {
                         assert_eq!(c.proposal_id, p.proposal_id);
@@ -432,7 +432,7 @@ mod tests {
                     Ok(Notification::Ignored { event }) => {
                         assert_eq!(
                             (p.insurer, event.as_str()),
-                            ("tokio", "proposal.documents_received")
+                            (Tokio, "proposal.documents_received")
                         )
                     }
                     Err(e) => panic!("{}: {e}: {}", p.insurer, String::from_utf8_lossy(&d.body)),
@@ -458,9 +458,9 @@ mod tests {
                 .all(|(_, id)| !DEMO_PROPOSALS.contains(&id.as_str()))
         );
         // 24 November is day 327 of 2026 counting from 0: 327 × 1440 + 13 × 60 + 37.
-        assert_eq!(proposal_id("porto", now()), "POR-2026-471697");
-        assert_eq!(proposal_id("tokio", now()), "26471697");
-        assert_eq!(proposal_id("too", now()), "26471697");
+        assert_eq!(proposal_id(Porto, now()), "POR-2026-471697");
+        assert_eq!(proposal_id(Tokio, now()), "26471697");
+        assert_eq!(proposal_id(Too, now()), "26471697");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use common::test_support::env_example;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::domain::insurer::INSURERS;
+use crate::domain::insurer::Insurer;
 use crate::registration::config::{credential_var, url_var};
 
 fn read(pairs: &[(&str, &str)]) -> Result<Settings, ConfigError> {
@@ -51,7 +51,10 @@ fn defaults_configure_nothing() {
     );
     assert!(c.configured().is_empty());
     // Its answer (502 `not_configured`) is tested with the error's mapping.
-    let e = c.target("porto", Environment::Homologation).err().unwrap();
+    let e = c
+        .target(Insurer::Porto, Environment::Homologation)
+        .err()
+        .unwrap();
     assert!(
         e.to_string().contains("INSURER_PORTO_HOMOLOGATION_URL"),
         "{e}"
@@ -86,16 +89,22 @@ fn urls_and_credentials_per_insurer_and_environment() {
     assert_eq!(c.callback_base_url, "https://cb.example.com/base");
     assert_eq!(c.timeout, Duration::from_millis(300));
     assert_eq!(c.configured(), vec!["porto/production".to_owned()]);
-    let t = c.target("porto", Environment::Production).unwrap();
+    let t = c.target(Insurer::Porto, Environment::Production).unwrap();
     assert_eq!(
         t.url.as_str(),
         "https://api.porto.example/webhook/envio/v1/inclusaoCadastro"
     );
     assert_eq!(t.credentials.client_id.expose_secret(), "porto-id");
     assert_eq!(t.credentials.client_secret.expose_secret(), "s3cret");
-    let e = c.target("porto", Environment::Homologation).err().unwrap();
+    let e = c
+        .target(Insurer::Porto, Environment::Homologation)
+        .err()
+        .unwrap();
     assert!(e.to_string().contains("INSURER_PORTO_HOMOLOGATION_URL"));
-    let e = c.target("tokio", Environment::Homologation).err().unwrap();
+    let e = c
+        .target(Insurer::Tokio, Environment::Homologation)
+        .err()
+        .unwrap();
     assert!(e.to_string().contains("INSURER_TOKIO_CLIENT_SECRET"), "{e}");
     // The secret never shows in Debug.
     assert!(!format!("{c:?}").contains("s3cret"));
@@ -221,7 +230,7 @@ fn the_sweeper_and_the_trusted_proxies() {
 #[test]
 fn every_insurer_has_its_variables() {
     let variables = Settings::variables();
-    for insurer in INSURERS {
+    for insurer in Insurer::ALL {
         for env in Environment::ALL {
             assert!(variables.contains(&url_var(insurer, env)), "{insurer}");
         }

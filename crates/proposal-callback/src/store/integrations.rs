@@ -9,6 +9,7 @@ use diesel::QueryResult;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
+use crate::domain::insurer::Insurer;
 use crate::registration::config::Environment;
 use crate::schema::proposal::{integrations, tokens};
 
@@ -24,7 +25,7 @@ pub struct TokenOwner {
     #[diesel(column_name = id)]
     pub integration_id: i64,
     pub tenant_id: String,
-    pub insurer: String,
+    pub insurer: Insurer,
 }
 
 /// The integration holding a live `registerCallback` token with this SHA-256.
@@ -49,7 +50,7 @@ pub async fn find_by_token_hash(
 pub struct IntegrationRow {
     pub id: i64,
     pub tenant_id: String,
-    pub insurer: String,
+    pub insurer: Insurer,
     pub environment: Environment,
     pub is_callback_active: bool,
     pub callback_registered_at: Option<DateTime<Utc>>,
@@ -61,7 +62,7 @@ pub struct IntegrationRow {
 pub async fn ensure(
     conn: &mut AsyncPgConnection,
     tenant: &str,
-    insurer: &str,
+    insurer: Insurer,
     environment: Environment,
 ) -> QueryResult<IntegrationRow> {
     diesel::insert_into(integrations::table)
@@ -157,7 +158,7 @@ pub async fn token_binding(
                     .filter(tokens::activated_at.lt(next_second)),
             ),
         ))
-        .first::<(String, String, bool)>(conn)
+        .first::<(String, Insurer, bool)>(conn)
         .await
         .optional()
         .map(|row| {
@@ -173,7 +174,7 @@ pub async fn token_binding(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenBinding {
     pub tenant_id: String,
-    pub insurer: String,
+    pub insurer: Insurer,
     /// Its Basic token the JWT was issued with is still live.
     pub live: bool,
 }

@@ -6,6 +6,7 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use crate::domain::email::Email;
+use crate::domain::insurer::Insurer;
 use crate::domain::sender::Sender;
 use crate::schema::proposal::{email_outbox as o, proposals, tenants};
 use common::text_enum;
@@ -439,7 +440,7 @@ text_enum! {
 #[derive(Debug, Clone, Default)]
 pub struct FailedFilter {
     /// The insurer of the transition the email announces (operators' emails have none).
-    pub insurer: Option<String>,
+    pub insurer: Option<Insurer>,
     /// Refused at or after this time.
     pub since: Option<DateTime<Utc>>,
     /// Refused before this time.
@@ -465,7 +466,7 @@ pub async fn failed_matching(
         .limit(limit)
         .into_boxed();
     if let Some(insurer) = &filter.insurer {
-        q = q.filter(h::insurer.eq(insurer.clone()));
+        q = q.filter(h::insurer.eq(*insurer));
     }
     if let Some(since) = filter.since {
         q = q.filter(o::failed_at.ge(since));

@@ -1,12 +1,13 @@
 //! Proposals, their integration history, their events and the dedup keys of applied callbacks.
 
 use chrono::{DateTime, Utc};
-use common::db::kept;
+use common::db::cached_by_text;
 use diesel::QueryResult;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 use crate::domain::insurer::Callback;
+use crate::domain::insurer::Insurer;
 use crate::domain::status::Status;
 use crate::schema::proposal::{applied_callbacks, integration_history, proposal_events, proposals};
 use crate::store::receipts::Receipt;
@@ -31,8 +32,8 @@ pub async fn lock(
     tenant: &str,
     proposal_id: &str,
 ) -> QueryResult<Option<(ProposalRow, Option<String>)>> {
-    // One text whatever the tenant: kept prepared (common::db::kept) despite the literal.
-    kept(
+    // One text whatever the tenant: kept prepared (common::db::cached_by_text) despite the literal.
+    cached_by_text(
         proposals::table
             .filter(proposals::tenant_id.eq(tenant))
             .filter(proposals::proposal_id.eq(proposal_id))
@@ -88,7 +89,7 @@ pub async fn claim_dedup_key(
     let n = diesel::insert_into(applied_callbacks::table)
         .values((
             applied_callbacks::tenant_id.eq(&receipt.tenant_id),
-            applied_callbacks::insurer.eq(&receipt.insurer),
+            applied_callbacks::insurer.eq(receipt.insurer),
             applied_callbacks::dedup_key.eq(key),
             applied_callbacks::proposal_id.eq(proposal_pk),
             applied_callbacks::receipt_id.eq(Some(receipt.id)),
@@ -110,7 +111,7 @@ pub async fn set_status(
     event_at: DateTime<Utc>,
     at: DateTime<Utc>,
 ) -> QueryResult<()> {
-    kept(diesel::update(proposals::table.find(id)).set((
+    cached_by_text(diesel::update(proposals::table.find(id)).set((
         proposals::status.eq(to),
         proposals::in_queue.eq(to.in_queue()),
         proposals::last_event_at.eq(Some(event_at)),
@@ -128,7 +129,7 @@ pub async fn set_last_event_at(
     id: i64,
     event_at: DateTime<Utc>,
 ) -> QueryResult<()> {
-    kept(
+    cached_by_text(
         diesel::update(proposals::table.find(id)).set(proposals::last_event_at.eq(Some(event_at))),
     )
     .execute(conn)
@@ -148,7 +149,7 @@ pub async fn insert_history(
     diesel::insert_into(integration_history::table)
         .values((
             integration_history::proposal_id.eq(proposal_pk),
-            integration_history::insurer.eq(&receipt.insurer),
+            integration_history::insurer.eq(receipt.insurer),
             integration_history::receipt_id.eq(Some(receipt.id)),
             integration_history::from_status.eq(from),
             integration_history::to_status.eq(callback.status),
@@ -185,6 +186,12 @@ pub fn received_event(receipt: &Receipt, callback: &Callback) -> Event {
     )
 }
 
+/// The events as two arrays turned back into rows, in their order: one statement text
+/// whatever their number, so it stays prepared on the connection
+/// (`common::db::cached_by_text`); an insert of a `Vec` of rows would have one text per
+/// number of events.
+const INSERT_EVENTS: &str = r#"INSERT INTO "proposal"."proposal_events" (proposal_id, kind, receipt_id, data, created_at) SELECT $1, e.kind, $2, e.data, $3 FROM unnest($4::text[], $5::jsonb[]) WITH ORDINALITY AS e(kind, data, n) ORDER BY e.n"#;
+
 /// The proposal's events, all recorded at `at`.
 pub async fn insert_events(
     conn: &mut AsyncPgConnection,
@@ -193,22 +200,19 @@ pub async fn insert_events(
     events: &[Event],
     at: DateTime<Utc>,
 ) -> QueryResult<()> {
-    let rows: Vec<_> = events
-        .iter()
-        .map(|e| {
-            (
-                proposal_events::proposal_id.eq(proposal_pk),
-                proposal_events::kind.eq(e.kind),
-                proposal_events::receipt_id.eq(Some(receipt_id)),
-                proposal_events::data.eq(&e.data),
-                proposal_events::created_at.eq(at),
-            )
-        })
-        .collect();
-    // A callback records one to a few events: a few texts, each kept prepared.
-    kept(diesel::insert_into(proposal_events::table).values(rows))
-        .execute(conn)
-        .await?;
+    use diesel::sql_types::{Array, BigInt, Jsonb, Text, Timestamptz};
+    let kinds: Vec<&str> = events.iter().map(|e| e.kind).collect();
+    let data: Vec<&serde_json::Value> = events.iter().map(|e| &e.data).collect();
+    cached_by_text(
+        diesel::sql_query(INSERT_EVENTS)
+            .bind::<BigInt, _>(proposal_pk)
+            .bind::<BigInt, _>(receipt_id)
+            .bind::<Timestamptz, _>(at)
+            .bind::<Array<Text>, _>(kinds)
+            .bind::<Array<Jsonb>, _>(data),
+    )
+    .execute(conn)
+    .await?;
     Ok(())
 }
 
@@ -245,7 +249,7 @@ pub async fn find_detail(
 #[diesel(table_name = integration_history)]
 pub struct HistoryRow {
     pub id: i64,
-    pub insurer: String,
+    pub insurer: Insurer,
     pub receipt_id: Option<i64>,
     pub from_status: Status,
     pub to_status: Status,

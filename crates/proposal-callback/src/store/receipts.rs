@@ -1,11 +1,12 @@
 //! Callback receipts: every request that reached the parsing stage, stored raw first.
 
 use chrono::{DateTime, Utc};
-use common::db::kept;
+use common::db::cached_by_text;
 use diesel::QueryResult;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
+use crate::domain::insurer::Insurer;
 use crate::domain::status::{Outcome, ReceiptStatus};
 use crate::schema::proposal::callback_receipts as r;
 
@@ -15,7 +16,7 @@ use crate::schema::proposal::callback_receipts as r;
 pub struct Receipt {
     pub id: i64,
     pub tenant_id: String,
-    pub insurer: String,
+    pub insurer: Insurer,
     /// The integration whose token it came with (none only for receipts stored by hand).
     pub integration_id: Option<i64>,
     pub body: Vec<u8>,
@@ -33,7 +34,7 @@ pub struct NewReceipt<'a> {
     pub tenant_id: &'a str,
     /// When it arrived, by the service's clock.
     pub received_at: DateTime<Utc>,
-    pub insurer: &'a str,
+    pub insurer: Insurer,
     pub integration_id: Option<i64>,
     pub headers: serde_json::Value,
     pub body: &'a [u8],
@@ -45,7 +46,7 @@ pub struct NewReceipt<'a> {
 #[diesel(table_name = r)]
 pub struct ReceiptRow {
     pub id: i64,
-    pub insurer: String,
+    pub insurer: Insurer,
     pub received_at: DateTime<Utc>,
     pub headers: serde_json::Value,
     pub body: Vec<u8>,
@@ -64,8 +65,8 @@ pub struct ReceiptRow {
 
 /// Stored in its own statement (autocommit), so it is durable before parsing starts.
 pub async fn insert(conn: &mut AsyncPgConnection, new: &NewReceipt<'_>) -> QueryResult<Receipt> {
-    // Its optional fields give the text a few shapes, each kept prepared.
-    kept(
+    // Its optional fields give the text a few shapes, each cached by its text.
+    cached_by_text(
         diesel::insert_into(r::table)
             .values(new)
             .returning(Receipt::as_returning()),
@@ -107,7 +108,7 @@ pub struct ReceiptFilter {
     pub status: Option<ReceiptStatus>,
     /// The error code of a failed one (`proposal_not_found`, `invalid_transition`, ...).
     pub code: Option<String>,
-    pub insurer: Option<String>,
+    pub insurer: Option<Insurer>,
     pub proposal_id: Option<String>,
     /// Received at or after.
     pub since: Option<DateTime<Utc>>,
@@ -243,7 +244,7 @@ pub async fn record_outcome(
     answered: &Answered<'_>,
     at: DateTime<Utc>,
 ) -> QueryResult<()> {
-    kept(diesel::update(r::table.find(id)).set((
+    cached_by_text(diesel::update(r::table.find(id)).set((
         r::status.eq(ReceiptStatus::from(answered.outcome)),
         r::http_status.eq(Some(200i16)),
         r::error_code.eq(None::<String>),

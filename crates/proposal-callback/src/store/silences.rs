@@ -9,6 +9,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Double, Integer, Nullable, Text, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
+use crate::domain::insurer::Insurer;
 use crate::domain::silence::{Gaps, LearnedFrom, Slot};
 use crate::schema::proposal::integration_silences as s;
 
@@ -28,7 +29,7 @@ pub struct Watched {
     #[diesel(sql_type = Text)]
     pub time_zone: String,
     #[diesel(sql_type = Text)]
-    pub insurer: String,
+    pub insurer: Insurer,
     #[diesel(sql_type = Text)]
     pub environment: String,
     /// When its newest callback arrived; none before the first.

@@ -125,7 +125,7 @@ async fn a_rotated_token_no_longer_works() {
     let new = report
         .integrations
         .iter()
-        .find(|i| i.tenant == "demo-b" && i.insurer == "too")
+        .find(|i| i.tenant == "demo-b" && i.insurer.as_str() == "too")
         .and_then(|i| i.token.clone())
         .unwrap();
     let try_token = |tok: String| {

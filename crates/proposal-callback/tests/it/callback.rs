@@ -487,7 +487,7 @@ fn fixtures_equal_the_shared_examples() {
 
 /// A callback's statements that diesel would not cache (the receipt's insert, the proposal's
 /// lock and update, the events, the receipt's outcome) are kept prepared on the connection
-/// (`common::db::kept`): after three callbacks on a pool of one connection, each is there
+/// (`common::db::cached_by_text`): after three callbacks on a pool of one connection, each is there
 /// once, so PostgreSQL parsed and planned it once (docs/operations.md, bench/callback).
 #[actix_web::test]
 async fn a_callbacks_statements_are_prepared_once_per_connection() {
@@ -495,10 +495,10 @@ async fn a_callbacks_statements_are_prepared_once_per_connection() {
     use diesel_async::RunQueryDsl;
 
     let pool = std::sync::Arc::new(std::sync::Mutex::new(None));
-    let kept = pool.clone();
+    let held = pool.clone();
     let t = TestApp::start_with_state(move |state| {
         state.pool.resize(1);
-        *kept.lock().unwrap() = Some(state.pool.clone());
+        *held.lock().unwrap() = Some(state.pool.clone());
         state
     })
     .await;
@@ -539,8 +539,9 @@ async fn a_callbacks_statements_are_prepared_once_per_connection() {
         .iter()
         .map(|p| (p.statement.as_str(), p.n))
         .collect();
-    // Every statement of a callback, each prepared once; the events' insert twice: three
-    // events for a pending proposal, four for a final status, two texts.
+    // Every statement of a callback, each prepared once; the events' insert too, whatever
+    // their number (three for a pending proposal, four for a final status): one array per
+    // column, one text.
     assert_eq!(
         prepared,
         [
@@ -548,7 +549,7 @@ async fn a_callbacks_statements_are_prepared_once_per_connection() {
             (r#"INSERT INTO "proposal"."callback_receipt"#, 1),
             (r#"INSERT INTO "proposal"."email_outbox" (""#, 1),
             (r#"INSERT INTO "proposal"."integration_hist"#, 1),
-            (r#"INSERT INTO "proposal"."proposal_events""#, 2),
+            (r#"INSERT INTO "proposal"."proposal_events""#, 1),
             // The token's integration: its tenant, insurer and live Basic token.
             (r#"SELECT "proposal"."integrations"."tenant"#, 1),
             (r#"SELECT "proposal"."proposals"."id", "pro"#, 1),

@@ -37,6 +37,12 @@ fn config_with(smtp_url: Option<String>, extra: &[(&str, &str)]) -> EmailConfig 
     EmailSettings::from_source(&env).unwrap().config().unwrap()
 }
 
+/// The app on `clock` (its callbacks queue their emails at its time).
+async fn on_clock(clock: &common::Clock) -> TestApp {
+    let clock = clock.clone();
+    TestApp::start_with_state(move |state| state.with_clock(clock)).await
+}
+
 async fn outbox(t: &TestApp) -> Vec<(String, i32, bool)> {
     o::table
         .order(o::id)
@@ -48,9 +54,14 @@ async fn outbox(t: &TestApp) -> Vec<(String, i32, bool)> {
 
 #[actix_web::test]
 async fn the_outbox_reaches_smtp_once_and_is_retried_while_the_relay_is_down() {
-    let t = TestApp::start().await;
+    // The app and the worker on one manual clock: the backoffs end when it is advanced.
+    let clock = common::Clock::manual(chrono::Utc::now());
+    let t = on_clock(&clock).await;
     let sink = SmtpSink::start().await;
-    let mailer = Mailer::new(&config(Some(sink.url()))).unwrap().unwrap();
+    let mailer = Mailer::new(&config(Some(sink.url())))
+        .unwrap()
+        .unwrap()
+        .with_clock(clock.clone());
     let pool = t.db.pool();
 
     assert_eq!(
@@ -79,7 +90,8 @@ async fn the_outbox_reaches_smtp_once_and_is_retried_while_the_relay_is_down() {
 
     // Back up: after the backoff both are sent, once, over one connection.
     sink.down.store(false, Ordering::SeqCst);
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    // Past the email's and the relay's backoff (EMAIL_RETRY_BASE 50ms).
+    clock.advance(chrono::Duration::milliseconds(150));
     assert_eq!(mailer.run_once(&pool).await.unwrap(), 2);
     assert_eq!(
         outbox(&t).await,
@@ -331,28 +343,31 @@ async fn a_relay_that_never_answers_fails_each_attempt_in_time_and_mail_flows_on
 /// arrive twice, and it is sent again once its lease is over.
 #[actix_web::test]
 async fn a_worker_dying_mid_round_leaves_only_the_email_in_flight_to_send_again() {
-    let t = TestApp::start().await;
+    // The app and the workers on one manual clock: the lease ends when it is advanced.
+    let clock = common::Clock::manual(chrono::Utc::now());
+    let t = on_clock(&clock).await;
     let n = queue_emails(&t, &["porto", "tokio", "too"]).await;
     let sink = SmtpSink::start().await;
     sink.data_delay_ms.store(200, Ordering::SeqCst);
     let mailer = Mailer::new(&config_with(Some(sink.url()), &[("SMTP_TIMEOUT", "1s")]))
         .unwrap()
-        .unwrap();
+        .unwrap()
+        .with_clock(clock.clone());
     let pool = t.db.pool();
     let round = tokio::spawn({
         let (mailer, pool) = (mailer.clone(), pool.clone());
         async move { mailer.run_once(&pool).await }
     });
-    // Dies while the fourth email is with the relay.
+    // Dies while the fourth email is with the relay: three accepted, the fourth's recipient
+    // given (its message waits for the relay's slow answer to DATA).
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while sink.messages().len() < 3 {
+    while sink.messages().len() < 3 || sink.rcpts().len() < 4 {
         assert!(
             std::time::Instant::now() < deadline,
-            "no mail reached the relay"
+            "the fourth email never reached the relay"
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    tokio::time::sleep(Duration::from_millis(100)).await;
     round.abort();
     let _ = round.await;
     let delivered = sink.messages().len();
@@ -369,10 +384,13 @@ async fn a_worker_dying_mid_round_leaves_only_the_email_in_flight_to_send_again(
 
     // The in-flight email's lease ends; a new worker sends everything that is left.
     sink.data_delay_ms.store(0, Ordering::SeqCst);
-    tokio::time::sleep(mailer.lease() + Duration::from_millis(200)).await;
+    clock.advance(
+        chrono::Duration::from_std(mailer.lease()).unwrap() + chrono::Duration::seconds(1),
+    );
     let again = Mailer::new(&config_with(Some(sink.url()), &[("SMTP_TIMEOUT", "1s")]))
         .unwrap()
-        .unwrap();
+        .unwrap()
+        .with_clock(clock.clone());
     while again.run_once(&pool).await.unwrap() > 0 {}
     let ids = message_ids(&t).await;
     assert_eq!(ids.len(), n);

@@ -156,11 +156,20 @@ async fn an_email_is_delivered_over_implicit_tls() {
 /// the TLS error, the email stays queued, and is sent once the CA is trusted.
 #[actix_web::test]
 async fn a_relay_with_an_untrusted_certificate_gets_nothing() {
-    let t = TestApp::start().await;
+    // The app and the workers on one manual clock: the retry falls due when it is advanced.
+    let clock = common::Clock::manual(chrono::Utc::now());
+    let t = TestApp::start_with_state({
+        let clock = clock.clone();
+        move |state| state.with_clock(clock)
+    })
+    .await;
     let pki = test_pki();
     let sink = SmtpSink::start_tls(SinkTls::Implicit, pki.chain_der, pki.key_der).await;
     let url = format!("smtps://relay-user:secret@127.0.0.1:{}", sink.port);
-    let untrusting = Mailer::new(&config(&url, None)).unwrap().unwrap();
+    let untrusting = Mailer::new(&config(&url, None))
+        .unwrap()
+        .unwrap()
+        .with_clock(clock.clone());
     t.callback("demo-a", "too", example("too", "approved"))
         .await;
 
@@ -177,8 +186,12 @@ async fn a_relay_with_an_untrusted_certificate_gets_nothing() {
     assert!(sink.messages().is_empty());
 
     let ca = CaFile::new(&pki.ca_pem, sink.port);
-    let trusting = Mailer::new(&config(&url, Some(&ca))).unwrap().unwrap();
-    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let trusting = Mailer::new(&config(&url, Some(&ca)))
+        .unwrap()
+        .unwrap()
+        .with_clock(clock.clone());
+    // Past the email's backoff (EMAIL_RETRY_BASE 50ms).
+    clock.advance(chrono::Duration::milliseconds(100));
     assert_eq!(trusting.run_once(&t.db.pool()).await.unwrap(), 1);
     assert_eq!(sink.messages().len(), 1);
 }

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use common::settings::FromSource;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
+use proposal_callback::domain::insurer::Insurer;
 use proposal_callback::registration::config::{Environment, RegistrationConfig};
 use proposal_callback::schema::proposal::tokens;
 use proposal_callback::settings::RegistrationSettings;
@@ -394,7 +395,7 @@ async fn an_unconfigured_insurer_or_environment_is_502_not_configured() {
     let prod = proposal_callback::store::integrations::ensure(
         &mut *t.conn().await,
         "demo-a",
-        "porto",
+        Insurer::Porto,
         Environment::Production,
     )
     .await
@@ -437,7 +438,7 @@ async fn the_integrations_environment_picks_the_insurers_url() {
     let prod = proposal_callback::store::integrations::ensure(
         &mut *t.conn().await,
         "demo-a",
-        "porto",
+        Insurer::Porto,
         Environment::Production,
     )
     .await

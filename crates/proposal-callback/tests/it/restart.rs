@@ -54,10 +54,15 @@ async fn a_database_restart_loses_no_callback() {
     let integration = seed
         .integrations
         .iter()
-        .find(|i| i.tenant == "demo-a" && i.insurer == "porto")
+        .find(|i| i.tenant == "demo-a" && i.insurer.as_str() == "porto")
         .unwrap();
-    let token =
-        auth::jwt::issue_callback_token(&keys(), integration.id, "demo-a", "porto").unwrap();
+    let token = auth::jwt::issue_callback_token(
+        &keys(),
+        integration.id,
+        "demo-a",
+        proposal_callback::domain::insurer::Insurer::Porto,
+    )
+    .unwrap();
     let (base, _handle) =
         serve(startup::state(pool.clone(), keys(), RegistrationConfig::default()).unwrap());
     let url = format!("{base}/callback/demo-a/porto");

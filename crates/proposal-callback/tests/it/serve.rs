@@ -109,8 +109,13 @@ async fn a_database_outage_is_503_with_retry_after() {
     .unwrap();
     let (base, _handle) =
         serve(startup::state(pool, keys(), RegistrationConfig::default()).unwrap());
-    let token =
-        proposal_callback::auth::jwt::issue_callback_token(&keys(), 1, "demo-a", "porto").unwrap();
+    let token = proposal_callback::auth::jwt::issue_callback_token(
+        &keys(),
+        1,
+        "demo-a",
+        proposal_callback::domain::insurer::Insurer::Porto,
+    )
+    .unwrap();
     let client = reqwest::Client::new();
     let res = client
         .post(format!("{base}/callback/demo-a/porto"))

@@ -4,7 +4,9 @@
 use super::*;
 use crate::domain::incident::State;
 use crate::domain::queue::Queue::Work;
-use crate::domain::user::ACTIVE;
+use crate::domain::user::UserStatus;
+
+const ACTIVE: &str = UserStatus::Active.as_str();
 
 fn recv(rx: &mut Outbox) -> Option<serde_json::Value> {
     rx.try_recv().map(|t| serde_json::from_str(&t).unwrap())

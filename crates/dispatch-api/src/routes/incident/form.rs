@@ -10,7 +10,7 @@ use serde::{Deserialize, Deserializer};
 use utoipa::ToSchema;
 
 use crate::domain::Refusal;
-use crate::domain::form::{IncidentForm, IncidentPatch, RawForm};
+use crate::domain::form::{Field, IncidentForm, IncidentPatch, RawForm};
 use crate::routes::extract::Judge;
 
 /// `Some(None)` when the field is `null` (clear it), `None` when it is absent.
@@ -99,70 +99,81 @@ pub struct PatchIncident {
     pub patient: Option<PatientBody>,
 }
 
-/// For each `sent => field`: a field sent is set on the form `raw` and named in `present`
-/// (by the stored field's name).
-macro_rules! take {
-    ($present:expr, $raw:expr; $($sent:expr => $field:ident),+ $(,)?) => {$(
-        if let Some(v) = $sent {
-            $present.push(stringify!($field));
-            $raw.$field = v;
-        }
-    )+};
+/// The fields a body sent, in the order they are taken, and a form holding them.
+#[derive(Default)]
+struct Sent {
+    present: Vec<Field>,
+    raw: RawForm,
 }
 
-/// Sets on `raw` each field of the Occurrence and Patient forms that was sent, naming it in
-/// `present`.
-fn split_forms(
-    occurrence: Option<OccurrenceBody>,
-    patient: Option<PatientBody>,
-    present: &mut Vec<&'static str>,
-    raw: &mut RawForm,
-) {
-    let o = occurrence.unwrap_or_default();
-    let p = patient.unwrap_or_default();
-    take!(present, raw;
-        o.occurrence_type => occurrence_type,
-        o.priority => priority,
-        o.notes => occurrence_notes,
-        p.name => patient_name,
-        p.age => patient_age,
-        p.sex => patient_sex,
-        p.destination_id => destination_health_unit_id,
-    );
+impl Sent {
+    /// A field sent (`Some`) is set on the form (`slot`) and named in `present`.
+    fn take<T>(
+        &mut self,
+        field: Field,
+        sent: Option<T>,
+        slot: impl FnOnce(&mut RawForm) -> &mut T,
+    ) {
+        if let Some(v) = sent {
+            self.present.push(field);
+            *slot(&mut self.raw) = v;
+        }
+    }
+
+    /// Each field of the Occurrence and Patient forms that was sent.
+    fn forms(&mut self, occurrence: Option<OccurrenceBody>, patient: Option<PatientBody>) {
+        let o = occurrence.unwrap_or_default();
+        let p = patient.unwrap_or_default();
+        self.take(Field::OccurrenceType, o.occurrence_type, |r| {
+            &mut r.occurrence_type
+        });
+        self.take(Field::Priority, o.priority, |r| &mut r.priority);
+        self.take(Field::OccurrenceNotes, o.notes, |r| &mut r.occurrence_notes);
+        self.take(Field::PatientName, p.name, |r| &mut r.patient_name);
+        self.take(Field::PatientAge, p.age, |r| &mut r.patient_age);
+        self.take(Field::PatientSex, p.sex, |r| &mut r.patient_sex);
+        self.take(Field::DestinationHealthUnitId, p.destination_id, |r| {
+            &mut r.destination_health_unit_id
+        });
+    }
 }
 
 impl PatchIncident {
-    /// The fields sent (by their stored names), and a form holding them (the others empty).
-    fn split(self) -> (Vec<&'static str>, RawForm) {
-        let mut present = Vec::new();
-        let mut raw = RawForm::default();
-        take!(present, raw;
-            self.caller_name => caller_name,
-            self.caller_phone => caller_phone,
-            self.address => address,
-            self.complaint => complaint,
-            self.city => city,
-            self.related_incident_id => related_incident_id,
-        );
-        split_forms(self.occurrence, self.patient, &mut present, &mut raw);
-        (present, raw)
+    /// The fields sent, and a form holding them (the others empty).
+    fn split(self) -> (Vec<Field>, RawForm) {
+        let mut sent = Sent::default();
+        sent.take(Field::CallerName, self.caller_name, |r| &mut r.caller_name);
+        sent.take(Field::CallerPhone, self.caller_phone, |r| {
+            &mut r.caller_phone
+        });
+        sent.take(Field::Address, self.address, |r| &mut r.address);
+        sent.take(Field::Complaint, self.complaint, |r| &mut r.complaint);
+        sent.take(Field::City, self.city, |r| &mut r.city);
+        sent.take(Field::RelatedIncidentId, self.related_incident_id, |r| {
+            &mut r.related_incident_id
+        });
+        sent.forms(self.occurrence, self.patient);
+        (sent.present, sent.raw)
     }
 }
 
 impl CreateIncident {
     /// The form's fields, and when the call was received.
     fn split(self) -> (RawForm, Option<DateTime<Utc>>) {
-        let mut raw = RawForm {
-            caller_name: self.caller_name,
-            caller_phone: self.caller_phone,
-            address: self.address,
-            complaint: self.complaint,
-            city: self.city,
-            related_incident_id: self.related_incident_id,
-            ..RawForm::default()
+        let mut sent = Sent {
+            present: Vec::new(),
+            raw: RawForm {
+                caller_name: self.caller_name,
+                caller_phone: self.caller_phone,
+                address: self.address,
+                complaint: self.complaint,
+                city: self.city,
+                related_incident_id: self.related_incident_id,
+                ..RawForm::default()
+            },
         };
-        split_forms(self.occurrence, self.patient, &mut Vec::new(), &mut raw);
-        (raw, self.call_received_at)
+        sent.forms(self.occurrence, self.patient);
+        (sent.raw, self.call_received_at)
     }
 }
 
@@ -213,7 +224,7 @@ mod tests {
         .unwrap();
         let (present, raw) = body.split();
         assert_eq!(
-            present,
+            present.iter().map(|f| f.name()).collect::<Vec<_>>(),
             [
                 "complaint",
                 "occurrence_type",

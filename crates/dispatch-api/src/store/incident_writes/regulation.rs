@@ -10,7 +10,7 @@ use super::{PersonRow, person};
 use crate::domain::history::{ChangeGroup, HistoryAction};
 use crate::domain::incident::{self, Edit, State};
 use crate::domain::reference::{self, Candidate, Entry, Taker};
-use crate::domain::user::{ACTIVE, Profile};
+use crate::domain::user::{Profile, UserStatus};
 use crate::schema::dispatch::*;
 use crate::store::error::Result;
 use crate::store::frame::{self, Commit, held};
@@ -239,7 +239,7 @@ async fn hand_over(
 ) -> Result<Commit> {
     let found = found.map(|(person, status, profile, employee_active)| {
         let candidate = Candidate {
-            active: status == ACTIVE,
+            active: UserStatus::is_active(&status),
             profile,
             employee_active,
         };

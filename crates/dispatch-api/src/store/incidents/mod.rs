@@ -22,7 +22,7 @@ use crate::store::{HealthUnitRow, opt_user, ref_option, user_option};
 diesel::alias!(users as regulator_user: RegulatorAlias, users as assignee_user: AssigneeAlias);
 
 /// An incident as its screen reads it: its editable fields (the one list,
-/// `domain::form::incident_fields!`) and what the writes set.
+/// `domain::form::Field`, its columns `store::incident_form`) and what the writes set.
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = incidents, check_for_backend(diesel::pg::Pg))]
 struct IncidentRow {

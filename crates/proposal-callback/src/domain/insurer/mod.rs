@@ -1,5 +1,5 @@
 //! The insurers' payloads: one parser per insurer, each turning its own JSON into the one
-//! internal [`Callback`], registered in [`parser_for`]. Parsers know nothing of HTTP or the
+//! internal [`Callback`], registered in [`Insurer::parser`]. Parsers know nothing of HTTP or the
 //! database, so correcting one when an insurer's document says otherwise touches one file.
 
 pub mod porto;
@@ -91,50 +91,59 @@ pub trait Parser: Sync {
     fn parse(&self, body: &[u8]) -> Result<Notification, ParseError>;
 }
 
-/// The supported insurers, by the identifier in the callback URL. The one place to add one.
-pub const INSURERS: [&str; 3] = ["porto", "tokio", "too"];
-
-/// The insurer's name as its customers know it (emails); the identifier itself for an unknown
-/// one.
-pub fn display_name(insurer: &str) -> &str {
-    match insurer {
-        "porto" => "Porto Seguro",
-        "tokio" => "Tokio Marine",
-        "too" => "Too Seguros",
-        other => other,
+common::text_enum! {
+    /// The supported insurers, by the identifier in the callback URL (and in the database's
+    /// `insurer` columns). The one place to add one: the compiler then names every `match`
+    /// that must say what the new one does (its parser, its payload's proposal field, its
+    /// name, its settings).
+    pub enum Insurer {
+        Porto = "porto",
+        Tokio = "tokio",
+        Too = "too",
     }
 }
 
-pub fn parser_for(insurer: &str) -> Option<&'static dyn Parser> {
-    match insurer {
-        "porto" => Some(&porto::Porto),
-        "tokio" => Some(&tokio_marine::TokioMarine),
-        "too" => Some(&too::Too),
-        _ => None,
+impl Insurer {
+    /// The insurer's name as its customers know it (emails, the console).
+    pub const fn display_name(self) -> &'static str {
+        match self {
+            Insurer::Porto => "Porto Seguro",
+            Insurer::Tokio => "Tokio Marine",
+            Insurer::Too => "Too Seguros",
+        }
     }
-}
 
-/// Where each insurer's payload names the proposal (a JSON pointer).
-fn proposal_pointer(insurer: &str) -> Option<&'static str> {
-    match insurer {
-        "porto" => Some("/idProposta"),
-        "tokio" => Some("/data/proposal/id"),
-        "too" => Some("/numeroProposta"),
-        _ => None,
+    /// The insurer's payload format.
+    pub fn parser(self) -> &'static dyn Parser {
+        match self {
+            Insurer::Porto => &porto::Porto,
+            Insurer::Tokio => &tokio_marine::TokioMarine,
+            Insurer::Too => &too::Too,
+        }
     }
-}
 
-/// The proposal a body names, read leniently, for an operator looking at a callback that
-/// failed (docs/proposal-callback.md, "What is stored"): the id when the body is JSON and the
-/// insurer's proposal field holds a string or a number, whatever else is wrong with it.
-pub fn proposal_hint(insurer: &str, body: &[u8]) -> Option<String> {
-    let value: serde_json::Value = serde_json::from_slice(body).ok()?;
-    let id = match value.pointer(proposal_pointer(insurer)?)? {
-        serde_json::Value::String(s) => s.trim().to_owned(),
-        serde_json::Value::Number(n) => n.to_string(),
-        _ => return None,
-    };
-    (!id.is_empty() && id.chars().count() <= 200).then_some(id)
+    /// Where the insurer's payload names the proposal (a JSON pointer).
+    const fn proposal_pointer(self) -> &'static str {
+        match self {
+            Insurer::Porto => "/idProposta",
+            Insurer::Tokio => "/data/proposal/id",
+            Insurer::Too => "/numeroProposta",
+        }
+    }
+
+    /// The proposal a body names, read leniently, for an operator looking at a callback that
+    /// failed (docs/proposal-callback.md, "What is stored"): the id when the body is JSON and
+    /// the insurer's proposal field holds a string or a number, whatever else is wrong with
+    /// it.
+    pub fn proposal_hint(self, body: &[u8]) -> Option<String> {
+        let value: serde_json::Value = serde_json::from_slice(body).ok()?;
+        let id = match value.pointer(self.proposal_pointer())? {
+            serde_json::Value::String(s) => s.trim().to_owned(),
+            serde_json::Value::Number(n) => n.to_string(),
+            _ => return None,
+        };
+        (!id.is_empty() && id.chars().count() <= 200).then_some(id)
+    }
 }
 
 /// Parses `body` as `T`: not JSON is [`ParseError::NotJson`], another shape names the path.
@@ -199,36 +208,37 @@ mod tests {
 
     #[test]
     fn the_proposal_a_broken_body_names() {
+        use Insurer::*;
         assert_eq!(
-            proposal_hint("porto", br#"{"idProposta": " P-1 ", "situacao": "TALVEZ"}"#),
+            Porto.proposal_hint(br#"{"idProposta": " P-1 ", "situacao": "TALVEZ"}"#),
             Some("P-1".into())
         );
         assert_eq!(
-            proposal_hint("tokio", br#"{"data": {"proposal": {"id": 548812}}}"#),
+            Tokio.proposal_hint(br#"{"data": {"proposal": {"id": 548812}}}"#),
             Some("548812".into())
         );
         assert_eq!(
-            proposal_hint("too", br#"{"numeroProposta": "99121"}"#),
+            Too.proposal_hint(br#"{"numeroProposta": "99121"}"#),
             Some("99121".into())
         );
         for (insurer, body) in [
-            ("too", &b"not json"[..]),
-            ("too", br#"{"numeroProposta": ""}"#),
-            ("too", br#"{"numeroProposta": {"a": 1}}"#),
-            ("porto", br#"{"numeroProposta": "1"}"#),
-            ("allianz", br#"{"idProposta": "1"}"#),
+            (Too, &b"not json"[..]),
+            (Too, br#"{"numeroProposta": ""}"#),
+            (Too, br#"{"numeroProposta": {"a": 1}}"#),
+            (Porto, br#"{"numeroProposta": "1"}"#),
         ] {
-            assert_eq!(proposal_hint(insurer, body), None, "{insurer}");
+            assert_eq!(insurer.proposal_hint(body), None, "{insurer}");
         }
     }
 
     #[test]
     fn every_listed_insurer_has_a_parser_and_no_other() {
-        for id in INSURERS {
-            assert!(parser_for(id).is_some(), "{id}");
+        for insurer in Insurer::ALL {
+            assert_eq!(Insurer::parse(insurer.as_str()), Some(insurer));
+            let _ = insurer.parser();
         }
         for id in ["", "PORTO", "allianz", "porto "] {
-            assert!(parser_for(id).is_none(), "{id:?}");
+            assert!(Insurer::parse(id).is_none(), "{id:?}");
         }
     }
 }

@@ -129,7 +129,7 @@ impl TestApp {
         self.seed
             .integrations
             .iter()
-            .find(|i| i.tenant == tenant && i.insurer == insurer)
+            .find(|i| i.tenant == tenant && i.insurer.as_str() == insurer)
             .unwrap()
             .id
     }
@@ -138,7 +138,7 @@ impl TestApp {
         self.seed
             .integrations
             .iter()
-            .find(|i| i.tenant == tenant && i.insurer == insurer)
+            .find(|i| i.tenant == tenant && i.insurer.as_str() == insurer)
             .and_then(|i| i.token.clone())
             .unwrap()
     }
@@ -149,7 +149,7 @@ impl TestApp {
             &self.keys,
             self.integration_id(tenant, insurer),
             tenant,
-            insurer,
+            proposal_callback::domain::insurer::Insurer::parse(insurer).expect("a known insurer"),
         )
         .unwrap()
     }
@@ -234,7 +234,7 @@ impl TestApp {
 }
 
 fn insurer_known(i: &str) -> bool {
-    proposal_callback::domain::insurer::INSURERS.contains(&i)
+    proposal_callback::domain::insurer::Insurer::parse(i).is_some()
 }
 
 fn tenant_known(t: &str) -> bool {
