@@ -140,7 +140,7 @@ pub async fn send_to(
             .await
             .optional()?;
         let found = found.map(|(person, status, profile)| (person, status, profile, false));
-        hand_over(c, cur, Taker::SendTo, to_user, found).await
+        hand_over(c, cur, Taker::SendTo, to_user, by.id(), found).await
     })
     .await
 }
@@ -222,19 +222,21 @@ pub async fn transfer(
             .first(c)
             .await
             .optional()?;
-        hand_over(c, cur, Taker::Transfer, to_user, found).await
+        hand_over(c, cur, Taker::Transfer, to_user, by.id(), found).await
     })
     .await
 }
 
-/// The incident passes to `to_user` as `taker` (`found`: the user, their status and profile,
-/// and whether their employee record is active): the rule judges them, the incident's
+/// The incident passes to `to_user` as `taker` from `by`, the caller (`found`: the user,
+/// their status and profile, and whether their employee record is active): the rule judges
+/// them, the incident's
 /// regulator (send-to) or assignee (transfer) becomes them; the entry the frame commits.
 async fn hand_over(
     c: &mut AsyncPgConnection,
     cur: &Locked,
     taker: Taker,
     to_user: i64,
+    by: i64,
     found: Option<(PersonRow, String, Profile, bool)>,
 ) -> Result<Commit> {
     let found = found.map(|(person, status, profile, employee_active)| {
@@ -245,7 +247,7 @@ async fn hand_over(
         };
         (person, candidate)
     });
-    let target = reference::taker(found, taker, to_user, by.user.id)?;
+    let target = reference::taker(found, taker, to_user, by)?;
     let (field, before, action) = match taker {
         Taker::SendTo => ("regulator", cur.regulator_id, HistoryAction::SentTo),
         Taker::Transfer => (
