@@ -607,3 +607,110 @@ async fn the_operator_address_is_checked_and_only_the_admins_tenant_changes() {
     let (status, _) = t.get("/admin/tenant", None).await;
     assert_eq!(status, 401);
 }
+
+/// The log lines written while `_guard` lives (on this thread: the test's own code), as JSON.
+struct Logs {
+    buffer: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    _guard: tracing::subscriber::DefaultGuard,
+}
+
+impl Logs {
+    fn capture() -> Logs {
+        let buffer = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .json()
+            .with_max_level(tracing::Level::INFO)
+            .with_writer(move || LogWriter(sink.clone()))
+            .finish();
+        Logs {
+            buffer,
+            _guard: tracing::subscriber::set_default(subscriber),
+        }
+    }
+
+    /// Each line's `fields`, by its message.
+    fn lines(&self) -> Vec<Value> {
+        let text = String::from_utf8(self.buffer.lock().unwrap().clone()).unwrap();
+        text.lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["fields"].clone())
+            .collect()
+    }
+}
+
+struct LogWriter(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for LogWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The watch's log lines say values: the operator email's id as a number and the silence's
+/// end as a time, as a person searching the log types them; never Rust's `Some(...)`.
+#[actix_web::test]
+async fn the_watch_logs_the_email_and_the_end_as_values() {
+    let clock = Clock::manual(t0());
+    let t = {
+        let clock = clock.clone();
+        TestApp::start_with_state(move |state| state.with_clock(clock)).await
+    };
+    rhythm(
+        &t,
+        "demo-a",
+        "porto",
+        t0() - Duration::days(7),
+        t0(),
+        10,
+        false,
+    )
+    .await;
+    let pool = t.db.pool();
+    let logs = Logs::capture();
+    let mut w = watch(3.0, 20, 8);
+    clock.set(t0() + Duration::minutes(31));
+    let round = w.check_once(&pool, &clock).await.unwrap();
+    assert_eq!((round.flagged.len(), round.emails), (1, 1), "{round:?}");
+    clock.set(t0() + Duration::minutes(50));
+    let (status, body) = t
+        .callback("demo-a", "porto", example("porto", "approved"))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    clock.set(t0() + Duration::minutes(51));
+    let round = w.check_once(&pool, &clock).await.unwrap();
+    assert_eq!((round.cleared.len(), round.emails), (1, 1), "{round:?}");
+
+    let (alert, resume): (Option<i64>, Option<i64>) = s::table
+        .select((s::alert_email_id, s::resume_email_id))
+        .first(&mut *t.conn().await)
+        .await
+        .unwrap();
+    let lines = logs.lines();
+    let line = |message: &str| {
+        lines
+            .iter()
+            .find(|l| l["message"] == message)
+            .unwrap_or_else(|| panic!("no {message:?} line in {lines:#?}"))
+            .clone()
+    };
+    let silent = line("integration silent: no callback for longer than its rhythm allows");
+    assert_eq!(silent["email"], json!(alert.unwrap()), "{silent}");
+    assert_eq!(
+        silent["since"],
+        json!("2031-03-04 13:00:00 UTC"),
+        "{silent}"
+    );
+    let resumed = line("integration callbacks resumed");
+    assert_eq!(resumed["email"], json!(resume.unwrap()), "{resumed}");
+    assert_eq!(
+        resumed["ended_at"],
+        json!("2031-03-04 13:50:00 UTC"),
+        "{resumed}"
+    );
+    let all = serde_json::to_string(&lines).unwrap();
+    assert!(!all.contains("Some("), "{all}");
+}
