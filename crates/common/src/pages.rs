@@ -4,7 +4,7 @@
 //! server-side session ([`session`]). Their rules are the same and live here once:
 //!
 //! - the answer of a page ([`html`]: never cached, no script or frame can use it) and of a
-//!   POST ([`see_other`]), the stylesheet ([`stylesheet`]);
+//!   POST ([`see_other`]), the stylesheet ([`stylesheet`]), the icon ([`icon`]);
 //! - the page set's scope with its form and query limits ([`scope`]);
 //! - the sessions ([`session`]): a random id, stored hashed, with an idle and an absolute end;
 //! - the cookies ([`Cookies`]): the session's id and a message for the next page, sent only
@@ -62,6 +62,22 @@ pub fn stylesheet(css: &'static str) -> HttpResponse {
             CacheDirective::MaxAge(86_400),
         ]))
         .body(css)
+}
+
+/// The pages' icon (a white cross on the pages' blue), served by each page set at
+/// `{base}/icone.svg` and named by every page's `<link rel="icon">`, so a browser asks for no
+/// `/favicon.ico` that would answer 404.
+pub const ICON_SVG: &str = include_str!("../assets/pages-icon.svg");
+
+/// The pages' icon's answer, cached for a day.
+pub fn icon() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("image/svg+xml")
+        .insert_header(CacheControl(vec![
+            CacheDirective::Public,
+            CacheDirective::MaxAge(86_400),
+        ]))
+        .body(ICON_SVG)
 }
 
 /// The title of an error page of this status, in Portuguese.
