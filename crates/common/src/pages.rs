@@ -55,13 +55,18 @@ pub fn see_other(location: &str) -> HttpResponseBuilder {
 /// The pages' stylesheet, cached for a day (its URL carries the crate's version, so a new
 /// release is a new URL).
 pub fn stylesheet(css: &'static str) -> HttpResponse {
+    cached_a_day("text/css; charset=utf-8", css)
+}
+
+/// A file of the binary, which any cache may keep for a day.
+fn cached_a_day(content_type: &'static str, body: &'static str) -> HttpResponse {
     HttpResponse::Ok()
-        .content_type("text/css; charset=utf-8")
+        .content_type(content_type)
         .insert_header(CacheControl(vec![
             CacheDirective::Public,
             CacheDirective::MaxAge(86_400),
         ]))
-        .body(css)
+        .body(body)
 }
 
 /// The pages' icon (a white cross on the pages' blue), served by each page set at
@@ -71,13 +76,7 @@ pub const ICON_SVG: &str = include_str!("../assets/pages-icon.svg");
 
 /// The pages' icon's answer, cached for a day.
 pub fn icon() -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("image/svg+xml")
-        .insert_header(CacheControl(vec![
-            CacheDirective::Public,
-            CacheDirective::MaxAge(86_400),
-        ]))
-        .body(ICON_SVG)
+    cached_a_day("image/svg+xml", ICON_SVG)
 }
 
 /// The title of an error page of this status, in Portuguese.

@@ -71,7 +71,7 @@ fn draw_distribution(
         .build_cartesian_2d(0..cap + 1, 0..top + top / 10 + 1)
         .map_err(|e| e.to_string())?;
     // Minutes read as every time of the page reads: h:mm:ss.
-    let clock = |m: i32| super::pages::clock(Some(f64::from(m) * 60.0));
+    let clock = |m: i32| super::format::clock(Some(f64::from(m) * 60.0));
     chart
         .configure_mesh()
         .disable_x_mesh()
@@ -148,7 +148,7 @@ fn draw_hourly(svg: &mut String, shares: &[(u32, Option<f64>)]) -> Result<(), St
         .x_labels(12)
         .y_labels(6)
         // The tables' format: 85,0%.
-        .y_label_formatter(&|v| super::pages::percent(Some(*v / 100.0)))
+        .y_label_formatter(&|v| super::format::percent(Some(*v / 100.0)))
         .x_desc("hora do dia")
         .y_desc("dentro da meta")
         .draw()

@@ -9,11 +9,13 @@
 //!   site;
 //! - [`pages`]: the handlers, which read what the API routes read (`routes::reports::build`,
 //!   `routes::health_unit::board`);
-//! - [`charts`]: the two charts.
+//! - [`charts`]: the two charts;
+//! - [`format`]: how both write times and shares.
 //!
 //! These are pages, not API: they are not in the OpenAPI document.
 
 pub mod charts;
+pub mod format;
 pub mod pages;
 pub mod session;
 

@@ -154,15 +154,21 @@ async fn tokens_the_admin_routes_refuse_open_no_session() {
     }
 }
 
-#[actix_web::test]
-async fn a_cross_site_post_is_refused_and_changes_nothing() {
+/// The service after one porto callback of demo-a (none registered from the console), and
+/// demo-a's administrator's session cookie.
+async fn demo_a_after_a_porto_callback() -> (TestApp, String) {
     let t = TestApp::start().await;
     let (status, _) = t
         .callback("demo-a", "porto", example("porto", "approved"))
         .await;
     assert_eq!(status, 200);
     let (session, _) = sign_in(&t, &t.admin("demo-a")).await;
-    let session = session.unwrap();
+    (t, session.unwrap())
+}
+
+#[actix_web::test]
+async fn a_cross_site_post_is_refused_and_changes_nothing() {
+    let (t, session) = demo_a_after_a_porto_callback().await;
     let id: i64 = r::table
         .select(r::id)
         .first(&mut t.conn().await)
@@ -430,13 +436,8 @@ async fn the_pages_name_an_icon_that_is_served() {
 /// sign-in's word.
 #[actix_web::test]
 async fn the_callback_state_says_what_is_true() {
-    let t = TestApp::start().await;
-    let (status, _) = t
-        .callback("demo-a", "porto", example("porto", "approved"))
-        .await;
-    assert_eq!(status, 200);
-    let (session, _) = sign_in(&t, &t.admin("demo-a")).await;
-    let (_, html) = page(&t, CONSOLE, &session.unwrap()).await;
+    let (t, session) = demo_a_after_a_porto_callback().await;
+    let (_, html) = page(&t, CONSOLE, &session).await;
     let row = |id: i64| {
         let start = html
             .find(&format!("<tr id=\"integracao-{id}\">"))

@@ -98,6 +98,31 @@ async fn rhythm(
     .unwrap()
 }
 
+/// The service on a manual clock at [`t0`], and that clock.
+async fn app_at_t0() -> (Clock, TestApp) {
+    let clock = Clock::manual(t0());
+    let t = {
+        let clock = clock.clone();
+        TestApp::start_with_state(move |state| state.with_clock(clock)).await
+    };
+    (clock, t)
+}
+
+/// demo-a's porto called back every 10 minutes for a week, the last one at [`t0`]: how many
+/// callbacks were stored.
+async fn porto_every_10_minutes_for_a_week(t: &TestApp) -> usize {
+    rhythm(
+        t,
+        "demo-a",
+        "porto",
+        t0() - Duration::days(7),
+        t0(),
+        10,
+        false,
+    )
+    .await
+}
+
 async fn integration(t: &TestApp, tenant: &str, insurer: &str) -> Value {
     let (status, list) = t.get("/admin/integrations", Some(&t.admin(tenant))).await;
     assert_eq!(status, 200, "{list}");
@@ -174,11 +199,7 @@ async fn console_page(t: &TestApp, tenant: &str) -> String {
 #[actix_web::test]
 async fn a_regular_insurer_gone_silent_is_flagged_after_its_threshold_once_and_cleared_by_a_callback()
  {
-    let clock = Clock::manual(t0());
-    let t = {
-        let clock = clock.clone();
-        TestApp::start_with_state(move |state| state.with_clock(clock)).await
-    };
+    let (clock, t) = app_at_t0().await;
     let admin = t.admin("demo-a");
     // The operator's address is the tenant's to set.
     let (status, tenant) = t
@@ -203,16 +224,7 @@ async fn a_regular_insurer_gone_silent_is_flagged_after_its_threshold_once_and_c
     );
 
     // Porto called back every 10 minutes for a week, the last one at t0.
-    let stored = rhythm(
-        &t,
-        "demo-a",
-        "porto",
-        t0() - Duration::days(7),
-        t0(),
-        10,
-        false,
-    )
-    .await;
+    let stored = porto_every_10_minutes_for_a_week(&t).await;
     assert_eq!(stored, 7 * 24 * 6 + 1);
     // Its usual gap at 10:00 on a Tuesday is 10 min: flagged past 3 x 10 = 30 min (the floor
     // is 20 min).
@@ -654,21 +666,8 @@ impl std::io::Write for LogWriter {
 /// end as a time, as a person searching the log types them; never Rust's `Some(...)`.
 #[actix_web::test]
 async fn the_watch_logs_the_email_and_the_end_as_values() {
-    let clock = Clock::manual(t0());
-    let t = {
-        let clock = clock.clone();
-        TestApp::start_with_state(move |state| state.with_clock(clock)).await
-    };
-    rhythm(
-        &t,
-        "demo-a",
-        "porto",
-        t0() - Duration::days(7),
-        t0(),
-        10,
-        false,
-    )
-    .await;
+    let (clock, t) = app_at_t0().await;
+    porto_every_10_minutes_for_a_week(&t).await;
     let pool = t.db.pool();
     let logs = Logs::capture();
     let mut w = watch(3.0, 20, 8);
