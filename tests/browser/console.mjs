@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
+import { assertIconServed, failedAnswers } from './page_checks.mjs';
 
 function env(name) {
   const value = process.env[name];
@@ -83,6 +84,31 @@ function integrationRow(page, insurer) {
   return page.locator('tbody tr', { has: page.locator('th', { hasText: insurer }) });
 }
 
+/**
+ * The text of `locator` as the screen lays it out: its characters, and the one before each
+ * line break (an element's <wbr> adds none).
+ */
+async function lineBreaks(locator) {
+  return locator.evaluate((el) => {
+    const chars = [];
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      for (let i = 0; i < n.data.length; i += 1) {
+        const range = document.createRange();
+        range.setStart(n, i);
+        range.setEnd(n, i + 1);
+        const rect = range.getClientRects()[0];
+        if (rect) chars.push([n.data[i], rect.top]);
+      }
+    }
+    const before = [];
+    for (let i = 1; i < chars.length; i += 1) {
+      if (chars[i][1] > chars[i - 1][1] + 2) before.push(chars[i - 1][0]);
+    }
+    return { text: chars.map((c) => c[0]).join(''), before };
+  });
+}
+
 async function signIn(page, token) {
   await page.goto(`${CONSOLE}/entrar`);
   await page.getByLabel('Token de administrador').fill(token);
@@ -107,13 +133,16 @@ try {
   const context = await browser.newContext({ viewport: { width: 1366, height: 768 }, locale: 'pt-BR' });
   const page = await context.newPage();
 
-  await check('the sign-in page loads, in Portuguese, with a labelled password field', async () => {
+  await check('the sign-in page loads, in Portuguese, with a labelled password field and its icon', async () => {
+    const failed = failedAnswers(page);
     const res = await page.goto(CONSOLE);
     assert.ok(res.ok());
     assert.equal(new URL(page.url()).pathname, '/admin/integracao/entrar', 'not signed in: sent to sign-in');
     assert.equal(await page.getAttribute('html', 'lang'), 'pt-BR');
     assert.equal(await text(page.locator('h1')), 'Entrar');
     assert.equal(await page.getByLabel('Token de administrador').getAttribute('type'), 'password');
+    await assertIconServed(page, failed);
+    page.removeAllListeners('response');
     await shot(page, 'console-sign-in');
   });
 
@@ -142,8 +171,20 @@ try {
     assert.ok(!(await page.content()).includes(ADMIN_A), 'never in a page');
     const insurers = await page.locator('tbody th[scope="row"]').allInnerTexts();
     assert.deepEqual(insurers, ['Porto Seguro', 'Tokio Marine', 'Too Seguros']);
+    // The viewer is named with the banner's word; no internal column name is shown.
+    assert.match(await text(page.locator('.who')), /Cliente demo-a · administrador/);
+    assert.doesNotMatch(await text(page.locator('body')), /operator|is_callback_active/);
+    assert.deepEqual(await page.locator('thead th').allInnerTexts(),
+      ['Seguradora', 'Ambiente', 'Callback', 'URL do callback', 'Último registro', 'Último callback', 'Pausada', 'Ações']);
+    // Each insurer already calls back, though the console registered nothing: the state
+    // says so, not "never registered".
     for (const insurer of insurers) {
-      assert.equal(await text(integrationRow(page, insurer).locator('td.flag .badge')), 'Não');
+      const row = integrationRow(page, insurer);
+      assert.equal(await text(row.locator('td.flag .badge')), 'Registrado fora do console');
+      assert.match(await text(row.locator('td.flag')), /os callbacks chegam, mas este console não registrou nenhum/);
+      assert.match(await text(row), /Nenhum feito pelo console/);
+      assert.doesNotMatch(await text(row), /Nunca registrado/);
+      assert.doesNotMatch(await text(row.locator('td.last-callback')), /Nenhum ainda/);
     }
     // The flash is shown once: a reload no longer has it.
     await page.reload();
@@ -176,7 +217,8 @@ try {
     await andWait(page, () => page.keyboard.press('Enter'));
     assert.match(await flash(page), /Callback registrado: Porto Seguro \(Homologação\) aceitou o registro \(HTTP 200\)/);
     const porto = integrationRow(page, 'Porto Seguro');
-    assert.equal(await text(porto.locator('td.flag .badge')), 'Sim', 'is_callback_active flipped on screen');
+    assert.equal(await text(porto.locator('td.flag .badge')), 'Ativo', 'is_callback_active flipped on screen');
+    assert.match(await text(porto.locator('td.flag')), /registrado pelo console em \d{2}\/\d{2}\/\d{4}/);
     assert.match(await text(porto), /Registrado \(HTTP 200\)/);
   });
 
@@ -184,10 +226,23 @@ try {
     const tokio = integrationRow(page, 'Tokio Marine');
     await andWait(page, () => tokio.getByRole('button', { name: /Registrar callback/ }).click());
     assert.match(await flash(page), /Tokio Marine \(Homologação\) não concluído\. A seguradora recusou o registro: respondeu HTTP 503 Service Unavailable/);
-    assert.equal(await text(tokio.locator('td.flag .badge')), 'Não');
+    assert.equal(await text(tokio.locator('td.flag .badge')), 'Registrado fora do console');
     assert.match(await text(tokio), /Falhou: a seguradora respondeu HTTP 503/);
-    assert.equal(await text(integrationRow(page, 'Porto Seguro').locator('td.flag .badge')), 'Sim');
+    assert.equal(await text(integrationRow(page, 'Porto Seguro').locator('td.flag .badge')), 'Ativo');
     await shot(page, 'console-integrations');
+  });
+
+  await check('a callback URL too wide for its column wraps after a "/", never inside a word', async () => {
+    await page.setViewportSize({ width: 900, height: 768 });
+    let wrapped = 0;
+    for (const insurer of ['Porto Seguro', 'Tokio Marine', 'Too Seguros']) {
+      const url = await lineBreaks(integrationRow(page, insurer).locator('code.url'));
+      assert.match(url.text, /^http:\/\/.+\/callback\/demo-a\/(porto|tokio|too)$/, url.text);
+      assert.ok(url.before.every((c) => c === '/'), `${url.text} breaks after ${JSON.stringify(url.before)}`);
+      wrapped += url.before.length > 0 ? 1 : 0;
+    }
+    assert.ok(wrapped > 0, 'at 900 px a URL wraps');
+    await page.setViewportSize({ width: 1366, height: 768 });
   });
 
   await check('Pause, then Resume after its preview: Porto Seguro, nothing waiting', async () => {
@@ -411,9 +466,10 @@ try {
   await check("demo-b's administrator sees demo-b's data and none of demo-a's", async () => {
     await signIn(page, ADMIN_B);
     assert.match(await text(page.locator('.who')), /Cliente demo-b/);
-    for (const insurer of ['Porto Seguro', 'Tokio Marine']) {
-      assert.equal(await text(integrationRow(page, insurer).locator('td.flag .badge')), 'Não');
-    }
+    // demo-b's porto called back (B-SIGILO-7); its tokio never did.
+    assert.equal(await text(integrationRow(page, 'Porto Seguro').locator('td.flag .badge')), 'Registrado fora do console');
+    assert.equal(await text(integrationRow(page, 'Tokio Marine').locator('td.flag .badge')), 'Não registrado');
+    assert.match(await text(integrationRow(page, 'Tokio Marine').locator('td.last-callback')), /Nenhum ainda/);
     await page.goto(`${CONSOLE}/callbacks`);
     const all = await text(page.locator('main'));
     assert.ok(all.includes(OTHER_PROPOSAL));

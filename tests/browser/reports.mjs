@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
+import { assertIconServed, failedAnswers } from './page_checks.mjs';
 
 function env(name) {
   const value = process.env[name];
@@ -48,15 +49,28 @@ async function andWait(page, action) {
   await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), action()]);
 }
 
-/** As the page shows seconds: m:ss, or h:mm:ss from an hour; — for none. */
+/** As the page shows every time: h:mm:ss; — for none. */
 function clock(seconds) {
   if (seconds === null) return '—';
   const s = Math.round(seconds);
   const two = (n) => String(n).padStart(2, '0');
-  return s >= 3600
-    ? `${Math.floor(s / 3600)}:${two(Math.floor((s % 3600) / 60))}:${two(s % 60)}`
-    : `${Math.floor(s / 60)}:${two(s % 60)}`;
+  return `${Math.floor(s / 3600)}:${two(Math.floor((s % 3600) / 60))}:${two(s % 60)}`;
 }
+
+/** Text as a person reads it: white space (the template's line breaks) as one space. */
+function squash(text) {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/** Fewer measures than this show no p50 or p90 (the page's legend says so). */
+const MIN_FOR_PERCENTILES = 5;
+
+function percentile(seconds, count) {
+  return count < MIN_FOR_PERCENTILES ? '—' : clock(seconds);
+}
+
+/** The kinds of health unit that are not a hospital's door (no emergency room). */
+const HEALTH_POSTS = /^(Unidade Básica de Saúde|Posto de Saúde|Centro de Saúde|Clínica da Família|Policlínica|CAPS) /;
 
 function percent(share) {
   return share === null ? '—' : `${(share * 100).toFixed(1).replace('.', ',')}%`;
@@ -85,8 +99,8 @@ function compare(shown, json, what) {
     const row = shown[p.phase];
     assert.ok(row, `${what}: ${p.phase} shown`);
     assert.equal(row.count, String(p.count), `${what} ${p.phase} count`);
-    assert.equal(row.p50, clock(p.p50_seconds), `${what} ${p.phase} p50`);
-    assert.equal(row.p90, clock(p.p90_seconds), `${what} ${p.phase} p90`);
+    assert.equal(row.p50, percentile(p.p50_seconds, p.count), `${what} ${p.phase} p50`);
+    assert.equal(row.p90, percentile(p.p90_seconds, p.count), `${what} ${p.phase} p90`);
     assert.equal(row.max, clock(p.max_seconds), `${what} ${p.phase} max`);
     assert.equal(row.share, percent(p.within_target_share), `${what} ${p.phase} share`);
     assert.equal(row.missing, String(p.missing), `${what} ${p.phase} missing`);
@@ -103,12 +117,15 @@ page.on('request', (r) => {
 });
 
 try {
-  await check('without a session the page sends to sign-in, in Portuguese', async () => {
+  await check('without a session the page sends to sign-in, in Portuguese, with its icon', async () => {
+    const failed = failedAnswers(page);
     await page.goto(PAGE);
     assert.equal(new URL(page.url()).pathname, '/reports/entrar');
     assert.equal(await page.getAttribute('html', 'lang'), 'pt-BR');
     assert.equal(await page.getAttribute('#token', 'type'), 'password');
     assert.equal(await page.textContent('label[for=token]'), 'Token de acesso');
+    await assertIconServed(page, failed);
+    page.removeAllListeners('response');
     await shot(page, 'reports-sign-in');
   });
 
@@ -155,16 +172,67 @@ try {
     await shot(page, 'reports');
   });
 
-  await check('the offload board shows the units held at a door past the alert', async () => {
+  await check('the page reads one way: a legend, every time h:mm:ss, no route of the API in its text', async () => {
+    const legend = squash(await page.textContent('#legenda'));
+    assert.match(legend, /todo tempo está em h:mm:ss/);
+    assert.match(legend, /Com menos de 5 medidas não há p50 nem p90/);
+    const body = squash(await page.textContent('main'));
+    assert.doesNotMatch(body, /GET \/|response-targets/);
+    const times = await page.$$eval('td[data-field=p50], td[data-field=p90], td[data-field=max]',
+      (tds) => tds.map((td) => td.textContent.trim()));
+    assert.ok(times.length > 30);
+    for (const t of times) assert.match(t, /^(—|\d+:\d{2}:\d{2})$/);
+    assert.doesNotMatch(body, /\d+ min\b/, 'no time in minutes beside the h:mm:ss ones');
+  });
+
+  await check("the charts' axes read as the tables do, in text a person can read", async () => {
+    const labels = await page.$$eval('section.chart svg', (svgs) => svgs.map((svg) =>
+      [...svg.querySelectorAll('text')].map((t) => t.textContent.trim())));
+    const [distribution, hourly] = labels;
+    assert.ok(distribution.includes('0:10:00'), JSON.stringify(distribution));
+    assert.ok(distribution.includes('1:00:00+'), JSON.stringify(distribution));
+    assert.ok(hourly.includes('100,0%') && hourly.includes('0,0%'), JSON.stringify(hourly));
+    for (const l of [...distribution, ...hourly]) assert.doesNotMatch(l, /^\d+\.\d+$/, 'no 100.0');
+    // Each text's size on the screen: its font size times the chart's scale.
+    const sizes = await page.$$eval('section.chart svg text', (texts) => texts.map((t) => {
+      const svg = t.ownerSVGElement;
+      const scale = svg.getBoundingClientRect().width / svg.width.baseVal.value;
+      return parseFloat(getComputedStyle(t).fontSize) * scale;
+    }));
+    assert.ok(sizes.length > 20);
+    assert.ok(Math.min(...sizes) >= 14, `the smallest chart text is ${Math.min(...sizes)} px`);
+  });
+
+  await check("the offload board: the centre's own hospitals, units held past the alert, p50/p90 only with their count", async () => {
     const res = await fetch(`${DISPATCH}/health-unit/offload`, { headers: { Authorization: `Bearer ${ADMIN}` } });
     const board = await res.json();
     const over = board.hospitals.flatMap((h) => h.at_door).filter((u) => u.over_target);
     assert.ok(over.length > 0);
-    const text = await page.textContent('#tabela-retencao');
+    const text = squash(await page.textContent('#tabela-retencao'));
     for (const u of over) {
-      assert.ok(text.includes(`${u.mobile_unit.name} · ocorrência ${u.incident.number}`), `${u.mobile_unit.name} in ${text}`);
+      // Its time at the door, h:mm:ss as the page rendered it (seconds before this read).
+      const shown = text.match(new RegExp(`${u.mobile_unit.name} · ocorrência ${u.incident.number} · (\\d+):(\\d{2}):(\\d{2})`));
+      assert.ok(shown, `${u.mobile_unit.name} in ${text}`);
+      const seconds = Number(shown[1]) * 3600 + Number(shown[2]) * 60 + Number(shown[3]);
+      assert.ok(Math.abs(seconds - u.held_seconds) < 120, `${shown[0]}: held ${u.held_seconds} s`);
     }
     assert.equal(await page.locator('#tabela-retencao .over').count(), over.length);
+    assert.match(squash(await page.textContent('#retencao + .hint')), /as cidades das suas bases \(São José dos Campos\)/);
+    const rows = await page.$$eval('#tabela-retencao tbody tr', (trs) => trs.map((tr) =>
+      Object.fromEntries([...tr.querySelectorAll('td[data-field]')].map((td) => [td.dataset.field, td.textContent.trim()]))));
+    assert.equal(rows.length, board.hospitals.length, 'the demo sends units to its own city only');
+    for (const h of board.hospitals) {
+      const name = `${h.health_unit.name} (${h.health_unit.city}/${h.health_unit.uf})`;
+      assert.equal(h.health_unit.city, 'São José dos Campos', name);
+      assert.doesNotMatch(h.health_unit.name, HEALTH_POSTS, `${name} is no hospital`);
+      const row = rows.find((r) => r.name === name);
+      assert.ok(row, `${name} shown`);
+      assert.equal(row.holds, String(h.today.holds), name);
+      assert.equal(row.p50, percentile(h.today.p50_seconds, h.today.holds), name);
+      assert.equal(row.p90, percentile(h.today.p90_seconds, h.today.holds), name);
+      assert.equal(row.max, clock(h.today.max_seconds), name);
+    }
+    assert.equal(await page.locator('#fora-da-area').count(), 0);
     await page.locator('#retencao').scrollIntoViewIfNeeded();
   });
 

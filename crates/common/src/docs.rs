@@ -96,3 +96,46 @@ async fn bundle() -> HttpResponse {
 async fn init() -> HttpResponse {
     asset("text/javascript; charset=utf-8", INIT.as_bytes())
 }
+
+/// Each operation's summary as the reference page shows it: plain text on one line. A
+/// summary is the first paragraph of a route's doc comment, whose `code` spans Swagger UI
+/// would print with their backticks (the description, below it, renders them); both
+/// services call this on their document before serving it.
+pub fn plain_summaries(doc: &mut utoipa::openapi::OpenApi) {
+    for item in doc.paths.paths.values_mut() {
+        let ops = [
+            item.get.as_mut(),
+            item.put.as_mut(),
+            item.post.as_mut(),
+            item.delete.as_mut(),
+            item.options.as_mut(),
+            item.head.as_mut(),
+            item.patch.as_mut(),
+            item.trace.as_mut(),
+        ];
+        for op in ops.into_iter().flatten() {
+            if let Some(summary) = op.summary.as_mut() {
+                *summary = plain(summary);
+            }
+        }
+    }
+}
+
+/// `text` without backticks, its lines and spaces joined by one space.
+fn plain(text: &str) -> String {
+    text.replace('`', "")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod summary_tests {
+    #[test]
+    fn a_summary_loses_its_backticks_and_line_breaks() {
+        assert_eq!(
+            super::plain("Create an incident from the Basic data form: `registering`,\nversion 1."),
+            "Create an incident from the Basic data form: registering, version 1."
+        );
+    }
+}

@@ -4,7 +4,7 @@
 //! server-side session ([`session`]). Their rules are the same and live here once:
 //!
 //! - the answer of a page ([`html`]: never cached, no script or frame can use it) and of a
-//!   POST ([`see_other`]), the stylesheet ([`stylesheet`]);
+//!   POST ([`see_other`]), the stylesheet ([`stylesheet`]), the icon ([`icon`]);
 //! - the page set's scope with its form and query limits ([`scope`]);
 //! - the sessions ([`session`]): a random id, stored hashed, with an idle and an absolute end;
 //! - the cookies ([`Cookies`]): the session's id and a message for the next page, sent only
@@ -55,13 +55,28 @@ pub fn see_other(location: &str) -> HttpResponseBuilder {
 /// The pages' stylesheet, cached for a day (its URL carries the crate's version, so a new
 /// release is a new URL).
 pub fn stylesheet(css: &'static str) -> HttpResponse {
+    cached_a_day("text/css; charset=utf-8", css)
+}
+
+/// A file of the binary, which any cache may keep for a day.
+fn cached_a_day(content_type: &'static str, body: &'static str) -> HttpResponse {
     HttpResponse::Ok()
-        .content_type("text/css; charset=utf-8")
+        .content_type(content_type)
         .insert_header(CacheControl(vec![
             CacheDirective::Public,
             CacheDirective::MaxAge(86_400),
         ]))
-        .body(css)
+        .body(body)
+}
+
+/// The pages' icon (a white cross on the pages' blue), served by each page set at
+/// `{base}/icone.svg` and named by every page's `<link rel="icon">`, so a browser asks for no
+/// `/favicon.ico` that would answer 404.
+pub const ICON_SVG: &str = include_str!("../assets/pages-icon.svg");
+
+/// The pages' icon's answer, cached for a day.
+pub fn icon() -> HttpResponse {
+    cached_a_day("image/svg+xml", ICON_SVG)
 }
 
 /// The title of an error page of this status, in Portuguese.

@@ -374,6 +374,26 @@ fn fingerprint(schema: &str, dir: &Path, embedded: &[String]) -> u64 {
     hash
 }
 
+/// A page set's icon at `url` (`{base}/icone.svg`) is served as [`crate::pages::icon`]
+/// serves it, and `page` (a page's HTML) names it in its `<link rel="icon">`.
+pub async fn assert_icon_served(url: &str, page: &str) {
+    let path = url
+        .find("://")
+        .and_then(|i| url[i + 3..].find('/').map(|j| &url[i + 3 + j..]));
+    let link = format!(
+        r#"<link rel="icon" href="{}" type="image/svg+xml">"#,
+        path.unwrap_or(url)
+    );
+    assert!(page.contains(&link), "no {link} in the page:\n{page}");
+    let res = reqwest::get(url).await.unwrap();
+    assert_eq!(res.status(), 200, "{url}");
+    assert_eq!(
+        res.headers()[reqwest::header::CONTENT_TYPE],
+        "image/svg+xml"
+    );
+    assert_eq!(res.text().await.unwrap(), crate::pages::ICON_SVG);
+}
+
 #[cfg(test)]
 mod tests {
     use super::with_database;

@@ -167,5 +167,6 @@ pub fn document() -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
     crate::routes::routes(&mut Routes::document(&mut doc));
     ErrorResponses.modify(&mut doc);
+    common::docs::plain_summaries(&mut doc);
     doc
 }

@@ -38,7 +38,7 @@ enum Command {
         #[arg(long, default_value = "8h", value_parser = common::settings::duration)]
         ttl: Duration,
         /// Who holds it (the token's `sub`), for the logs.
-        #[arg(long, default_value = "operator")]
+        #[arg(long, default_value = "administrador")]
         sub: String,
         /// Use the development key when JWT_SECRET is unset (matches `serve --dev`).
         #[arg(long)]

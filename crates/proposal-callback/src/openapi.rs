@@ -43,6 +43,7 @@ impl utoipa::Modify for BasicAuth {
 pub fn document() -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
     routes::document(&mut doc);
+    common::docs::plain_summaries(&mut doc);
     doc
 }
 
@@ -52,5 +53,25 @@ mod tests {
     #[test]
     fn the_document_is_as_reviewed() {
         insta::assert_json_snapshot!(super::document());
+    }
+
+    /// `/docs` lists each route with its summary as plain text: no raw backticks, no line
+    /// break.
+    #[test]
+    fn every_summary_reads_as_plain_text() {
+        let doc = serde_json::to_value(super::document()).unwrap();
+        let mut summaries = 0;
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap() {
+                if let Some(summary) = op["summary"].as_str() {
+                    summaries += 1;
+                    assert!(
+                        !summary.contains('`') && !summary.contains('\n'),
+                        "{method} {path}: {summary:?}"
+                    );
+                }
+            }
+        }
+        assert!(summaries > 10, "{summaries} summaries");
     }
 }

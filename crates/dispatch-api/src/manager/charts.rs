@@ -9,7 +9,14 @@ use crate::store::times::ResponseBar;
 const WITHIN: RGBColor = RGBColor(22, 101, 52);
 const OVER: RGBColor = RGBColor(185, 28, 28);
 const NO_TARGET: RGBColor = RGBColor(156, 163, 175);
-const SIZE: (u32, u32) = (640, 320);
+const SIZE: (u32, u32) = (640, 340);
+/// The charts' text size as plotters takes it: it writes `font-size` 21 / 1.24, about 17 of
+/// the SVG's own pixels, shown at about 15 px in the page's grid.
+const TEXT_PX: u32 = 21;
+
+fn text() -> TextStyle<'static> {
+    ("sans-serif", TEXT_PX).into_font().color(&BLACK)
+}
 
 /// Labels the SVG for screen readers (plotters writes a bare `<svg>`).
 fn labelled(svg: String, label: &str) -> String {
@@ -56,21 +63,28 @@ fn draw_distribution(
         .unwrap_or(0)
         .max(1);
     let mut chart = ChartBuilder::on(&root)
-        .margin(14)
-        .x_label_area_size(40)
-        .y_label_area_size(48)
+        .margin(16)
+        // Room for the last label, "1:00:00+", centred on the axis's end.
+        .margin_right(44)
+        .x_label_area_size(60)
+        .y_label_area_size(70)
         .build_cartesian_2d(0..cap + 1, 0..top + top / 10 + 1)
         .map_err(|e| e.to_string())?;
+    // Minutes read as every time of the page reads: h:mm:ss.
+    let clock = |m: i32| super::format::clock(Some(f64::from(m) * 60.0));
     chart
         .configure_mesh()
         .disable_x_mesh()
-        .x_desc("minutos do atendimento à chegada")
+        .label_style(text())
+        .axis_desc_style(text())
+        .x_labels(7)
+        .x_desc("tempo do atendimento à chegada (h:mm:ss)")
         .y_desc("chamadas")
         .x_label_formatter(&|m| {
             if *m >= cap {
-                format!("{cap}+")
+                format!("{}+", clock(cap))
             } else {
-                m.to_string()
+                clock(*m)
             }
         })
         .draw()
@@ -121,17 +135,22 @@ fn draw_hourly(svg: &mut String, shares: &[(u32, Option<f64>)]) -> Result<(), St
     let root = SVGBackend::with_string(svg, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let mut chart = ChartBuilder::on(&root)
-        .margin(14)
-        .x_label_area_size(40)
-        .y_label_area_size(48)
+        .margin(16)
+        .x_label_area_size(60)
+        .y_label_area_size(90)
         .build_cartesian_2d(0u32..24u32, 0f64..100f64)
         .map_err(|e| e.to_string())?;
     chart
         .configure_mesh()
         .disable_x_mesh()
+        .label_style(text())
+        .axis_desc_style(text())
         .x_labels(12)
+        .y_labels(6)
+        // The tables' format: 85,0%.
+        .y_label_formatter(&|v| super::format::percent(Some(*v / 100.0)))
         .x_desc("hora do dia")
-        .y_desc("% dentro da meta")
+        .y_desc("dentro da meta")
         .draw()
         .map_err(|e| e.to_string())?;
     chart
@@ -181,8 +200,15 @@ mod tests {
         // Three filled stacks: minute 3 within, minute 12 within, over and without target.
         assert_eq!(svg.matches("fill=\"#166534\"").count(), 2, "{svg}");
         assert_eq!(svg.matches("fill=\"#B91C1C\"").count(), 1, "{svg}");
+        // The axis reads minutes as the tables read times.
+        assert!(svg.contains("\n0:10:00\n"), "{svg}");
+        assert!(svg.contains("\n1:00:00+\n"), "{svg}");
         let svg = hourly(&[(7, Some(0.95)), (8, Some(0.5)), (9, None)]);
-        assert!(svg.contains("% dentro da meta"));
+        assert!(svg.contains("dentro da meta"));
+        // The axis reads shares as the tables read them: 100,0%, never 100.0.
+        assert!(svg.contains("\n100,0%\n"), "{svg}");
+        assert!(!svg.contains("\n100.0\n"), "{svg}");
+        assert!(svg.contains("font-size=\"16.93"), "{svg}");
         assert!(svg.contains("</svg>"));
     }
 }

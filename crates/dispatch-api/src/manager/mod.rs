@@ -9,11 +9,13 @@
 //!   site;
 //! - [`pages`]: the handlers, which read what the API routes read (`routes::reports::build`,
 //!   `routes::health_unit::board`);
-//! - [`charts`]: the two charts.
+//! - [`charts`]: the two charts;
+//! - [`format`]: how both write times and shares.
 //!
 //! These are pages, not API: they are not in the OpenAPI document.
 
 pub mod charts;
+pub mod format;
 pub mod pages;
 pub mod session;
 
@@ -55,6 +57,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route(
             "/relatorios.css",
             web::get().to(|| async { common::pages::stylesheet(CSS) }),
+        )
+        .route(
+            "/icone.svg",
+            web::get().to(|| async { common::pages::icon() }),
         )
         .route("/entrar", web::get().to(pages::sign_in_form))
         .route("/entrar", web::post().to(pages::sign_in))

@@ -7,6 +7,7 @@ use askama::Template;
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use serde::Deserialize;
 
+use super::format::{MIN_FOR_PERCENTILES, clock, percent, percentile};
 use super::session::{self, Manager};
 use super::{CSS_PATH, PageError, SignInPage, charts, html, see_other};
 use crate::domain::times::{GroupBy, Phase, TargetPriority};
@@ -14,7 +15,7 @@ use crate::routes::health_unit;
 use crate::routes::reports::{self, ReportParams};
 use crate::state::AppState;
 use crate::store::times;
-use crate::views::{PhaseStats, ResponseTimesReport};
+use crate::views::{HospitalOffload, OffloadBoard, PhaseStats, ResponseTimesReport};
 
 /// The distribution's last bar: an hour or more.
 const CAP_MINUTES: i32 = 60;
@@ -33,27 +34,6 @@ pub fn phase_name(p: Phase) -> &'static str {
         Phase::HospitalHold => "Retenção de maca no hospital",
         Phase::ReturnToService => "Retorno à disponibilidade",
         Phase::Total => "Tempo total",
-    }
-}
-
-/// Seconds as the page shows them: `m:ss`, or `h:mm:ss` from an hour; `—` for none.
-pub fn clock(seconds: Option<f64>) -> String {
-    let Some(s) = seconds else {
-        return "—".into();
-    };
-    let s = s.round() as i64;
-    if s >= 3600 {
-        format!("{}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60)
-    } else {
-        format!("{}:{:02}", s / 60, s % 60)
-    }
-}
-
-/// A share as the page shows it: `87,5%` (one decimal, a comma), `—` for none.
-pub fn percent(share: Option<f64>) -> String {
-    match share {
-        Some(s) => format!("{:.1}%", s * 100.0).replace('.', ","),
-        None => "—".into(),
     }
 }
 
@@ -77,8 +57,8 @@ impl Row {
             phase: s.phase.as_str(),
             name: phase_name(s.phase),
             count: s.count,
-            p50: clock(s.p50_seconds),
-            p90: clock(s.p90_seconds),
+            p50: percentile(s.p50_seconds, s.count),
+            p90: percentile(s.p90_seconds, s.count),
             max: clock(s.max_seconds),
             share: percent(s.within_target_share),
             share_low: s.within_target_share.is_some_and(|x| x < 0.9),
@@ -111,7 +91,8 @@ fn table(r: &ResponseTimesReport, from: &str, to: &str) -> Table {
 pub struct AtDoor {
     pub unit: String,
     pub number: String,
-    pub minutes: i64,
+    /// How long it has been at the door, `h:mm:ss`.
+    pub held: String,
     pub over: bool,
 }
 
@@ -121,6 +102,97 @@ pub struct Hospital {
     pub holds: i64,
     pub p50: String,
     pub p90: String,
+    pub max: String,
+}
+
+/// The destinations outside the centre's area, summed in one line under the table.
+pub struct Elsewhere {
+    pub units: usize,
+    pub at_door: usize,
+    pub holds: i64,
+    pub places: String,
+}
+
+/// The centre's area: the cities of its bases (`dispatch.bases`). Empty when no base is
+/// on record: then every destination is shown.
+async fn area(state: &AppState) -> Result<Vec<String>, PageError> {
+    use crate::schema::dispatch::bases;
+    use diesel::prelude::*;
+    use diesel_async::RunQueryDsl;
+    let mut conn = state.pool.get().await?;
+    let cities = bases::table
+        .select(bases::city)
+        .distinct()
+        .order_by(bases::city)
+        .load::<String>(&mut conn)
+        .await?;
+    Ok(cities)
+}
+
+/// The board's hospitals as the page shows them: those of the centre's area (`area`; a
+/// unit at a door of no recorded destination included), in the board's order, and the sum
+/// of those elsewhere.
+fn hospitals(board: &OffloadBoard, area: &[String]) -> (Vec<Hospital>, Option<Elsewhere>) {
+    let in_area = |h: &HospitalOffload| {
+        area.is_empty()
+            || h.health_unit
+                .as_ref()
+                .is_none_or(|u| area.contains(&u.city))
+    };
+    let shown = board
+        .hospitals
+        .iter()
+        .filter(|h| in_area(h))
+        .map(|h| Hospital {
+            name: h
+                .health_unit
+                .as_ref()
+                .map_or("Sem destino informado".to_owned(), |u| {
+                    format!("{} ({}/{})", u.name, u.city, u.uf)
+                }),
+            at_door: h
+                .at_door
+                .iter()
+                .map(|u| AtDoor {
+                    unit: u.mobile_unit.name.clone(),
+                    number: u.incident.number.clone(),
+                    held: clock(Some(u.held_seconds)),
+                    over: u.over_target,
+                })
+                .collect(),
+            holds: h.today.holds,
+            p50: percentile(h.today.p50_seconds, h.today.holds),
+            p90: percentile(h.today.p90_seconds, h.today.holds),
+            max: clock(h.today.max_seconds),
+        })
+        .collect();
+    let others: Vec<&HospitalOffload> = board.hospitals.iter().filter(|h| !in_area(h)).collect();
+    if others.is_empty() {
+        return (shown, None);
+    }
+    let mut places: Vec<String> = others
+        .iter()
+        .filter_map(|h| h.health_unit.as_ref())
+        .map(|u| format!("{}/{}", u.city, u.uf))
+        .collect();
+    places.sort();
+    places.dedup();
+    let elsewhere = Elsewhere {
+        units: others.len(),
+        at_door: others.iter().map(|h| h.at_door.len()).sum(),
+        holds: others.iter().map(|h| h.today.holds).sum(),
+        places: places.join(", "),
+    };
+    (shown, Some(elsewhere))
+}
+
+/// A list as a sentence says it: `a`, `a e b`, `a, b e c`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} e {last}", init.join(", ")),
+    }
 }
 
 #[derive(Template)]
@@ -139,9 +211,15 @@ struct ReportsPage {
     csv_href: String,
     range: Table,
     distribution_svg: String,
+    /// The response targets the distribution's lines mark, `h:mm:ss`, as a sentence lists them.
+    target_lines: String,
     hourly_svg: String,
     hold_alert: String,
+    /// The cities of the centre's bases, as a sentence lists them.
+    area: String,
     hospitals: Vec<Hospital>,
+    elsewhere: Option<Elsewhere>,
+    min_for_percentiles: i64,
 }
 
 /// The chosen range: `de` to `ate`, whole days of the centre (both included).
@@ -229,31 +307,13 @@ pub async fn reports(
         .targets
         .iter()
         .find(|t| t.phase == Phase::HospitalHold && t.priority == TargetPriority::Any)
-        .map_or("—".to_owned(), |t| format!("{} min", t.seconds / 60));
-    let hospitals = board
-        .hospitals
+        .map_or("—".to_owned(), |t| clock(Some(f64::from(t.seconds))));
+    let area = area(&state).await?;
+    let (hospitals, elsewhere) = hospitals(&board, &area);
+    let target_lines: Vec<String> = targets
         .iter()
-        .map(|h| Hospital {
-            name: h
-                .health_unit
-                .as_ref()
-                .map_or("Sem destino informado".to_owned(), |u| {
-                    format!("{} ({}/{})", u.name, u.city, u.uf)
-                }),
-            at_door: h
-                .at_door
-                .iter()
-                .map(|u| AtDoor {
-                    unit: u.mobile_unit.name.clone(),
-                    number: u.incident.number.clone(),
-                    minutes: u.held_minutes,
-                    over: u.over_target,
-                })
-                .collect(),
-            holds: h.today.holds,
-            p50: clock(h.today.p50_seconds),
-            p90: clock(h.today.p90_seconds),
-        })
+        .filter(|t| **t <= CAP_MINUTES)
+        .map(|t| clock(Some(f64::from(*t) * 60.0)))
         .collect();
     let page = ReportsPage {
         css: CSS_PATH,
@@ -276,9 +336,13 @@ pub async fn reports(
         csv_href: format!("/reports/tempos.csv?de={de}&ate={ate}"),
         range: table(&range_report, &br(de), &br(ate)),
         distribution_svg: charts::distribution(&bars, CAP_MINUTES, &targets),
+        target_lines: and_list(&target_lines),
         hourly_svg: charts::hourly(&shares),
         hold_alert,
+        area: and_list(&area),
         hospitals,
+        elsewhere,
+        min_for_percentiles: MIN_FOR_PERCENTILES,
     };
     let body = page
         .render()
@@ -395,12 +459,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn times_and_shares_read_as_a_brazilian_manager_reads_them() {
-        assert_eq!(clock(Some(700.0)), "11:40");
-        assert_eq!(clock(Some(59.6)), "1:00");
-        assert_eq!(clock(Some(3725.0)), "1:02:05");
-        assert_eq!(clock(None), "—");
-        assert_eq!(percent(Some(0.875)), "87,5%");
-        assert_eq!(percent(None), "—");
+    fn a_list_reads_as_a_sentence() {
+        assert_eq!(and_list(&["a".into(), "b".into(), "c".into()]), "a, b e c");
+        assert_eq!(and_list(&["a".into()]), "a");
+        assert_eq!(and_list(&[]), "");
     }
 }

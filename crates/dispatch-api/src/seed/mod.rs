@@ -23,6 +23,7 @@ use serde::Serialize;
 
 pub use plan::{DEMO_USERS, Plan, Scale};
 pub use timeline::{Step, Timeline, Window};
+pub use words::health_unit_location;
 
 use crate::domain::user::{Profile, UserStatus};
 use crate::schema::dispatch::*;
@@ -155,6 +156,9 @@ async fn write(
     let timeline = write_incidents(conn, plan, &ids, scale, now).await?;
     let after: i64 = incidents::table.count().get_result(conn).await?;
     inserted.insert("incidents", usize::try_from(after - before)?);
+    if let Some(fleet) = user_ids.get("frota") {
+        locate_units_at_doors(conn, *fleet, now).await?;
+    }
     let users = plan::DEMO_USERS
         .iter()
         .map(|(login, _, profile, status)| SeededUser {
@@ -169,6 +173,81 @@ async fn write(
         inserted,
         timeline,
     })
+}
+
+/// Each unit at a hospital's door (its dispatch `at_destination`) with where that hospital
+/// stands (`words::health_unit_location`); a unit at a door off the demo's map is left out.
+pub async fn units_at_hospital_doors(
+    conn: &mut AsyncPgConnection,
+) -> anyhow::Result<Vec<(i64, (f64, f64))>> {
+    #[derive(diesel::QueryableByName)]
+    struct AtDoor {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        unit: i64,
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        name: String,
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        city: String,
+    }
+    let at_doors: Vec<AtDoor> = diesel::sql_query(
+        "SELECT d.mobile_unit_id AS unit, h.name, h.city
+           FROM dispatch.dispatches d
+           JOIN dispatch.incidents i ON i.id = d.incident_id
+           JOIN dispatch.health_units h
+             ON h.id = coalesce(d.destination_id, i.destination_health_unit_id)
+          WHERE d.status = 'at_destination'",
+    )
+    .load(conn)
+    .await?;
+    Ok(at_doors
+        .into_iter()
+        .filter_map(|d| Some((d.unit, words::health_unit_location(&d.name, &d.city)?)))
+        .collect())
+}
+
+/// Each unit at a hospital's door is located at that hospital, as its tracker would report
+/// it at `now`: the board and the recommendation place it there, not at its base. Reported
+/// by the demo's fleet operator; a newer report already kept is left alone. Every seed run
+/// does it again, so an `up` on a living demo finds the positions fresh.
+async fn locate_units_at_doors(
+    conn: &mut AsyncPgConnection,
+    reported_by: i64,
+    now: DateTime<Utc>,
+) -> anyhow::Result<usize> {
+    let rows: Vec<_> = units_at_hospital_doors(conn)
+        .await?
+        .into_iter()
+        .map(|(unit, (lat, lon))| {
+            (
+                mobile_unit_positions::mobile_unit_id.eq(unit),
+                mobile_unit_positions::lat.eq(lat),
+                mobile_unit_positions::lon.eq(lon),
+                mobile_unit_positions::recorded_at.eq(now),
+                mobile_unit_positions::received_at.eq(now),
+                mobile_unit_positions::reported_by.eq(reported_by),
+            )
+        })
+        .collect();
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    // `ON CONFLICT ... DO UPDATE ... WHERE`: the upsert's own filter.
+    use diesel::query_dsl::methods::FilterDsl;
+    let n = diesel::insert_into(mobile_unit_positions::table)
+        .values(rows)
+        .on_conflict(mobile_unit_positions::mobile_unit_id)
+        .do_update()
+        .set((
+            mobile_unit_positions::lat.eq(excluded(mobile_unit_positions::lat)),
+            mobile_unit_positions::lon.eq(excluded(mobile_unit_positions::lon)),
+            mobile_unit_positions::recorded_at.eq(excluded(mobile_unit_positions::recorded_at)),
+            mobile_unit_positions::received_at.eq(excluded(mobile_unit_positions::received_at)),
+            mobile_unit_positions::reported_by.eq(excluded(mobile_unit_positions::reported_by)),
+        ))
+        .filter(mobile_unit_positions::recorded_at.lt(excluded(mobile_unit_positions::recorded_at)))
+        .execute(conn)
+        .await?;
+    Ok(n)
 }
 
 /// Ids of the small reference lists, by name.

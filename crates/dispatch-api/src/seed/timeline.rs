@@ -169,7 +169,9 @@ struct Cast<'a> {
     /// Active employees (a transfer's targets).
     employees: Vec<usize>,
     units: &'a [UnitSpec],
-    /// Active health units (a transport's destinations).
+    /// A transport's destinations: the active hospitals, emergency rooms, UPAs and
+    /// maternity wards of the demo city (where the centre's bases are), not its health posts
+    /// nor another city's units; any active unit only when the scale has none of those.
     hospitals: Vec<usize>,
     /// Per unit, the intervals it serves an incident.
     busy: Vec<Vec<Busy>>,
@@ -182,6 +184,30 @@ struct Cast<'a> {
     held_at_door: usize,
     transferred: bool,
     intercurrence: bool,
+}
+
+/// The plan's indexes of [`Cast::hospitals`].
+fn destinations(plan: &Plan) -> Vec<usize> {
+    let active = || {
+        plan.health_units
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| h.active)
+    };
+    let receiving: Vec<usize> = active()
+        .filter(|(_, h)| {
+            h.city == CITIES[0].0
+                && RECEIVING_KINDS
+                    .iter()
+                    .any(|k| h.name.starts_with(&format!("{k} ")))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    if receiving.is_empty() {
+        active().map(|(i, _)| i).collect()
+    } else {
+        receiving
+    }
 }
 
 impl<'a> Cast<'a> {
@@ -206,13 +232,7 @@ impl<'a> Cast<'a> {
                 .map(|(i, _)| i)
                 .collect(),
             units: &plan.units,
-            hospitals: plan
-                .health_units
-                .iter()
-                .enumerate()
-                .filter(|(_, h)| h.active)
-                .map(|(i, _)| i)
-                .collect(),
+            hospitals: destinations(plan),
             busy: vec![Vec::new(); plan.units.len()],
             prank_phones: (0..12)
                 .map(|i| format!("(12) 99{:03}-{:04}", 100 + i, 4321 + i))

@@ -118,6 +118,38 @@ pub const HEALTH_UNIT_KINDS: &[&str] = &[
     "Hospital São Lucas de",
 ];
 
+/// The kinds of [`HEALTH_UNIT_KINDS`] an ambulance takes a patient to: hospitals, emergency
+/// rooms, UPAs and maternity wards. Not the health posts, basic health units, family clinics,
+/// polyclinics or CAPS (no emergency door).
+pub const RECEIVING_KINDS: &[&str] = &[
+    "Hospital Municipal",
+    "Pronto-Socorro",
+    "UPA 24h",
+    "Hospital Regional",
+    "Maternidade",
+    "Hospital São Lucas de",
+];
+
+/// Where a health unit of the demo city stands: at the spot of the place its name ends with
+/// (`{kind} {place}`), 600 m north-east of the place's base so a unit at its door is not
+/// read as at home; `None` for another city's unit or an unknown place.
+pub fn health_unit_location(name: &str, city: &str) -> Option<(f64, f64)> {
+    if city != CITIES[0].0 {
+        return None;
+    }
+    let i = PLACES
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| name.ends_with(&format!(" {p}")))
+        .max_by_key(|(_, p)| p.len())?
+        .0;
+    let (lat, lon) = base_location(i);
+    let d = 0.6 / 111.2 / std::f64::consts::SQRT_2;
+    let lat2 = lat + d;
+    let lon2 = lon + d / lat.to_radians().cos();
+    Some(((lat2 * 1e4).round() / 1e4, (lon2 * 1e4).round() / 1e4))
+}
+
 pub const PLACES: &[&str] = &[
     "São José",
     "Santa Luzia",

@@ -80,6 +80,17 @@ fn options_of<'a>(
 /// The board and the options agree with the database about every active unit.
 async fn check_against_database(w: &W) {
     let (fleet, busy) = (fleet(w).await, busy(w).await);
+    // Where the demo parked units at a hospital's door: each at its hospital.
+    let at_doors: BTreeMap<i64, (f64, f64)> =
+        dispatch_api::seed::units_at_hospital_doors(&mut *w.api.conn().await)
+            .await
+            .unwrap()
+            .into_iter()
+            .collect();
+    assert!(
+        !at_doors.is_empty(),
+        "the demo parks units at hospital doors"
+    );
     // Every active unit, `{id, name}` as the spec plans the field: whether it is free is a
     // filter, not a field.
     let options = w.api.get("frota", "/mobile-unit/options").await;
@@ -108,9 +119,20 @@ async fn check_against_database(w: &W) {
                 "seconds_in_step"
             ])
         );
-        // No unit has reported: each is at its base (the demo's bases are on the map).
-        assert_eq!(u["position"]["source"], "base", "{u}");
+        // No unit has reported but those the demo parked at a hospital's door: each is at
+        // its base (the demo's bases are on the map), those at the hospital they wait at.
         let id = u["id"].as_i64().unwrap();
+        match at_doors.get(&id) {
+            Some((lat, lon)) => {
+                assert_eq!(u["position"]["source"], "reported", "{u}");
+                assert_eq!(
+                    u["position"]["location"],
+                    json!({"lat": lat, "lon": lon}),
+                    "{u}"
+                );
+            }
+            None => assert_eq!(u["position"]["source"], "base", "{u}"),
+        }
         let (name, base, type_id, type_name) = &fleet[&id];
         assert_eq!(
             (&u["name"], &u["base"], &u["vehicle_type"]),

@@ -130,6 +130,53 @@ async fn the_demo_looks_alive_the_moment_it_is_seeded() {
     );
 }
 
+/// The demo's transports go where an ambulance takes a patient in the centre's own city:
+/// a hospital, an emergency room, a UPA or a maternity ward of São José dos Campos (where
+/// its bases are), never a health post nor a hospital of another state; the offload board
+/// lists those alone.
+#[actix_web::test]
+async fn the_demo_transports_to_hospitals_of_the_centres_city() {
+    let api = Api::new().await;
+    #[derive(QueryableByName, Debug)]
+    struct Destination {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        name: String,
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        city: String,
+    }
+    let destinations: Vec<Destination> = diesel::sql_query(
+        "SELECT DISTINCT h.name, h.city
+           FROM dispatch.dispatches d
+           JOIN dispatch.incidents i ON i.id = d.incident_id
+           JOIN dispatch.health_units h
+             ON h.id = coalesce(d.destination_id, i.destination_health_unit_id)
+          ORDER BY h.name",
+    )
+    .load(&mut api.conn().await)
+    .await
+    .unwrap();
+    assert!(destinations.len() > 1, "{destinations:?}");
+    let receiving = [
+        "Hospital Municipal ",
+        "Pronto-Socorro ",
+        "UPA 24h ",
+        "Hospital Regional ",
+        "Maternidade ",
+        "Hospital São Lucas de ",
+    ];
+    for d in &destinations {
+        assert_eq!(d.city, "São José dos Campos", "{d:?}");
+        assert!(
+            receiving.iter().any(|k| d.name.starts_with(k)),
+            "not a hospital: {d:?}"
+        );
+    }
+    let board = api.get("admin", "/health-unit/offload").await;
+    for h in board.ok()["hospitals"].as_array().unwrap() {
+        assert_eq!(h["health_unit"]["city"], "São José dos Campos", "{h}");
+    }
+}
+
 #[actix_web::test]
 async fn a_demo_seeded_long_ago_is_brought_back_to_life() {
     let db = TestDb::new(SCHEMA, MIGRATIONS, MIGRATIONS_DIR).await;

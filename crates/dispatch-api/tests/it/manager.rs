@@ -255,3 +255,21 @@ async fn a_deactivated_users_session_ends_at_its_next_request() {
         .unwrap();
     assert!(revoked.is_some());
 }
+
+/// The sign-in page and the page name their icon, and it is served (an SVG, cached): a
+/// browser asks for no `/favicon.ico`, which would answer 404.
+#[actix_web::test]
+async fn the_pages_name_an_icon_that_is_served() {
+    let api = Api::new().await;
+    let icon = format!("http://{}/reports/icone.svg", api.addr);
+    let res = client()
+        .get(format!("http://{}/reports/entrar", api.addr))
+        .send()
+        .await
+        .unwrap();
+    common::test_support::assert_icon_served(&icon, &res.text().await.unwrap()).await;
+    let cookie = sign_in(&api, &api.token("admin")).await.unwrap();
+    let (status, page) = reports(&api, &cookie).await;
+    assert_eq!(status, 200);
+    common::test_support::assert_icon_served(&icon, &page).await;
+}

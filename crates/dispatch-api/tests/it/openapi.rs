@@ -45,6 +45,28 @@ async fn every_route_is_in_the_document_with_params_and_schema() {
     assert!(paths["/shared/possible-values"]["get"]["deprecated"] == true);
 }
 
+/// `/docs` lists each route with its summary as plain text: no raw backticks (Swagger UI
+/// does not render Markdown there), no line break.
+#[actix_web::test]
+async fn every_summary_reads_as_plain_text() {
+    let api = Api::new().await;
+    let doc = api.get_as(None, "/openapi.json").await;
+    let mut summaries = 0;
+    for (path, item) in doc.ok()["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let Some(summary) = op["summary"].as_str() else {
+                continue;
+            };
+            summaries += 1;
+            assert!(
+                !summary.contains('`') && !summary.contains('\n'),
+                "{method} {path}: {summary:?}"
+            );
+        }
+    }
+    assert!(summaries > 50, "{summaries} summaries");
+}
+
 /// Every write documents the headers it reads: each POST `Idempotency-Key` (all of them
 /// accept it), each incident write `If-Match` (all but a unit's own status step).
 #[actix_web::test]

@@ -62,6 +62,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             "/console.css",
             web::get().to(|| async { common::pages::stylesheet(CSS) }),
         )
+        .route(
+            "/icone.svg",
+            web::get().to(|| async { common::pages::icon() }),
+        )
         .route("/entrar", web::get().to(pages::sign_in_form))
         .route("/entrar", web::post().to(pages::sign_in))
         .route("/sair", web::post().to(pages::sign_out))

@@ -147,9 +147,12 @@ pub struct IntegrationLine {
     pub id: i64,
     pub insurer: String,
     pub environment: &'static str,
-    pub active: bool,
-    /// The callback URL RegisterCallback gives the insurer.
-    pub callback_url: String,
+    /// Whether the insurer calls back, in words (docs/operations.md, "The integrations
+    /// console").
+    pub state: CallbackState,
+    /// The callback URL RegisterCallback gives the insurer, cut after each `/` (a line of
+    /// the table breaks there, never inside a word).
+    pub callback_url: Vec<String>,
     pub registered_at: Option<When>,
     pub last: Option<AttemptLine>,
     pub paused_at: Option<When>,
@@ -157,6 +160,64 @@ pub struct IntegrationLine {
     pub last_callback_at: Option<When>,
     /// Silent since then, past this threshold (seconds).
     pub silent: Option<(chrono::DateTime<chrono::Utc>, f64)>,
+}
+
+/// What is true of an integration's callback, as the console says it: registered by the
+/// console (the flag `is_callback_active`, set by the insurer's HTTP 200), registered
+/// elsewhere (callbacks arrive, though the console registered none that the insurer
+/// accepted), or not registered (no callback has arrived).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallbackState {
+    Registered,
+    RegisteredOutside,
+    NotRegistered,
+}
+
+impl CallbackState {
+    pub fn of(is_callback_active: bool, has_callbacks: bool) -> Self {
+        match (is_callback_active, has_callbacks) {
+            (true, _) => CallbackState::Registered,
+            (false, true) => CallbackState::RegisteredOutside,
+            (false, false) => CallbackState::NotRegistered,
+        }
+    }
+
+    pub fn text(self) -> &'static str {
+        match self {
+            CallbackState::Registered => "Ativo",
+            CallbackState::RegisteredOutside => "Registrado fora do console",
+            CallbackState::NotRegistered => "Não registrado",
+        }
+    }
+
+    /// The badge's tone: `ok` or `neutro`.
+    pub fn tone(self) -> &'static str {
+        match self {
+            CallbackState::Registered | CallbackState::RegisteredOutside => "ok",
+            CallbackState::NotRegistered => "neutro",
+        }
+    }
+
+    pub fn is_outside(self) -> bool {
+        self == CallbackState::RegisteredOutside
+    }
+}
+
+/// `url` cut after each `/` that does not begin `//`: where a line may break.
+pub fn url_parts(url: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut current = String::new();
+    let mut chars = url.chars().peekable();
+    while let Some(c) = chars.next() {
+        current.push(c);
+        if c == '/' && chars.peek() != Some(&'/') {
+            parts.push(std::mem::take(&mut current));
+        }
+    }
+    if !current.is_empty() {
+        parts.push(current);
+    }
+    parts
 }
 
 /// The last registration attempt, in words.
@@ -173,8 +234,8 @@ impl IntegrationLine {
             id: i.id,
             insurer: text::insurer(i.insurer).to_owned(),
             environment: text::environment(i.environment),
-            active: i.is_callback_active,
-            callback_url,
+            state: CallbackState::of(i.is_callback_active, i.last_callback_at.is_some()),
+            callback_url: url_parts(&callback_url),
             registered_at: when_opt(i.callback_registered_at, zone),
             last: i.last_registration.map(|a| AttemptLine {
                 at: when(a.finished_at, zone),

@@ -240,7 +240,7 @@ impl SilenceWatch {
             insurer = %w.insurer,
             since = %since,
             threshold_seconds = seconds,
-            email = ?email,
+            email = email,
             "integration silent: no callback for longer than its rhythm allows"
         );
         if email.is_none() {
@@ -288,8 +288,8 @@ impl SilenceWatch {
             tenant = %w.tenant_id,
             insurer = %w.insurer,
             since = %row.since,
-            ended_at = ?row.ended_at,
-            email = ?email,
+            ended_at = %row.ended_at.unwrap_or(now),
+            email = email,
             "integration callbacks resumed"
         );
         Ok(Some(row))

@@ -160,7 +160,7 @@ pub async fn patch_tenant(
                 let row = tenants::set_operator_email(conn, &admin.tenant, address.as_deref())
                     .await?;
                 if let Some(row) = &row {
-                    tracing::info!(tenant = %row.id, admin = %admin.sub, operator_email = ?row.operator_email, "tenant's operator address changed");
+                    tracing::info!(tenant = %row.id, admin = %admin.sub, operator_email = row.operator_email.as_deref().unwrap_or("-"), "tenant's operator address changed");
                 }
             }
             if let Some(zone) = zone {
@@ -252,7 +252,7 @@ pub async fn put_sender(
     if !tenants::set_sender(&mut conn, &admin.tenant, &sender).await? {
         return Err(no_tenant(&admin.tenant));
     }
-    tracing::info!(tenant = %admin.tenant, admin = %admin.sub, from_address = ?sender.from_address(), reply_to = ?sender.reply_to(), "tenant's sender changed");
+    tracing::info!(tenant = %admin.tenant, admin = %admin.sub, from_address = sender.from_address().unwrap_or("-"), reply_to = sender.reply_to().unwrap_or("-"), "tenant's sender changed");
     Ok(HttpResponse::Ok().json(SenderSettings::from(sender)))
 }
 

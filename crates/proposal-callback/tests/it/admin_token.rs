@@ -41,7 +41,7 @@ async fn the_cli_token_reaches_its_tenants_integrations_and_no_others() {
     assert_eq!(claims["aud"], ADMIN_AUDIENCE);
     assert_eq!(claims["role"], "admin");
     assert_eq!(claims["tenant"], "demo-b");
-    assert_eq!(claims["sub"], "operator");
+    assert_eq!(claims["sub"], "administrador");
     assert_eq!(
         claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap(),
         3600

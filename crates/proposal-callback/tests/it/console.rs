@@ -154,15 +154,21 @@ async fn tokens_the_admin_routes_refuse_open_no_session() {
     }
 }
 
-#[actix_web::test]
-async fn a_cross_site_post_is_refused_and_changes_nothing() {
+/// The service after one porto callback of demo-a (none registered from the console), and
+/// demo-a's administrator's session cookie.
+async fn demo_a_after_a_porto_callback() -> (TestApp, String) {
     let t = TestApp::start().await;
     let (status, _) = t
         .callback("demo-a", "porto", example("porto", "approved"))
         .await;
     assert_eq!(status, 200);
     let (session, _) = sign_in(&t, &t.admin("demo-a")).await;
-    let session = session.unwrap();
+    (t, session.unwrap())
+}
+
+#[actix_web::test]
+async fn a_cross_site_post_is_refused_and_changes_nothing() {
+    let (t, session) = demo_a_after_a_porto_callback().await;
     let id: i64 = r::table
         .select(r::id)
         .first(&mut t.conn().await)
@@ -402,4 +408,62 @@ async fn a_session_lives_no_longer_than_its_token_and_is_stored_hashed() {
             .unwrap()
             .t;
     assert!(!text.contains(&value) && !text.contains(&token), "{text}");
+}
+
+/// The sign-in page, the console's pages and its error pages name their icon, and it is
+/// served (an SVG): a browser asks for no `/favicon.ico`, which would answer 404.
+#[actix_web::test]
+async fn the_pages_name_an_icon_that_is_served() {
+    let t = TestApp::start().await;
+    let icon = format!("{}{CONSOLE}/icone.svg", t.base);
+    let res = client()
+        .get(format!("{}{CONSOLE}/entrar", t.base))
+        .send()
+        .await
+        .unwrap();
+    common::test_support::assert_icon_served(&icon, &res.text().await.unwrap()).await;
+    let (session, _) = sign_in(&t, &t.admin("demo-a")).await;
+    let session = session.unwrap();
+    for path in [CONSOLE.to_owned(), format!("{CONSOLE}/nada")] {
+        let (_, html) = page(&t, &path, &session).await;
+        common::test_support::assert_icon_served(&icon, &html).await;
+    }
+}
+
+/// The integrations table says what is true of each callback: one whose insurer calls back
+/// though the console registered nothing is "Registrado fora do console", one that never
+/// called back "Não registrado"; no internal column name, and the viewer is named with the
+/// sign-in's word.
+#[actix_web::test]
+async fn the_callback_state_says_what_is_true() {
+    let (t, session) = demo_a_after_a_porto_callback().await;
+    let (_, html) = page(&t, CONSOLE, &session).await;
+    let row = |id: i64| {
+        let start = html
+            .find(&format!("<tr id=\"integracao-{id}\">"))
+            .unwrap_or_else(|| panic!("no row {id}: {html}"));
+        let end = start + html[start..].find("</tr>").unwrap();
+        html[start..end].to_owned()
+    };
+    let porto = row(t.integration_id("demo-a", "porto"));
+    assert!(
+        porto.contains(r#"<span class="badge badge-ok">Registrado fora do console</span>"#),
+        "{porto}"
+    );
+    assert!(porto.contains("Nenhum feito pelo console"), "{porto}");
+    let tokio = row(t.integration_id("demo-a", "tokio"));
+    assert!(
+        tokio.contains(r#"<span class="badge badge-neutro">Não registrado</span>"#),
+        "{tokio}"
+    );
+    assert!(html.contains(r#"<th scope="col">Callback</th>"#));
+    assert!(!html.contains("is_callback_active"), "{html}");
+    assert!(!html.contains("Nunca registrado"), "{html}");
+    // The URL may break after each "/", nowhere else.
+    assert!(
+        html.contains(
+            "<span>callback/</span><wbr><span>demo-a/</span><wbr><span>porto</span></code>"
+        ),
+        "{porto}"
+    );
 }

@@ -98,6 +98,31 @@ async fn rhythm(
     .unwrap()
 }
 
+/// The service on a manual clock at [`t0`], and that clock.
+async fn app_at_t0() -> (Clock, TestApp) {
+    let clock = Clock::manual(t0());
+    let t = {
+        let clock = clock.clone();
+        TestApp::start_with_state(move |state| state.with_clock(clock)).await
+    };
+    (clock, t)
+}
+
+/// demo-a's porto called back every 10 minutes for a week, the last one at [`t0`]: how many
+/// callbacks were stored.
+async fn porto_every_10_minutes_for_a_week(t: &TestApp) -> usize {
+    rhythm(
+        t,
+        "demo-a",
+        "porto",
+        t0() - Duration::days(7),
+        t0(),
+        10,
+        false,
+    )
+    .await
+}
+
 async fn integration(t: &TestApp, tenant: &str, insurer: &str) -> Value {
     let (status, list) = t.get("/admin/integrations", Some(&t.admin(tenant))).await;
     assert_eq!(status, 200, "{list}");
@@ -174,11 +199,7 @@ async fn console_page(t: &TestApp, tenant: &str) -> String {
 #[actix_web::test]
 async fn a_regular_insurer_gone_silent_is_flagged_after_its_threshold_once_and_cleared_by_a_callback()
  {
-    let clock = Clock::manual(t0());
-    let t = {
-        let clock = clock.clone();
-        TestApp::start_with_state(move |state| state.with_clock(clock)).await
-    };
+    let (clock, t) = app_at_t0().await;
     let admin = t.admin("demo-a");
     // The operator's address is the tenant's to set.
     let (status, tenant) = t
@@ -203,16 +224,7 @@ async fn a_regular_insurer_gone_silent_is_flagged_after_its_threshold_once_and_c
     );
 
     // Porto called back every 10 minutes for a week, the last one at t0.
-    let stored = rhythm(
-        &t,
-        "demo-a",
-        "porto",
-        t0() - Duration::days(7),
-        t0(),
-        10,
-        false,
-    )
-    .await;
+    let stored = porto_every_10_minutes_for_a_week(&t).await;
     assert_eq!(stored, 7 * 24 * 6 + 1);
     // Its usual gap at 10:00 on a Tuesday is 10 min: flagged past 3 x 10 = 30 min (the floor
     // is 20 min).
@@ -606,4 +618,98 @@ async fn the_operator_address_is_checked_and_only_the_admins_tenant_changes() {
     // Without a token: 401.
     let (status, _) = t.get("/admin/tenant", None).await;
     assert_eq!(status, 401);
+}
+
+/// The log lines written while `_guard` lives (on this thread: the test's own code), as JSON.
+struct Logs {
+    buffer: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    _guard: tracing::subscriber::DefaultGuard,
+}
+
+impl Logs {
+    fn capture() -> Logs {
+        let buffer = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .json()
+            .with_max_level(tracing::Level::INFO)
+            .with_writer(move || LogWriter(sink.clone()))
+            .finish();
+        Logs {
+            buffer,
+            _guard: tracing::subscriber::set_default(subscriber),
+        }
+    }
+
+    /// Each line's `fields`, by its message.
+    fn lines(&self) -> Vec<Value> {
+        let text = String::from_utf8(self.buffer.lock().unwrap().clone()).unwrap();
+        text.lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["fields"].clone())
+            .collect()
+    }
+}
+
+struct LogWriter(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for LogWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The watch's log lines say values: the operator email's id as a number and the silence's
+/// end as a time, as a person searching the log types them; never Rust's `Some(...)`.
+#[actix_web::test]
+async fn the_watch_logs_the_email_and_the_end_as_values() {
+    let (clock, t) = app_at_t0().await;
+    porto_every_10_minutes_for_a_week(&t).await;
+    let pool = t.db.pool();
+    let logs = Logs::capture();
+    let mut w = watch(3.0, 20, 8);
+    clock.set(t0() + Duration::minutes(31));
+    let round = w.check_once(&pool, &clock).await.unwrap();
+    assert_eq!((round.flagged.len(), round.emails), (1, 1), "{round:?}");
+    clock.set(t0() + Duration::minutes(50));
+    let (status, body) = t
+        .callback("demo-a", "porto", example("porto", "approved"))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    clock.set(t0() + Duration::minutes(51));
+    let round = w.check_once(&pool, &clock).await.unwrap();
+    assert_eq!((round.cleared.len(), round.emails), (1, 1), "{round:?}");
+
+    let (alert, resume): (Option<i64>, Option<i64>) = s::table
+        .select((s::alert_email_id, s::resume_email_id))
+        .first(&mut *t.conn().await)
+        .await
+        .unwrap();
+    let lines = logs.lines();
+    let line = |message: &str| {
+        lines
+            .iter()
+            .find(|l| l["message"] == message)
+            .unwrap_or_else(|| panic!("no {message:?} line in {lines:#?}"))
+            .clone()
+    };
+    let silent = line("integration silent: no callback for longer than its rhythm allows");
+    assert_eq!(silent["email"], json!(alert.unwrap()), "{silent}");
+    assert_eq!(
+        silent["since"],
+        json!("2031-03-04 13:00:00 UTC"),
+        "{silent}"
+    );
+    let resumed = line("integration callbacks resumed");
+    assert_eq!(resumed["email"], json!(resume.unwrap()), "{resumed}");
+    assert_eq!(
+        resumed["ended_at"],
+        json!("2031-03-04 13:50:00 UTC"),
+        "{resumed}"
+    );
+    let all = serde_json::to_string(&lines).unwrap();
+    assert!(!all.contains("Some("), "{all}");
 }
