@@ -22,6 +22,7 @@ use crate::Problem;
 
 pub mod failover;
 mod kept;
+pub mod network;
 pub use kept::{Kept, kept};
 pub mod pool_mode;
 pub mod pool_size;
@@ -126,10 +127,21 @@ pub fn pool(database_url: &str, settings: &PoolSettings) -> anyhow::Result<Pool>
         .build()?)
 }
 
-/// True when a connection can be had within two seconds and its server takes writes (not
+/// What `/readyz` found about the pool's server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Readiness {
+    /// A connection was had and its server takes writes.
+    Ready,
+    /// No connection within two seconds, or it broke.
+    Unreachable,
+    /// The server answers but takes no writes: a standby, or a primary being demoted.
+    ReadOnly,
+}
+
+/// Whether a connection can be had within two seconds and its server takes writes (not
 /// a standby, not read-only: [`failover::writable`]). A connection found on a read-only
 /// server is dropped, not returned to the pool.
-pub async fn ping(pool: &Pool) -> bool {
+pub async fn readiness(pool: &Pool) -> Readiness {
     let check = async {
         let mut conn = pool.get().await.ok()?;
         let writable = failover::writable(&mut conn).await.ok()?;
@@ -138,10 +150,16 @@ pub async fn ping(pool: &Pool) -> bool {
         }
         Some(writable)
     };
-    matches!(
-        tokio::time::timeout(Duration::from_secs(2), check).await,
-        Ok(Some(true))
-    )
+    match tokio::time::timeout(Duration::from_secs(2), check).await {
+        Ok(Some(true)) => Readiness::Ready,
+        Ok(Some(false)) => Readiness::ReadOnly,
+        Ok(None) | Err(_) => Readiness::Unreachable,
+    }
+}
+
+/// True when [`readiness`] is [`Readiness::Ready`].
+pub async fn ping(pool: &Pool) -> bool {
+    readiness(pool).await == Readiness::Ready
 }
 
 /// A connection of its own for a task that requests wait on (the access log's writer): made
@@ -162,9 +180,22 @@ pub async fn dedicated(pool: &Pool) -> Result<AsyncPgConnection, PoolError> {
     }
 }
 
-/// A connection for a request; an outage or an exhausted pool is 503.
+/// A connection for a request; an outage or an exhausted pool is 503. However the pool's
+/// steps add up (waiting for a free connection, making one), a request waits at most the
+/// longer of its wait and create timeouts (3 s by default): docs/operations.md, "Database
+/// down".
 pub async fn conn(pool: &Pool) -> Result<Conn, Problem> {
-    pool.get().await.map_err(pool_error)
+    let t = pool.timeouts();
+    let bound = t
+        .wait
+        .unwrap_or(Duration::from_secs(2))
+        .max(t.create.unwrap_or(Duration::from_secs(3)));
+    match tokio::time::timeout(bound, pool.get()).await {
+        Ok(got) => got.map_err(pool_error),
+        Err(_) => Err(pool_error(PoolError::Timeout(
+            deadpool::managed::TimeoutType::Wait,
+        ))),
+    }
 }
 
 pub fn pool_error(e: PoolError) -> Problem {
@@ -229,6 +260,26 @@ where
             .join()
             .map_err(|_| anyhow::anyhow!("the migration thread panicked"))?
     })
+    .map_err(explain_migration_error)
+}
+
+/// A migration's failure with what fixes it when the cause is the server's kind: a standby
+/// (read-only) or a transaction pooler (prepared statements vanish or collide).
+fn explain_migration_error(e: anyhow::Error) -> anyhow::Error {
+    let text = format!("{e:#}");
+    if text.contains("read-only transaction")
+        || text.contains("during recovery")
+        || text.contains("recovery is in progress")
+    {
+        e.context(
+            "the database is read-only (a standby, or a primary being demoted): migrate \
+             against the primary (promote it, or point DATABASE_DIRECT_URL / DATABASE_URL at it)",
+        )
+    } else if text.contains("prepared statement \"") {
+        e.context(pool_mode::POOLER_HINT)
+    } else {
+        e
+    }
 }
 
 /// Diesel's migration machinery is synchronous; it runs here over the async driver wrapped.
