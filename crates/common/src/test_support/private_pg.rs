@@ -98,6 +98,11 @@ impl PrivatePg {
     /// services reach it over the veth, which the test can cut ([`super::NetNs`]).
     pub fn start_in(ns: &super::NetNs) -> PrivatePg {
         let mut pg = Self::init();
+        // initdb trusts the loopback only; the services come over the veth.
+        let hba = pg.dir.join("data").join("pg_hba.conf");
+        let mut rules = std::fs::read_to_string(&hba).expect("read pg_hba.conf");
+        rules.push_str(&format!("host all all {}/32 trust\n", ns.host_addr));
+        std::fs::write(&hba, rules).expect("write pg_hba.conf");
         pg.net = Some((ns.name.clone(), ns.addr.clone()));
         pg.pg_ctl(&["start"]);
         pg
