@@ -151,6 +151,33 @@ impl NetNs {
         self.partitioned = true;
     }
 
+    /// A share `probability` (0 to 1) of the packets dropped at random, both ways, from now
+    /// on: packet loss, which TCP retransmits (`iptables -m statistic`; netem is not on
+    /// every kernel).
+    pub fn lose(&mut self, probability: f64) {
+        let p = format!("{probability}");
+        for chain in ["INPUT", "OUTPUT"] {
+            let lo = if chain == "INPUT" { "-i" } else { "-o" };
+            self.exec(&[
+                "iptables",
+                "-w",
+                "-A",
+                chain,
+                "!",
+                lo,
+                "lo",
+                "-m",
+                "statistic",
+                "--mode",
+                "random",
+                "--probability",
+                &p,
+                "-j",
+                "DROP",
+            ]);
+        }
+    }
+
     /// The partition lifted.
     pub fn heal(&mut self) {
         if !self.partitioned {
