@@ -100,12 +100,11 @@ pub fn pool(database_url: &str, settings: &PoolSettings) -> anyhow::Result<Pool>
     config.custom_setup = Box::new(move |url: &str| {
         let url = url.to_owned();
         let setup_sql = setup_sql.clone();
-        async move {
-            let mut conn = tokio::time::timeout(connect_timeout, tls::establish(&url))
-                .await
-                .map_err(|_| {
-                    diesel::ConnectionError::BadConnection("connecting timed out".into())
-                })??;
+        // Connecting and the setup together take at most `connect_timeout`, so a request
+        // that must open a connection waits at most `wait_timeout` + `connect_timeout`
+        // (docs/operations.md, "Database down").
+        let open = async move {
+            let mut conn = tls::establish(&url).await?;
             if unprepared {
                 conn.set_prepared_statement_cache_size(CacheSize::Disabled);
             }
@@ -113,6 +112,13 @@ pub fn pool(database_url: &str, settings: &PoolSettings) -> anyhow::Result<Pool>
                 .await
                 .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
             Ok(conn)
+        };
+        async move {
+            tokio::time::timeout(connect_timeout, open)
+                .await
+                .map_err(|_| {
+                    diesel::ConnectionError::BadConnection("connecting timed out".into())
+                })?
         }
         .boxed()
     });
@@ -120,7 +126,7 @@ pub fn pool(database_url: &str, settings: &PoolSettings) -> anyhow::Result<Pool>
     Ok(DeadPool::builder(manager)
         .max_size(settings.max_size)
         .wait_timeout(Some(settings.wait_timeout))
-        .create_timeout(Some(settings.connect_timeout + Duration::from_secs(1)))
+        .create_timeout(Some(settings.connect_timeout))
         .recycle_timeout(Some(Duration::from_secs(1)))
         .pre_recycle(deadpool::managed::Hook::sync_fn(failover::drop_stale))
         .runtime(deadpool::Runtime::Tokio1)
@@ -180,22 +186,9 @@ pub async fn dedicated(pool: &Pool) -> Result<AsyncPgConnection, PoolError> {
     }
 }
 
-/// A connection for a request; an outage or an exhausted pool is 503. However the pool's
-/// steps add up (waiting for a free connection, making one), a request waits at most the
-/// longer of its wait and create timeouts (3 s by default): docs/operations.md, "Database
-/// down".
+/// A connection for a request; an outage or an exhausted pool is 503.
 pub async fn conn(pool: &Pool) -> Result<Conn, Problem> {
-    let t = pool.timeouts();
-    let bound = t
-        .wait
-        .unwrap_or(Duration::from_secs(2))
-        .max(t.create.unwrap_or(Duration::from_secs(3)));
-    match tokio::time::timeout(bound, pool.get()).await {
-        Ok(got) => got.map_err(pool_error),
-        Err(_) => Err(pool_error(PoolError::Timeout(
-            deadpool::managed::TimeoutType::Wait,
-        ))),
-    }
+    pool.get().await.map_err(pool_error)
 }
 
 pub fn pool_error(e: PoolError) -> Problem {
