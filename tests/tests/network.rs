@@ -61,7 +61,7 @@ struct Isolated {
 impl Isolated {
     async fn start() -> Isolated {
         tokio::task::spawn_blocking(|| {
-            let ns = NetNs::new();
+            let ns = NetNs::create();
             let pg = PrivatePg::start_in(&ns);
             Isolated { pg, ns }
         })

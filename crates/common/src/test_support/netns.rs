@@ -63,7 +63,7 @@ pub fn missing() -> Option<String> {
 impl NetNs {
     /// A fresh namespace joined by a veth pair, its loopback up. Panics with what is missing
     /// when it cannot be made.
-    pub fn new() -> NetNs {
+    pub fn create() -> NetNs {
         if let Some(why) = missing() {
             panic!("cannot make a network namespace: {why}");
         }
