@@ -30,9 +30,10 @@ pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(Health { status: "ok" })
 }
 
-/// Readiness: 200 when the database answers and takes writes and, in a service that listens
-/// for the database's notifications, when that listener is known to hear them; 503 otherwise,
-/// its `detail` saying which (docs/operations.md, "Network faults").
+// Ready when the database answers and takes writes and, in a service that listens for the
+// database's notifications, when that listener is known to hear them; the 503's `detail` says
+// which is not (docs/operations.md, "Network faults"). The doc comment is the OpenAPI text.
+/// Readiness: 200 when the database answers, 503 otherwise.
 #[utoipa::path(get, path = "/readyz", tag = "operations",
     responses((status = 200, body = Health),
               (status = 503, body = crate::problem::ProblemDocument, content_type = "application/problem+json")))]
