@@ -250,6 +250,31 @@ async fn on_a_standby_writes_are_503_and_once_it_is_promoted_they_succeed_withou
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert_eq!(readyz(&dispatch).await, 503);
+    // Both say what is true: the server is read-only, not out of reach.
+    for service in [&dispatch, &callback] {
+        let addr = service.addr.clone();
+        let (_, _, body) = blocking(move || get(&addr, "/readyz", &[]).unwrap()).await;
+        assert!(
+            body.contains("is read-only")
+                && body.contains("promoted or DATABASE_URL points at the primary"),
+            "{}: {body}",
+            service.name
+        );
+        assert!(!body.contains("cannot reach"), "{}: {body}", service.name);
+    }
+    // So does `migrate` against the standby.
+    let out = std::process::Command::new(support::bin_dir().join("dispatch-api"))
+        .arg("migrate")
+        .env("DATABASE_URL", &url)
+        .env("JWT_SECRET", support::SECRET)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "migrated a standby: {said}");
+    assert!(
+        said.contains("read-only") && said.contains("migrate against the primary"),
+        "{said}"
+    );
     // A replica started now (a deploy, a rescheduled pod) finds only the standby: nothing to
     // migrate, so it starts, not ready, instead of exiting.
     let mut late = Service::spawn("dispatch-api", &url, &[]);

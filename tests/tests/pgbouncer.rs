@@ -4,7 +4,7 @@
 //! private PostgreSQL behind it. Migrations, seeds, reads, concurrent writes, an idempotent
 //! retry, a WebSocket subscriber, a deactivated user and callbacks applied exactly once; no
 //! 500 anywhere. Without `DATABASE_DIRECT_URL` the services refuse to start, saying what to
-//! set.
+//! set; with `DATABASE_POOL_MODE` forgotten (session, the default) too.
 
 mod support;
 
@@ -273,4 +273,53 @@ async fn both_services_work_through_a_transaction_pooler() {
         assert!(!logs.contains("database error"), "{}: {logs}", service.name);
     }
     drop((dispatch, callback, bouncer, pg));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forgotten_transaction_mode_stops_both_services_at_start_with_the_fix() {
+    let (pg, bouncer) = tokio::task::spawn_blocking(|| {
+        let pg = PrivatePg::start();
+        let bouncer = PgBouncer::transaction_mode(&pg, 3);
+        (pg, bouncer)
+    })
+    .await
+    .unwrap();
+    let pooled = bouncer.url("postgres");
+    // `serve` and `migrate`, each service, in the default session mode behind the pooler.
+    for service in ["dispatch-api", "proposal-callback"] {
+        for command in ["serve", "migrate"] {
+            let out = Command::new(bin_dir().join(service))
+                .arg(command)
+                .env("DATABASE_URL", &pooled)
+                .env("JWT_SECRET", SECRET)
+                .env("BIND", format!("127.0.0.1:{}", support::free_port()))
+                .env("LOG_FORMAT", "json")
+                .output()
+                .unwrap();
+            let said = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(!out.status.success(), "{service} {command} started: {said}");
+            assert!(
+                said.contains("DATABASE_URL is a transaction pooler")
+                    && said.contains("set DATABASE_POOL_MODE=transaction and DATABASE_DIRECT_URL"),
+                "{service} {command}: {said}"
+            );
+            assert!(
+                !said.contains("prepared statement"),
+                "{service} {command} stopped before any statement collided: {said}"
+            );
+        }
+    }
+    // Nothing was migrated through the pooler.
+    assert_eq!(
+        count(
+            &pg.url(),
+            "SELECT count(*) AS n FROM pg_namespace WHERE nspname IN ('dispatch', 'proposal')"
+        )
+        .await,
+        0
+    );
 }

@@ -204,6 +204,9 @@ pub struct CommonConfig {
     /// `DATABASE_DIRECT_URL`, or `database_url` when unset: a connection that is a session of
     /// its own, for `LISTEN` and the migrations' lock ([`PoolMode`]).
     pub direct_url: String,
+    /// `DATABASE_TIMEOUT`: how long a database round trip may go unanswered
+    /// (`crate::db::network`).
+    pub database_timeout: Duration,
     pub dev: bool,
 }
 

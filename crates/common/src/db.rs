@@ -22,6 +22,7 @@ use crate::Problem;
 
 mod cached_by_text;
 pub mod failover;
+pub mod network;
 pub use cached_by_text::{CachedByText, MAX_TEXTS, cached_by_text};
 pub mod pool_mode;
 pub mod pool_size;
@@ -99,12 +100,11 @@ pub fn pool(database_url: &str, settings: &PoolSettings) -> anyhow::Result<Pool>
     config.custom_setup = Box::new(move |url: &str| {
         let url = url.to_owned();
         let setup_sql = setup_sql.clone();
-        async move {
-            let mut conn = tokio::time::timeout(connect_timeout, tls::establish(&url))
-                .await
-                .map_err(|_| {
-                    diesel::ConnectionError::BadConnection("connecting timed out".into())
-                })??;
+        // Connecting and the setup together take at most `connect_timeout`, so a request
+        // that must open a connection waits at most `wait_timeout` + `connect_timeout`
+        // (docs/operations.md, "Database down").
+        let open = async move {
+            let mut conn = tls::establish(&url).await?;
             if unprepared {
                 conn.set_prepared_statement_cache_size(CacheSize::Disabled);
             }
@@ -112,6 +112,13 @@ pub fn pool(database_url: &str, settings: &PoolSettings) -> anyhow::Result<Pool>
                 .await
                 .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
             Ok(conn)
+        };
+        async move {
+            tokio::time::timeout(connect_timeout, open)
+                .await
+                .map_err(|_| {
+                    diesel::ConnectionError::BadConnection("connecting timed out".into())
+                })?
         }
         .boxed()
     });
@@ -119,17 +126,28 @@ pub fn pool(database_url: &str, settings: &PoolSettings) -> anyhow::Result<Pool>
     Ok(DeadPool::builder(manager)
         .max_size(settings.max_size)
         .wait_timeout(Some(settings.wait_timeout))
-        .create_timeout(Some(settings.connect_timeout + Duration::from_secs(1)))
+        .create_timeout(Some(settings.connect_timeout))
         .recycle_timeout(Some(Duration::from_secs(1)))
         .pre_recycle(deadpool::managed::Hook::sync_fn(failover::drop_stale))
         .runtime(deadpool::Runtime::Tokio1)
         .build()?)
 }
 
-/// True when a connection can be had within two seconds and its server takes writes (not
+/// What `/readyz` found about the pool's server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Readiness {
+    /// A connection was had and its server takes writes.
+    Ready,
+    /// No connection within two seconds, or it broke.
+    Unreachable,
+    /// The server answers but takes no writes: a standby, or a primary being demoted.
+    ReadOnly,
+}
+
+/// Whether a connection can be had within two seconds and its server takes writes (not
 /// a standby, not read-only: [`failover::writable`]). A connection found on a read-only
 /// server is dropped, not returned to the pool.
-pub async fn ping(pool: &Pool) -> bool {
+pub async fn readiness(pool: &Pool) -> Readiness {
     let check = async {
         let mut conn = pool.get().await.ok()?;
         let writable = failover::writable(&mut conn).await.ok()?;
@@ -138,10 +156,16 @@ pub async fn ping(pool: &Pool) -> bool {
         }
         Some(writable)
     };
-    matches!(
-        tokio::time::timeout(Duration::from_secs(2), check).await,
-        Ok(Some(true))
-    )
+    match tokio::time::timeout(Duration::from_secs(2), check).await {
+        Ok(Some(true)) => Readiness::Ready,
+        Ok(Some(false)) => Readiness::ReadOnly,
+        Ok(None) | Err(_) => Readiness::Unreachable,
+    }
+}
+
+/// True when [`readiness`] is [`Readiness::Ready`].
+pub async fn ping(pool: &Pool) -> bool {
+    readiness(pool).await == Readiness::Ready
 }
 
 /// A connection of its own for a task that requests wait on (the access log's writer): made
@@ -229,6 +253,26 @@ where
             .join()
             .map_err(|_| anyhow::anyhow!("the migration thread panicked"))?
     })
+    .map_err(explain_migration_error)
+}
+
+/// A migration's failure with what fixes it when the cause is the server's kind: a standby
+/// (read-only) or a transaction pooler (prepared statements vanish or collide).
+fn explain_migration_error(e: anyhow::Error) -> anyhow::Error {
+    let text = format!("{e:#}");
+    if text.contains("read-only transaction")
+        || text.contains("during recovery")
+        || text.contains("recovery is in progress")
+    {
+        e.context(
+            "the database is read-only (a standby, or a primary being demoted): migrate \
+             against the primary (promote it, or point DATABASE_DIRECT_URL / DATABASE_URL at it)",
+        )
+    } else if text.contains("prepared statement \"") {
+        e.context(pool_mode::POOLER_HINT)
+    } else {
+        e
+    }
 }
 
 /// Diesel's migration machinery is synchronous; it runs here over the async driver wrapped.

@@ -9,12 +9,13 @@ use actix_web::{HttpResponse, web};
 use actix_web_prom::{PrometheusMetrics, PrometheusMetricsBuilder};
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::MetricFamily;
-use prometheus::{IntGauge, Opts, Registry};
+use prometheus::{IntCounter, IntGauge, Opts, Registry};
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::Problem;
 use crate::db::{self, Pool};
+use crate::listen::ListenHealth;
 
 #[derive(Serialize, ToSchema)]
 pub struct Health {
@@ -29,16 +30,46 @@ pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(Health { status: "ok" })
 }
 
+// Ready when the database answers and takes writes and, in a service that listens for the
+// database's notifications, when that listener is known to hear them; the 503's `detail` says
+// which is not (docs/operations.md, "Network faults"). The doc comment is the OpenAPI text.
 /// Readiness: 200 when the database answers, 503 otherwise.
 #[utoipa::path(get, path = "/readyz", tag = "operations",
     responses((status = 200, body = Health),
               (status = 503, body = crate::problem::ProblemDocument, content_type = "application/problem+json")))]
-pub async fn readyz(pool: web::Data<Pool>) -> Result<HttpResponse, Problem> {
-    if db::ping(&pool).await {
-        Ok(HttpResponse::Ok().json(Health { status: "ready" }))
-    } else {
-        Err(Problem::unavailable())
+pub async fn readyz(
+    pool: web::Data<Pool>,
+    listener: Option<web::Data<ListenHealth>>,
+) -> Result<HttpResponse, Problem> {
+    match db::readiness(&pool).await {
+        db::Readiness::Ready => {}
+        db::Readiness::Unreachable => return Err(Problem::unavailable()),
+        db::Readiness::ReadOnly => {
+            return Err(Problem::new(
+                actix_web::http::StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                "the service's database is read-only (a standby, or a primary being demoted): \
+                 writes are refused until it is promoted or DATABASE_URL points at the primary",
+            )
+            .with_retry_after(1));
+        }
     }
+    if let Some(listener) = listener
+        && !listener.is_hearing()
+    {
+        return Err(Problem::new(
+            actix_web::http::StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            format!(
+                "the service does not hear the database's notifications ({}); it reconnects \
+                 by itself, and until then real-time updates pause and users are read from the \
+                 database",
+                listener.why_not()
+            ),
+        )
+        .with_retry_after(1));
+    }
+    Ok(HttpResponse::Ok().json(Health { status: "ready" }))
 }
 
 /// Prometheus text; the middleware built by [`metrics`] answers it before any handler.
@@ -86,6 +117,9 @@ pub fn metrics(namespace: &str, pool: &Pool) -> PrometheusMetrics {
     registry
         .register(Box::new(PoolCollector::new(namespace, pool.clone())))
         .expect("pool metrics register once per registry");
+    registry
+        .register(Box::new(ListenCollector::new(namespace)))
+        .expect("listener metrics register once per registry");
     PrometheusMetricsBuilder::new(namespace)
         .endpoint("/metrics")
         .registry(registry)
@@ -140,6 +174,43 @@ impl Collector for PoolCollector {
     }
 }
 
+/// The listeners' heartbeats that were not heard back in time (`crate::listen`), read at
+/// scrape time.
+struct ListenCollector {
+    misses: IntCounter,
+}
+
+impl ListenCollector {
+    fn new(namespace: &str) -> Self {
+        Self {
+            misses: IntCounter::with_opts(
+                Opts::new(
+                    "listener_heartbeat_misses_total",
+                    "heartbeats of the LISTEN connection not heard back within DATABASE_TIMEOUT, \
+                     or failed (each drops the connection, which reconnects and resyncs)",
+                )
+                .namespace(namespace),
+            )
+            .expect("valid counter"),
+        }
+    }
+}
+
+impl Collector for ListenCollector {
+    fn desc(&self) -> Vec<&Desc> {
+        self.misses.desc()
+    }
+
+    fn collect(&self) -> Vec<MetricFamily> {
+        let seen = crate::listen::heartbeat_misses();
+        let counted = self.misses.get();
+        if seen > counted {
+            self.misses.inc_by(seen - counted);
+        }
+        self.misses.collect()
+    }
+}
+
 /// The container healthcheck: `GET /healthz` on the bind address, exit 0 on 200. Plain
 /// std networking, so the runtime image needs no curl.
 pub fn healthcheck(bind: &str) -> std::process::ExitCode {
@@ -176,6 +247,11 @@ pub trait Service: Clone + 'static {
     fn parts(&self) -> (&Pool, &OpenApiJson);
     /// Registers every route of the service (the state is already `web::Data<Self>`).
     fn routes(cfg: &mut web::ServiceConfig);
+    /// The health of the service's `LISTEN` connection, when it has one: `/readyz` is 503
+    /// while it is not known to hear.
+    fn listen_health(&self) -> Option<ListenHealth> {
+        None
+    }
 }
 
 /// A service's `App`: [`app`] with `state` as `web::Data` and the service's routes, and the
@@ -197,7 +273,11 @@ pub fn service_app<S: Service>(
 > {
     let enabled = cors.is_some();
     let (pool, openapi) = state.parts();
+    let listen_health = state.listen_health();
     app(pool.clone(), openapi.clone(), metrics, move |cfg| {
+        if let Some(health) = listen_health {
+            cfg.app_data(web::Data::new(health));
+        }
         cfg.app_data(web::Data::new(state));
         S::routes(cfg);
     })

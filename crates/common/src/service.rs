@@ -165,6 +165,7 @@ impl Skeleton {
             match command {
                 Command::Serve(_) => serve(ctx).await,
                 Command::Migrate => {
+                    ctx.check_not_pooled().await?;
                     let applied = ctx.migrate().await?;
                     println!("{}", serde_json::json!({ "applied": applied }));
                     Ok(())
@@ -215,6 +216,8 @@ impl Skeleton {
             Command::Healthcheck => (true, false),
         };
         let config = CommonSettings::from_env()?.config(self.default_bind, dev_key_allowed)?;
+        // Every connection opened from now on is bounded by it (`db::network`).
+        db::network::set_timeout(config.database_timeout);
         let mut database_url = DatabaseUrl::parse(DATABASE_URL, &config.database_url)?;
         if config.database_url_is_default {
             database_url = database_url.defaulted();
@@ -343,6 +346,7 @@ impl Context {
                 "DEV MODE: tokens are signed with the public development key; never expose this server"
             );
         }
+        self.check_not_pooled().await?;
         if self.server_is_read_only().await {
             // A standby (or a primary being demoted) takes no migration. With nothing to
             // apply the service can still start, answer 503 until the server takes writes,
@@ -373,6 +377,27 @@ impl Context {
             db::pool_mode::warn_without_timeout(&pool).await;
         }
         Ok(pool)
+    }
+
+    /// Stops with the fix when a session is expected from a transaction pooler: `DATABASE_URL`
+    /// in session mode, or `DATABASE_DIRECT_URL` (`db::pool_mode::is_transaction_pooler`).
+    pub async fn check_not_pooled(&self) -> anyhow::Result<()> {
+        if self.config.pool_mode == db::PoolMode::Session
+            && db::pool_mode::is_transaction_pooler(&self.config.database_url).await == Some(true)
+        {
+            anyhow::bail!(db::pool_mode::POOLER_AT_START);
+        }
+        if self.config.direct_url != self.config.database_url
+            && db::pool_mode::is_transaction_pooler(&self.config.direct_url).await == Some(true)
+        {
+            anyhow::bail!(
+                "DATABASE_DIRECT_URL is a transaction pooler (two of its connections were \
+                 served by one PostgreSQL backend in turn): it must reach PostgreSQL itself, or \
+                 a pooler in session mode, for LISTEN and the migrations' lock \
+                 (docs/operations.md, \"Transaction poolers\")"
+            );
+        }
+        Ok(())
     }
 
     /// Whether the migrations' server (`DATABASE_DIRECT_URL`) takes no writes: in recovery

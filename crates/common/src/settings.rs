@@ -259,6 +259,10 @@ pub struct CommonSettings {
     #[arg(long, env = "DATABASE_DIRECT_URL")]
     pub database_direct_url: Option<String>,
 
+    /// How long a database round trip may go unanswered (a partition, a dead peer) before its connection is dropped and the request answers 503: TCP_USER_TIMEOUT, keepalive and connect timeout of every connection, and the deadline of the listener's heartbeat (100ms to 10m)
+    #[arg(long, env = "DATABASE_TIMEOUT", default_value = "5s", value_parser = crate::db::network::parse)]
+    pub database_timeout: Duration,
+
     /// Listen address (host:port)
     #[arg(long, env = "BIND")]
     pub bind: Option<String>,
@@ -319,6 +323,7 @@ impl CommonSettings {
             database_url,
             pool_mode: self.database_pool_mode,
             direct_url,
+            database_timeout: self.database_timeout,
             bind: self.bind.unwrap_or_else(|| default_bind.to_owned()),
             jwt_secret,
             log_format,

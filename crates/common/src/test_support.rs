@@ -11,12 +11,14 @@
 pub mod env_example;
 pub mod idp;
 pub mod layers;
+mod netns;
 pub mod pg_tls;
 mod pgbouncer;
 mod private_pg;
 mod replica;
 mod smtp_sink;
 
+pub use netns::NetNs;
 pub use pgbouncer::PgBouncer;
 pub use private_pg::PrivatePg;
 pub use replica::Vip;

@@ -180,3 +180,25 @@ async fn session_mode_through_a_transaction_pooler_is_503_naming_the_setting() {
     let problem = db::db_error(e);
     assert_eq!((problem.status, &*problem.code), (503, "unavailable"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_start_probe_tells_a_transaction_pooler_from_a_server() {
+    let (pg, bouncer) = setup().await;
+    for round in 0..5 {
+        assert_eq!(
+            db::pool_mode::is_transaction_pooler(&bouncer.url("postgres")).await,
+            Some(true),
+            "round {round}: PgBouncer in transaction mode"
+        );
+        assert_eq!(
+            db::pool_mode::is_transaction_pooler(&pg.url()).await,
+            Some(false),
+            "round {round}: PostgreSQL itself"
+        );
+    }
+    assert_eq!(
+        db::pool_mode::is_transaction_pooler("postgres://postgres@127.0.0.1:1/postgres").await,
+        None,
+        "nothing to ask"
+    );
+}

@@ -27,9 +27,13 @@ use crate::user_cache;
 /// `application_name` of the listening connection (find it in `pg_stat_activity`).
 pub const APPLICATION_NAME: &str = "dispatch-api-listener";
 
+/// The listener's settings: a heartbeat after 1 s of silence with `DATABASE_TIMEOUT` as its
+/// deadline, and reconnection attempts at most 2 s apart, so a healed link is heard again
+/// within a few seconds (docs/operations.md, "Network faults").
 pub fn settings() -> ListenSettings {
     ListenSettings {
         application_name: APPLICATION_NAME.to_owned(),
+        max_backoff: Duration::from_secs(2),
         ..ListenSettings::default()
     }
 }
@@ -38,6 +42,9 @@ pub fn settings() -> ListenSettings {
 /// followers end when the listener's channel closes).
 pub fn spawn(database_url: String, state: &AppState, settings: ListenSettings) -> JoinHandle<()> {
     let (tx, _) = broadcast::channel(4096);
+    // The user cache is trusted only while this listener is known to hear, and `/readyz`
+    // says when it is not (docs/operations.md, "Network faults").
+    state.users.heard_through(settings.health.clone());
     tokio::spawn(user_cache::follow(tx.subscribe(), state.users.clone()));
     tokio::spawn(follow_incidents(
         tx.subscribe(),

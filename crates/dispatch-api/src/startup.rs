@@ -29,6 +29,10 @@ impl common::http::Service for AppState {
         (&self.pool, &self.openapi)
     }
 
+    fn listen_health(&self) -> Option<common::listen::ListenHealth> {
+        self.users.listen_health()
+    }
+
     fn routes(cfg: &mut web::ServiceConfig) {
         crate::routes::configure(cfg);
         // The manager's page (`/reports`), after the API's `/reports/response-times`.

@@ -4,15 +4,18 @@
 //! (docs/dispatch-realtime.md, "Fan-out across replicas"). A trigger (migration 000003)
 //! sends `NOTIFY dispatch_users, '<id>'` on every change to a user (and `'*'` on a profile
 //! change). The process's one `LISTEN` connection (`listener`) hears it and
-//! [`follow`] evicts the entry. The cache answers only while that listener is connected:
-//! when it is down (or never started, as in tests) every request reads the database, so a
-//! deactivated user is never let in from a stale entry. Users and logins are held in `moka`
+//! [`follow`] evicts the entry. The cache answers only while that listener is known to
+//! hear: connected, and heard from within its heartbeat and deadline
+//! (`common::listen::ListenHealth`; docs/operations.md, "Network faults"). When it is down,
+//! deaf (a partition that gives no error) or never started (as in tests), every request reads
+//! the database, so a deactivated user is never let in from a stale entry for longer than
+//! that bound. Users and logins are held in `moka`
 //! caches bounded by entry count, the least recently used going first.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
-use common::listen::ListenEvent;
+use common::listen::{ListenEvent, ListenHealth};
 use moka::policy::EvictionPolicy;
 use moka::sync::Cache;
 use tokio::sync::broadcast;
@@ -31,6 +34,8 @@ pub struct UserCache {
     /// id); an entry goes with its user's.
     logins: Cache<String, i64>,
     live: Arc<AtomicBool>,
+    /// The listener's health, once one follows the users ([`UserCache::heard_through`]).
+    health: Arc<OnceLock<ListenHealth>>,
 }
 
 impl Default for UserCache {
@@ -58,11 +63,27 @@ impl UserCache {
             users: bounded(capacity),
             logins: bounded(capacity),
             live: Arc::default(),
+            health: Arc::default(),
         }
     }
 
+    /// Trusts the cache only while `health` says its listener hears (the first call wins).
+    pub fn heard_through(&self, health: ListenHealth) {
+        let _ = self.health.set(health);
+    }
+
+    /// The health of the listener the cache follows, once set.
+    pub fn listen_health(&self) -> Option<ListenHealth> {
+        self.health.get().cloned()
+    }
+
+    /// Whether entries may be served: the listener is connected and known to hear.
+    fn trusted(&self) -> bool {
+        self.live.load(Ordering::Acquire) && self.health.get().is_none_or(ListenHealth::is_hearing)
+    }
+
     pub fn get(&self, id: i64) -> Option<CurrentUser> {
-        if !self.live.load(Ordering::Acquire) {
+        if !self.trusted() {
             return None;
         }
         self.users.get(&id)
@@ -70,7 +91,7 @@ impl UserCache {
 
     /// Remembers an active user (only active users are ever cached).
     pub fn put(&self, user: &CurrentUser) {
-        if !self.live.load(Ordering::Acquire) {
+        if !self.trusted() {
             return;
         }
         self.users.insert(user.id, user.clone());
@@ -78,7 +99,7 @@ impl UserCache {
 
     /// The cached active user whose login is `login`.
     pub fn get_by_login(&self, login: &str) -> Option<CurrentUser> {
-        if !self.live.load(Ordering::Acquire) {
+        if !self.trusted() {
             return None;
         }
         let id = self.logins.get(login)?;
@@ -87,7 +108,7 @@ impl UserCache {
 
     /// Remembers an active user and its login.
     pub fn put_with_login(&self, user: &CurrentUser, login: &str) {
-        if !self.live.load(Ordering::Acquire) {
+        if !self.trusted() {
             return;
         }
         self.put(user);
@@ -110,7 +131,7 @@ impl UserCache {
     }
 
     pub fn is_live(&self) -> bool {
-        self.live.load(Ordering::Acquire)
+        self.trusted()
     }
 
     /// Serving from the cache is safe only while changes are heard.
@@ -144,6 +165,7 @@ pub async fn listen(database_url: String, cache: UserCache) {
         application_name: "dispatch-api-users".to_owned(),
         ..ListenSettings::default()
     };
+    cache.heard_through(settings.health.clone());
     let handle = common::listen::spawn(database_url, vec![CHANNEL.to_owned()], settings, tx);
     follow(rx, cache).await;
     handle.abort();

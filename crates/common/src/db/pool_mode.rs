@@ -28,6 +28,48 @@ pub const POOLER_HINT: &str = "DATABASE_URL looks like a transaction pooler (a p
     statement vanished or collided): set DATABASE_POOL_MODE=transaction and DATABASE_DIRECT_URL \
     (docs/operations.md, \"Transaction poolers\")";
 
+/// Whether `url` is a transaction (or statement) pooler, asked at start in session mode: two
+/// connections of a pooler in transaction mode are served by one PostgreSQL backend in turn
+/// (it lends the server connection it just got back, PgBouncer's default), and one connection
+/// may be served by several; a server or a session pooler never does either. `None` when it
+/// cannot be asked (the migrations then say why the server cannot be used).
+pub async fn is_transaction_pooler(url: &str) -> Option<bool> {
+    use diesel_async::RunQueryDsl;
+
+    async fn pid(conn: &mut diesel_async::AsyncPgConnection) -> Option<i32> {
+        diesel::select(diesel::dsl::sql::<diesel::sql_types::Integer>(
+            "pg_backend_pid()",
+        ))
+        .get_result::<i32>(conn)
+        .await
+        .ok()
+    }
+    let probe = async {
+        let mut a = super::tls::connect(url).await.ok()?;
+        let mut b = super::tls::connect(url).await.ok()?;
+        for _ in 0..3 {
+            let first = pid(&mut a).await?;
+            let other = pid(&mut b).await?;
+            let again = pid(&mut a).await?;
+            if first == other || first != again {
+                return Some(true);
+            }
+        }
+        Some(false)
+    };
+    tokio::time::timeout(super::network::timeout() * 2, probe)
+        .await
+        .ok()
+        .flatten()
+}
+
+/// What `serve` and `migrate` say, and stop with, when `DATABASE_URL` is a transaction
+/// pooler in session mode ([`is_transaction_pooler`]).
+pub const POOLER_AT_START: &str = "DATABASE_URL is a transaction pooler (two of its \
+    connections were served by one PostgreSQL backend in turn), but DATABASE_POOL_MODE is \
+    session: set DATABASE_POOL_MODE=transaction and DATABASE_DIRECT_URL to PostgreSQL itself \
+    (docs/operations.md, \"Transaction poolers\")";
+
 /// Behind a transaction pooler the pool sets no `statement_timeout` (it would stay on one
 /// server connection): the database's own applies. Logs a warning when it is none, with
 /// what to set, so a stuck statement cannot hold a request (and a server connection) for ever.

@@ -445,11 +445,13 @@ impl From<ConnectError> for diesel::ConnectionError {
 /// Opens a connection to `url` (a connection string with libpq's TLS parameters).
 pub async fn connect(url: &str) -> Result<AsyncPgConnection, ConnectError> {
     let (driver_url, params) = split(url).map_err(ConnectError::Config)?;
-    let config = tokio_postgres::Config::from_str(&driver_url).map_err(|e| {
+    let mut config = tokio_postgres::Config::from_str(&driver_url).map_err(|e| {
         ConnectError::Config(
             std::error::Error::source(&e).map_or_else(|| e.to_string(), ToString::to_string),
         )
     })?;
+    // A bound on every round trip whatever the network does (`super::network`).
+    super::network::apply(&mut config);
     let tls = MakeRustlsConnect::new(client_config(&params).map_err(ConnectError::Config)?);
     let (client, connection) = config
         .connect(tls)

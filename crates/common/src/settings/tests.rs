@@ -268,6 +268,7 @@ fn help_lists_every_variable_with_its_default() {
             "DATABASE_POOL_SIZE",
             "DATABASE_POOL_MODE",
             "DATABASE_DIRECT_URL",
+            "DATABASE_TIMEOUT",
             "BIND",
             "LOG_FORMAT",
             "RUST_LOG",

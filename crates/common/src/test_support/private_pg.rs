@@ -9,6 +9,9 @@ use std::process::Command;
 pub struct PrivatePg {
     pub(super) dir: PathBuf,
     pub port: u16,
+    /// Started inside a network namespace (its name) listening on the veth's far address
+    /// ([`PrivatePg::start_in`]); `None`: on 127.0.0.1 here.
+    pub(super) net: Option<(String, String)>,
 }
 
 /// The tool from /usr/local/bin, else the newest /usr/lib/postgresql/<version>/bin, else PATH.
@@ -40,8 +43,23 @@ pub(super) fn is_root() -> bool {
         .unwrap_or(false)
 }
 
-/// A PostgreSQL tool, run as `postgres` when we are root.
-fn tool(name: &str) -> Command {
+/// A PostgreSQL tool, run as `postgres` when we are root, inside network namespace `netns`
+/// when given (we are root then).
+fn tool_in(netns: Option<&str>, name: &str) -> Command {
+    if let Some(ns) = netns {
+        let mut c = Command::new("ip");
+        c.args([
+            "netns",
+            "exec",
+            ns,
+            "runuser",
+            "-u",
+            "postgres",
+            "--",
+            &bin(name),
+        ]);
+        return c;
+    }
     if is_root() {
         let mut c = Command::new("runuser");
         c.args(["-u", "postgres", "--", &bin(name)]);
@@ -52,7 +70,11 @@ fn tool(name: &str) -> Command {
 }
 
 pub(super) fn run(name: &str, args: &[&str]) {
-    let out = tool(name)
+    run_in(None, name, args);
+}
+
+fn run_in(netns: Option<&str>, name: &str, args: &[&str]) {
+    let out = tool_in(netns, name)
         .args(args)
         .output()
         .unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -68,6 +90,20 @@ impl PrivatePg {
     /// initdb in a fresh temporary directory and start on a free port.
     pub fn start() -> PrivatePg {
         let pg = Self::init();
+        pg.pg_ctl(&["start"]);
+        pg
+    }
+
+    /// Like [`PrivatePg::start`], inside `ns` and listening on its far address only: the
+    /// services reach it over the veth, which the test can cut ([`super::NetNs`]).
+    pub fn start_in(ns: &super::NetNs) -> PrivatePg {
+        let mut pg = Self::init();
+        // initdb trusts the loopback only; the services come over the veth.
+        let hba = pg.dir.join("data").join("pg_hba.conf");
+        let mut rules = std::fs::read_to_string(&hba).expect("read pg_hba.conf");
+        rules.push_str(&format!("host all all {}/32 trust\n", ns.host_addr));
+        std::fs::write(&hba, rules).expect("write pg_hba.conf");
+        pg.net = Some((ns.name.clone(), ns.addr.clone()));
         pg.pg_ctl(&["start"]);
         pg
     }
@@ -98,7 +134,11 @@ impl PrivatePg {
                 "UTF8",
             ],
         );
-        PrivatePg { dir, port }
+        PrivatePg {
+            dir,
+            port,
+            net: None,
+        }
     }
 
     /// A new empty directory the `postgres` user owns, and a free port.
@@ -121,14 +161,30 @@ impl PrivatePg {
     }
 
     pub fn url(&self) -> String {
-        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+        format!("postgres://postgres@{}:{}/postgres", self.host(), self.port)
+    }
+
+    /// A URL over its Unix socket: reaches it from this namespace whatever happens to the
+    /// network (a test's own statements during a partition).
+    pub fn socket_url(&self) -> String {
+        format!(
+            "host={} port={} user=postgres dbname=postgres",
+            self.dir.display(),
+            self.port
+        )
+    }
+
+    /// The address it listens on.
+    pub fn host(&self) -> &str {
+        self.net.as_ref().map_or("127.0.0.1", |(_, addr)| addr)
     }
 
     pub(super) fn pg_ctl(&self, action: &[&str]) {
         let data = self.dir.join("data");
         let log = self.dir.join("server.log");
         let opts = format!(
-            "-c listen_addresses=127.0.0.1 -p {} -c unix_socket_directories={} -c max_connections=50",
+            "-c listen_addresses={} -p {} -c unix_socket_directories={} -c max_connections=50",
+            self.host(),
             self.port,
             self.dir.display()
         );
@@ -144,7 +200,8 @@ impl PrivatePg {
             "30",
         ];
         args.extend_from_slice(action);
-        run("pg_ctl", &args);
+        let netns = self.net.as_ref().map(|(ns, _)| ns.as_str());
+        run_in(netns, "pg_ctl", &args);
     }
 
     /// Kills the server the way a crash would (`-m immediate`) and starts it again.
@@ -167,7 +224,8 @@ impl PrivatePg {
 impl Drop for PrivatePg {
     fn drop(&mut self) {
         let data = self.dir.join("data");
-        let _ = tool("pg_ctl")
+        let netns = self.net.as_ref().map(|(ns, _)| ns.as_str());
+        let _ = tool_in(netns, "pg_ctl")
             .args([
                 "-D",
                 data.to_str().unwrap_or_default(),

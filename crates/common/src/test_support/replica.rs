@@ -33,7 +33,11 @@ impl PrivatePg {
                 "--no-sync",
             ],
         );
-        let pg = PrivatePg { dir, port };
+        let pg = PrivatePg {
+            dir,
+            port,
+            net: None,
+        };
         pg.pg_ctl(&["start"]);
         pg
     }
