@@ -104,6 +104,9 @@ pub fn misfit<T: DeserializeOwned>(value: &Value) -> Misfit<T> {
             }
         };
         for path in &absent {
+            // What was said of the stand-in there (an empty text is no date) is not the
+            // client's fault: the field is missing.
+            faults.retain(|f| !covers(path, &f.field));
             fault(&mut faults, path, REQUIRED.to_owned());
         }
         if faults.iter().any(|f| f.field.is_empty()) {
