@@ -146,7 +146,14 @@ fn refusal(r: &Refusal) -> Problem {
         }
         Refusal::NothingToChange => Problem::invalid_payload(None, detail),
         Refusal::UnitInactive(_) => Problem::new(StatusCode::CONFLICT, "unit_inactive", detail),
-        Refusal::UnitBusy(_) => Problem::new(StatusCode::CONFLICT, "unit_busy", detail),
+        Refusal::UnitBusy { holder, .. } => {
+            // The field to change, and where the unit is.
+            let message = format!("is {}", crate::domain::refusal::busy_on(holder));
+            Problem::new(StatusCode::CONFLICT, "unit_busy", detail).with_errors(vec![FieldError {
+                field: "mobile_unit_id".to_owned(),
+                message,
+            }])
+        }
         Refusal::UnitAssigned => Problem::new(StatusCode::CONFLICT, "unit_assigned", detail),
         Refusal::UnitDispatched(_) => Problem::new(StatusCode::CONFLICT, "unit_dispatched", detail),
         Refusal::AlreadyAllocated { .. } => {

@@ -43,8 +43,14 @@ pub enum Refusal {
     NothingToChange,
     #[error("mobile unit {0} is inactive")]
     UnitInactive(i64),
-    #[error("mobile unit {0} is on another dispatch that is not released")]
-    UnitBusy(i64),
+    /// The unit is on a dispatch that is not released: of `holder` (the incident's id and
+    /// number) when it was read before the write, unknown when a simultaneous dispatch took
+    /// it first.
+    #[error("mobile unit {unit} is {}", busy_on(holder))]
+    UnitBusy {
+        unit: i64,
+        holder: Option<(i64, String)>,
+    },
     #[error("a mobile unit is still assigned to this incident; release it first")]
     UnitAssigned,
     /// The unit is not of the vehicle type the latest technical decision asks for, and no
@@ -110,5 +116,15 @@ fn describe(faults: &[FieldFault]) -> String {
                 .collect::<Vec<_>>()
                 .join("; ")
         ),
+    }
+}
+
+/// Where a busy unit is, for [`Refusal::UnitBusy`]'s message.
+pub fn busy_on(holder: &Option<(i64, String)>) -> String {
+    match holder {
+        Some((id, number)) => {
+            format!("on incident {number} (id {id}), whose dispatch is not released")
+        }
+        None => "on another dispatch that is not released".to_owned(),
     }
 }

@@ -140,19 +140,35 @@ pub struct PositionBody {
 
 impl Judge for PositionBody {
     type Judged = Self;
+    /// Nothing here: the location and the time are judged together where the request's
+    /// time is known ([`PositionBody::faults`]), so both faults are named at once.
     fn judge(self) -> Result<Self, Refusal> {
+        Ok(self)
+    }
+}
+
+impl PositionBody {
+    /// Every fault of the body at `now`: a location off the globe, a time in the future.
+    fn faults(&self, now: DateTime<Utc>) -> Vec<FieldFault> {
+        let mut faults = Vec::new();
         if let Some((field, message)) = (Point {
             lat: self.location.lat,
             lon: self.location.lon,
         })
         .fault()
         {
-            return Err(Refusal::InvalidFields(vec![FieldFault {
+            faults.push(FieldFault {
                 field: format!("location.{field}"),
                 message: message.to_owned(),
-            }]));
+            });
         }
-        Ok(self)
+        if self.recorded_at > now + chrono::Duration::minutes(1) {
+            faults.push(FieldFault {
+                field: "recorded_at".into(),
+                message: "must not be in the future".into(),
+            });
+        }
+        faults
     }
 }
 
@@ -169,12 +185,9 @@ pub async fn position(
     id: Path<i64>,
 ) -> Reply {
     w.commit(&state, StatusCode::OK, async |c, by, b| {
-        if b.recorded_at > by.at + chrono::Duration::minutes(1) {
-            return Err(Refusal::InvalidFields(vec![FieldFault {
-                field: "recorded_at".into(),
-                message: "must not be in the future".into(),
-            }])
-            .into());
+        let faults = b.faults(by.at);
+        if !faults.is_empty() {
+            return Err(Refusal::InvalidFields(faults).into());
         }
         Ok(fleet::record_position(c, by, id.0, b.location, b.recorded_at).await?)
     })

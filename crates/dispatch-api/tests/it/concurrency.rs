@@ -112,9 +112,40 @@ async fn two_fleet_operators_dispatching_one_unit_at_once_exactly_one_wins() {
     };
     assert_eq!(won.status.as_u16(), 201, "{}", won.body);
     assert_eq!(won.body["status"], "assigned");
-    lost.problem(409, "unit_busy");
+    assert_eq!(
+        lost.problem(409, "unit_busy").as_deref(),
+        Some("mobile_unit_id")
+    );
     // The loser's incident is untouched.
     let states = [w.state(a).await, w.state(b).await];
     assert_eq!(states.iter().filter(|s| *s == "dispatched").count(), 1);
     assert_eq!(states.iter().filter(|s| *s == "regulated").count(), 1);
+
+    // Dispatched again later, the busy unit's refusal says which incident holds it.
+    let holder = if w.state(a).await == "dispatched" {
+        a
+    } else {
+        b
+    };
+    let number = w
+        .api
+        .get("frota", &format!("/incident/{holder}"))
+        .await
+        .ok()["number"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (c, vc) = w.incident_in("regulated").await;
+    let r = w
+        .post(&format!("/incident/{c}/dispatch"), "frota", Some(vc), body)
+        .await;
+    assert_eq!(
+        r.problem(409, "unit_busy").as_deref(),
+        Some("mobile_unit_id")
+    );
+    assert_eq!(
+        r.body["errors"][0]["message"],
+        format!("is on incident {number} (id {holder}), whose dispatch is not released")
+    );
+    assert_eq!(w.state(c).await, "regulated");
 }

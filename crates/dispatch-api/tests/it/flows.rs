@@ -830,4 +830,21 @@ async fn a_bad_or_missing_date_says_what_to_send() {
         )
         .await;
     expect(&r, "recorded_at", hint);
+    // A latitude off the globe and a time in the future: both named at once.
+    let later = w.api.state().clock.now() + chrono::Duration::hours(2);
+    let r = w
+        .post(
+            &format!("/mobile-unit/{unit}/position"),
+            "frota",
+            None,
+            json!({"location": {"lat": 91.0, "lon": -45.88}, "recorded_at": later}),
+        )
+        .await;
+    let named: Vec<&str> = r.body["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["field"].as_str())
+        .collect();
+    assert_eq!(named, ["location.lat", "recorded_at"], "{}", r.body);
 }

@@ -100,6 +100,23 @@ pub async fn dispatch_unit(
         )?;
         let destination = order.destination_id;
         let destination_ref = check_destination(c, "destination_id", destination).await?;
+        // A busy unit's refusal says which incident holds it (read through the busy-unit
+        // index); the index itself still decides a race, without a holder to name.
+        let holder: Option<(i64, String)> = dispatches::table
+            .inner_join(incidents::table)
+            .filter(dispatches::mobile_unit_id.eq(unit_id))
+            .filter(dispatches::status.ne(Status::Released))
+            .select((incidents::id, incidents::number))
+            .first(c)
+            .await
+            .optional()?;
+        if let Some(holder) = holder {
+            return Err(Refusal::UnitBusy {
+                unit: unit_id,
+                holder: Some(holder),
+            }
+            .into());
+        }
         let inserted: Result<i64, DieselError> = diesel::insert_into(dispatches::table)
             .values((
                 dispatches::incident_id.eq(id),
@@ -116,7 +133,11 @@ pub async fn dispatch_unit(
             Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info))
                 if info.constraint_name() == Some("dispatches_unit_busy") =>
             {
-                return Err(Refusal::UnitBusy(unit_id).into());
+                return Err(Refusal::UnitBusy {
+                    unit: unit_id,
+                    holder: None,
+                }
+                .into());
             }
             Err(e) => return Err(e.into()),
         };
