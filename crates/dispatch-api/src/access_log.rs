@@ -121,8 +121,8 @@ impl Shared {
     }
 }
 
-/// The routes' handle on the writer; cheap to clone. [`AccessLog::off`] records nothing (the
-/// benchmark's baseline).
+/// The routes' handle on the writer; cheap to clone. Without a writer (`AccessLog::off`, the
+/// benchmark's baseline, built only with the `bench` feature) it records nothing.
 #[derive(Clone, Debug)]
 pub struct AccessLog {
     writer: Option<Arc<Handle>>,
@@ -171,12 +171,11 @@ impl AccessLog {
         }
     }
 
+    /// A log that records nothing: the benchmark's baseline (bench/access_log), only in the
+    /// `bench` feature's build, so a production build has no way to skip the record.
+    #[cfg(feature = "bench")]
     pub fn off() -> Self {
         Self { writer: None }
-    }
-
-    pub fn is_on(&self) -> bool {
-        self.writer.is_some()
     }
 
     /// Records that `user_id` read incident `incident_id`'s patient data through `route` at

@@ -98,8 +98,8 @@ impl AppState {
         self
     }
 
-    /// Records reads with this writer ([`AccessLog::off`]: not at all, the benchmark's
-    /// baseline).
+    /// Records reads with this writer (`AccessLog::off`, in the `bench` build only: not at
+    /// all, the benchmark's baseline).
     pub fn with_access_log(mut self, log: AccessLog) -> Self {
         self.access_log = log;
         self
