@@ -55,8 +55,7 @@ pub async fn dispatch_data(state: web::Data<AppState>, user: CurrentUser, id: Pa
         incident: row.summary,
         dispatches: units,
     };
-    drop(conn); // back to the pool while the entry's commit is awaited
-    record(&state, &user, AccessRoute::DispatchData, view)
+    record(&state, &user, AccessRoute::DispatchData, view, conn)
         .await?
         .with_etag(version)
 }

@@ -4,11 +4,13 @@
 //! generic answers (`ok`, `IfNoneMatch`), so a handler that forgets to record does not
 //! compile.
 //!
-//! The answer waits for the entries' commit (group commit, docs/dispatch-access-log.md): a
-//! handler hands its pooled connection back before it calls [`record`], so the reads waiting
-//! for one commit do not hold the pool's connections from the reads that will fill the next.
+//! The answer waits for the entries' commit (group commit, docs/dispatch-access-log.md):
+//! [`record`] takes the handler's pooled connection and hands it back before it waits, so the
+//! reads waiting for one commit do not hold the pool's connections from the reads that will
+//! fill the next.
 
 use actix_web::HttpResponse;
+use common::db::Conn;
 
 use super::Reply;
 use super::cache::IfNoneMatch;
@@ -23,13 +25,19 @@ pub struct Recorded<T>(T);
 
 /// Records that `reader` read, through `route`, every incident `view` shows (one entry
 /// each, at the service clock's time), then yields the answer. A view that shows no
-/// incident (an empty search) records nothing.
+/// incident (an empty search) records nothing. `conn`, the connection the view was read on,
+/// is handed back to the pool first.
 pub async fn record<T: PatientData>(
     state: &AppState,
     reader: &CurrentUser,
     route: AccessRoute,
     view: T,
+    conn: Conn,
 ) -> Result<Recorded<T>, Error> {
+    // The read's pooled connection goes back before the wait: the reads waiting for one
+    // commit never hold the pool from the reads that fill the next (taken here, so no
+    // handler can forget it).
+    drop(conn);
     let mut incidents = Vec::new();
     view.incidents(&mut incidents);
     if incidents.len() > 1 {

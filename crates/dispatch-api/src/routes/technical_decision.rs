@@ -34,7 +34,13 @@ pub async fn decisions_of_incident(
     if !exists {
         return Err(Refusal::not_found("incident", id).into());
     }
-    record(&state, &user, AccessRoute::TechnicalDecisions, decisions)
-        .await?
-        .ok()
+    record(
+        &state,
+        &user,
+        AccessRoute::TechnicalDecisions,
+        decisions,
+        conn,
+    )
+    .await?
+    .ok()
 }

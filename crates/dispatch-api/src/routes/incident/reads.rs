@@ -40,8 +40,9 @@ pub async fn mask(state: web::Data<AppState>, user: CurrentUser, req: HttpReques
     let mask = mask_params(req.query_string())?.check(state.clock.now())?;
     let conn = state.pool.get().await?;
     let page = incidents::mask(&conn, &mask, user.id).await?;
-    drop(conn); // back to the pool while the entry's commit is awaited
-    record(&state, &user, AccessRoute::Mask, page).await?.ok()
+    record(&state, &user, AccessRoute::Mask, page, conn)
+        .await?
+        .ok()
 }
 
 /// The mask's query string; a repeated `state` (`state=a&state=b`) counts as one
@@ -106,8 +107,7 @@ pub async fn detail(
     };
     let incident = incident.ok_or_else(|| Refusal::not_found("incident", id))?;
     let version = incident.version;
-    drop(conn); // back to the pool while the entry's commit is awaited
-    record(&state, &user, AccessRoute::Detail, incident)
+    record(&state, &user, AccessRoute::Detail, incident, conn)
         .await?
         .versioned(&cached, version)
 }
@@ -126,8 +126,7 @@ pub async fn prank_calls(
         .map_err(|e| Problem::invalid_parameter("phone_number", e.to_string()))?;
     let conn = state.pool.get().await?;
     let calls = incidents::prank_calls(&conn, &phone.key()).await?;
-    drop(conn); // back to the pool while the entry's commit is awaited
-    record(&state, &user, AccessRoute::PrankCalls, calls)
+    record(&state, &user, AccessRoute::PrankCalls, calls, conn)
         .await?
         .ok()
 }

@@ -53,8 +53,7 @@ pub async fn unit_selection(
             .filter(|d| d.status != Status::Released)
             .collect(),
     };
-    drop(conn); // back to the pool while the entry's commit is awaited
-    record(&state, &user, AccessRoute::UnitSelection, view)
+    record(&state, &user, AccessRoute::UnitSelection, view, conn)
         .await?
         .with_etag(s.version)
 }
@@ -73,8 +72,7 @@ pub async fn fleet_summary(
         .await?
         .ok_or_else(|| Refusal::not_found("incident", id.0))?;
     let version = row.summary.version;
-    drop(conn); // back to the pool while the entry's commit is awaited
-    record(&state, &user, AccessRoute::FleetSummary, row.summary)
+    record(&state, &user, AccessRoute::FleetSummary, row.summary, conn)
         .await?
         .with_etag(version)
 }
@@ -111,7 +109,7 @@ pub async fn fleet_occurrence(
         intercurrences,
         response_times,
     };
-    record(&state, &user, AccessRoute::FleetOccurrence, view)
+    record(&state, &user, AccessRoute::FleetOccurrence, view, conn)
         .await?
         .with_etag(version)
 }
@@ -145,7 +143,7 @@ pub async fn regulation(
         prank_calls,
         intercurrences,
     };
-    record(&state, &user, AccessRoute::Regulation, view)
+    record(&state, &user, AccessRoute::Regulation, view, conn)
         .await?
         .with_etag(version)
 }
@@ -179,7 +177,7 @@ pub async fn occurrence_view(
         intercurrences,
         response_times,
     };
-    record(&state, &user, AccessRoute::OccurrenceView, view)
+    record(&state, &user, AccessRoute::OccurrenceView, view, conn)
         .await?
         .with_etag(version)
 }
@@ -199,8 +197,7 @@ pub async fn timeline(
     let timeline = times::timeline(&conn, id.0, state.clock.now())
         .await?
         .ok_or_else(|| Refusal::not_found("incident", id.0))?;
-    drop(conn); // back to the pool while the entry's commit is awaited
-    record(&state, &user, AccessRoute::Timeline, timeline)
+    record(&state, &user, AccessRoute::Timeline, timeline, conn)
         .await?
         .ok()
 }

@@ -143,8 +143,7 @@ pub async fn recommendation(
         units: out,
         left_out,
     };
-    drop(conn); // back to the pool while the entry's commit is awaited
-    record(&state, &user, AccessRoute::UnitRecommendation, view)
+    record(&state, &user, AccessRoute::UnitRecommendation, view, conn)
         .await?
         .ok()
 }
