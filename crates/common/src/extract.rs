@@ -134,24 +134,30 @@ impl<T: DeserializeOwned> Query<T> {
 /// a route takes without naming it.
 pub const CACHE_BUSTER: &str = "_";
 
+/// The name of a `name=value` pair, percent- and plus-decoded (bytes that are not UTF-8 as
+/// U+FFFD, which no field is named); borrowed when it holds nothing to decode.
+fn param_name(pair: &str) -> Cow<'_, str> {
+    let raw = pair.split_once('=').map_or(pair, |(name, _)| name);
+    if !raw.contains(['+', '%']) {
+        return Cow::Borrowed(raw);
+    }
+    let spaced = raw.replace('+', " ");
+    Cow::Owned(
+        percent_encoding::percent_decode_str(&spaced)
+            .decode_utf8_lossy()
+            .into_owned(),
+    )
+}
+
 /// The first parameter name in `query` (percent-decoded) that is neither one of `fields`
 /// nor the cache-buster.
 fn unknown_name(query: &str, fields: &[&str]) -> Option<String> {
     query
         .split('&')
         .filter(|pair| !pair.is_empty())
-        .find_map(|pair| {
-            let raw = pair.split_once('=').map_or(pair, |(name, _)| name);
-            let name = if raw.contains(['+', '%']) {
-                let spaced = raw.replace('+', " ");
-                percent_encoding::percent_decode_str(&spaced)
-                    .decode_utf8_lossy()
-                    .into_owned()
-            } else {
-                raw.to_owned()
-            };
-            (name != CACHE_BUSTER && !fields.contains(&name.as_str())).then_some(name)
-        })
+        .map(param_name)
+        .find(|name| name != CACHE_BUSTER && !fields.contains(&name.as_ref()))
+        .map(Cow::into_owned)
 }
 
 /// The refusal of a parameter the route does not take: its name, and the ones it takes.
@@ -174,16 +180,7 @@ fn not_taken(name: &str, fields: &[&str]) -> Problem {
 /// The `name=value` pairs of `query` whose name (percent-decoded) is one of `fields`, as
 /// they were written: `query` itself when it names nothing else.
 fn only_named<'q>(query: &'q str, fields: &[&str]) -> Cow<'q, str> {
-    let known = |pair: &&str| {
-        let name = pair.split_once('=').map_or(*pair, |(name, _)| name);
-        if !name.contains(['+', '%']) {
-            return fields.contains(&name);
-        }
-        let name = name.replace('+', " ");
-        percent_encoding::percent_decode_str(&name)
-            .decode_utf8()
-            .is_ok_and(|name| fields.contains(&name.as_ref()))
-    };
+    let known = |pair: &&str| fields.contains(&param_name(pair).as_ref());
     if query.split('&').all(|pair| known(&pair)) {
         return Cow::Borrowed(query);
     }
@@ -380,7 +377,7 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Problem> {
                 } else {
                     format!("{path}.{name}")
                 };
-                return Problem::invalid_payload(Some(field), "is required");
+                return Problem::invalid_payload(Some(field), REQUIRED);
             }
             if path != "."
                 && let Some(hint) = date_time_hint(&message)

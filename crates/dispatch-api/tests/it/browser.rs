@@ -121,6 +121,14 @@ async fn a_browser_on_an_allowed_origin_may_write_and_read_the_version() {
     assert_eq!(refused.header("access-control-allow-origin"), Some(APP));
 }
 
+/// A documented path with each of its parameters (`{id}`) filled with the id 1.
+fn with_ids(path: &str) -> String {
+    path.split('/')
+        .map(|seg| if seg.starts_with('{') { "1" } else { seg })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
 /// Every method of every route the app documents passes a browser's preflight from an
 /// allowed origin, on that route's own path: a route added with a method the CORS list
 /// forgot (as `PUT /incident/{id}/location` once was) fails here.
@@ -132,11 +140,7 @@ async fn every_documented_route_passes_a_preflight_with_its_method() {
     let mut checked = Vec::new();
     for (path, item) in &paths {
         // Path parameters filled with an id; the preflight does not reach the handler.
-        let concrete: String = path
-            .split('/')
-            .map(|seg| if seg.starts_with('{') { "1" } else { seg })
-            .collect::<Vec<_>>()
-            .join("/");
+        let concrete = with_ids(path);
         for method in ["get", "put", "post", "delete", "patch"] {
             if item.get(method).is_none() {
                 continue;
@@ -199,11 +203,7 @@ async fn every_route_with_query_parameters_refuses_an_unknown_one_naming_it() {
         if !takes_query || path == "/ws" {
             continue;
         }
-        let concrete: String = path
-            .split('/')
-            .map(|seg| if seg.starts_with('{') { "1" } else { seg })
-            .collect::<Vec<_>>()
-            .join("/");
+        let concrete = with_ids(path);
         let uri = format!("{concrete}?_=1&zz_typo=1");
         // The first profile the route lets in.
         let mut answered = None;
