@@ -13,13 +13,13 @@ mod support;
 use std::time::{Duration, Instant};
 
 use common::test_support::{PrivatePg, Vip};
-use futures_util::{SinkExt, StreamExt};
+use futures_util::StreamExt;
 use serde_json::Value;
 use tokio_tungstenite::tungstenite::Message;
 
 use support::{
-    Service, basic_token, callback_jwt, client, count, dispatch_token, get, insert_proposals,
-    porto, seed_both, seed_dispatch,
+    Service, Socket, basic_token, callback_jwt, client, count, dispatch_token, get,
+    insert_proposals, porto, queue_socket, seed_both, seed_dispatch,
 };
 
 /// How long a failover may take to be seen: a bound on a hang, not a performance claim.
@@ -137,26 +137,6 @@ where
         assert!(Instant::now() < deadline, "{what}: never written");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-}
-
-type Socket =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
-/// A socket following the `registering` queue (new incidents), as the call takers' screen.
-async fn queue_socket(dispatch: &Service, token: &str) -> Socket {
-    let url = format!("ws://{}/ws?access_token={token}", dispatch.addr);
-    let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
-    ws.send(Message::text(
-        r#"{"type":"subscribe","queue":"registering"}"#,
-    ))
-    .await
-    .unwrap();
-    let reply = tokio::time::timeout(Duration::from_secs(5), ws.next()).await;
-    let Ok(Some(Ok(Message::Text(reply)))) = reply else {
-        panic!("no answer to subscribe: {reply:?}");
-    };
-    assert!(reply.contains(r#""type":"subscribed""#), "{reply}");
-    ws
 }
 
 /// Reads the socket until it hears `incident` enter the queue (false) or is told to resync

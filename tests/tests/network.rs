@@ -27,13 +27,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::test_support::{NetNs, PrivatePg};
-use futures_util::{SinkExt, StreamExt};
+use futures_util::StreamExt;
 use serde_json::Value;
 use tokio_tungstenite::tungstenite::Message;
 
 use support::{
-    Service, basic_token, callback_jwt, client, count, dispatch_token, exec, get, insert_proposals,
-    porto, seed_both, seed_dispatch, texts,
+    Service, Socket, basic_token, callback_jwt, client, count, dispatch_token, exec, get,
+    insert_proposals, porto, queue_socket, seed_both, seed_dispatch, texts,
 };
 
 /// `DATABASE_TIMEOUT` of the services under test.
@@ -469,26 +469,6 @@ async fn a_partition_under_writes_and_callbacks_loses_no_acknowledged_write_and_
     if let Some(relay) = relay {
         relay.abort();
     }
-}
-
-type Socket =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
-/// A socket following the `registering` queue (new incidents), as the call takers' screen.
-async fn queue_socket(dispatch: &Service, token: &str) -> Socket {
-    let url = format!("ws://{}/ws?access_token={token}", dispatch.addr);
-    let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
-    ws.send(Message::text(
-        r#"{"type":"subscribe","queue":"registering"}"#,
-    ))
-    .await
-    .unwrap();
-    let reply = tokio::time::timeout(Duration::from_secs(5), ws.next()).await;
-    let Ok(Some(Ok(Message::Text(reply)))) = reply else {
-        panic!("no answer to subscribe: {reply:?}");
-    };
-    assert!(reply.contains(r#""type":"subscribed""#), "{reply}");
-    ws
 }
 
 /// The next event of `kind` on the socket (other events skipped), within `within`.

@@ -12,7 +12,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::test_support::{PgBouncer, PrivatePg};
-use futures_util::{SinkExt, StreamExt};
+use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -90,18 +90,7 @@ async fn both_services_work_through_a_transaction_pooler() {
     let base = dispatch.base();
 
     // A subscriber of the queue of new incidents, over the socket.
-    let url = format!("ws://{}/ws?access_token={token}", dispatch.addr);
-    let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
-    ws.send(Message::text(
-        r#"{"type":"subscribe","queue":"registering"}"#,
-    ))
-    .await
-    .unwrap();
-    let reply = tokio::time::timeout(Duration::from_secs(5), ws.next()).await;
-    let Ok(Some(Ok(Message::Text(reply)))) = reply else {
-        panic!("no answer to subscribe: {reply:?}");
-    };
-    assert!(reply.contains(r#""type":"subscribed""#), "{reply}");
+    let mut ws = support::queue_socket(&dispatch, &token).await;
 
     // A read of the screens' search.
     let res = http

@@ -512,3 +512,27 @@ pub fn assert_problem(what: &str, status: u16, ctype: &str, body: &Value, expect
         "{what}: {body}"
     );
 }
+
+/// A socket to a running dispatch-api.
+pub type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// A socket following the `registering` queue (new incidents), as the call takers' screen:
+/// subscribed, its `subscribed` answer read.
+pub async fn queue_socket(dispatch: &Service, token: &str) -> Socket {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    let url = format!("ws://{}/ws?access_token={token}", dispatch.addr);
+    let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+    ws.send(Message::text(
+        r#"{"type":"subscribe","queue":"registering"}"#,
+    ))
+    .await
+    .unwrap();
+    let reply = tokio::time::timeout(Duration::from_secs(5), ws.next()).await;
+    let Ok(Some(Ok(Message::Text(reply)))) = reply else {
+        panic!("no answer to subscribe: {reply:?}");
+    };
+    assert!(reply.contains(r#""type":"subscribed""#), "{reply}");
+    ws
+}
