@@ -10,9 +10,14 @@
 # After the run it checks that every request answered while the log was on was recorded.
 # Where the time goes: the CPU the service and its PostgreSQL connections (the backends of
 # the benchmark's database) used during each measured round, in ms per 1,000 reads.
+# Before the rounds it measures what one durable commit costs on this machine (pgbench, one
+# client, a one-row INSERT into a scratch table with synchronous_commit on): its latency bounds
+# a closed loop whose every read waits for a commit (bench/access_log/README.md, "The disk's
+# flush"), and its CPU is paid once per batch.
 # Environment: PGURL (default postgres://postgres@127.0.0.1:5432), DURATION (s, 15),
 # CONNECTIONS (32), ROUNDS (2), PORT (18091), TARGET_DIR (target-dispatch), BIN, KEEP_DB=1
-# (reuse the database an earlier run seeded, its access log emptied: no 3-minute seed).
+# (reuse the database an earlier run seeded, its access log emptied: no 3-minute seed),
+# ACCESS_LOG_LINGER (the service's setting, passed through; unset: its default).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source bench/lib/cpu.sh
@@ -86,6 +91,21 @@ run() { # mode -> "rps p99 requests service-ms/1k postgres-ms/1k answered-with-w
     "$(answered "$WORK/$1-warm-up.txt" "$WORK/$1.txt")" \
     "$(per_1k $((all1 - all0)) "$n") $(per_1k $((b1 - b0 - st1 + st0)) "$n") $(per_1k $((st1 - st0)) "$n")"
 }
+
+# One durable commit alone: its latency and PostgreSQL's CPU (the WAL's flush included).
+commit_probe() {
+  psql -X -q "$DATABASE_URL" -c "CREATE TABLE IF NOT EXISTS bench_commit_probe (x int)"
+  echo "INSERT INTO bench_commit_probe VALUES (1);" > "$WORK/commit.sql"
+  local p0 p1 out n
+  p0=$(pg_ticks)
+  out=$(PGOPTIONS="-c synchronous_commit=on" pgbench -n -c 1 -T 5 -M prepared -f "$WORK/commit.sql" "$DATABASE_URL" 2>&1)
+  p1=$(pg_ticks)
+  n=$(awk '/actually processed/ {print $NF}' <<< "$out" | cut -d/ -f1)
+  psql -X -q "$DATABASE_URL" -c "DROP TABLE bench_commit_probe"
+  echo "$(awk '/latency average/ {print $4}' <<< "$out") $(us_per $((p1 - p0)) "$n")"
+}
+read -r commit_ms commit_us <<< "$(commit_probe)"
+echo "a durable commit alone (one-row INSERT, one client): $commit_ms ms, $commit_us µs of PostgreSQL's CPU"
 
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-8s %-5s %12s %10s %10s %14s %14s %12s %14s %12s\n' round log "req/s" p99 requests \

@@ -3,6 +3,7 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::{HttpResponse, web};
@@ -15,6 +16,7 @@ use utoipa::ToSchema;
 
 use crate::Problem;
 use crate::db::{self, Pool};
+use crate::in_flight::InFlight;
 use crate::listen::ListenHealth;
 
 #[derive(Serialize, ToSchema)]
@@ -252,6 +254,11 @@ pub trait Service: Clone + 'static {
     fn listen_health(&self) -> Option<ListenHealth> {
         None
     }
+    /// The count of the requests in flight, when the service reads it ([`InFlight`]): the
+    /// `App` then counts every request while it is served.
+    fn in_flight(&self) -> Option<Arc<InFlight>> {
+        None
+    }
 }
 
 /// A service's `App`: [`app`] with `state` as `web::Data` and the service's routes, and the
@@ -274,12 +281,25 @@ pub fn service_app<S: Service>(
     let enabled = cors.is_some();
     let (pool, openapi) = state.parts();
     let listen_health = state.listen_health();
+    let in_flight = state.in_flight();
     app(pool.clone(), openapi.clone(), metrics, move |cfg| {
         if let Some(health) = listen_health {
             cfg.app_data(web::Data::new(health));
         }
         cfg.app_data(web::Data::new(state));
         S::routes(cfg);
+    })
+    // Inside the CORS layer and outside the routes: a request counts from the middleware that
+    // admitted it until its answer is ready.
+    .wrap_fn(move |req, srv| {
+        use actix_web::dev::Service as _;
+        let request = in_flight.as_ref().map(InFlight::enter);
+        let answer = srv.call(req);
+        async move {
+            let answer = answer.await;
+            drop(request);
+            answer
+        }
     })
     .wrap(actix_web::middleware::Condition::new(
         enabled,

@@ -10,6 +10,7 @@ pub mod db;
 pub mod docs;
 pub mod extract;
 pub mod http;
+pub mod in_flight;
 pub mod listen;
 pub mod pages;
 pub mod problem;

@@ -8,6 +8,11 @@
 //! written within [`AccessLogSettings::give_up`] makes its read a 503: no answered read
 //! without its entry. Once an hour of the log's own time, a task of its own removes the
 //! entries past the retention, beside the writer.
+//!
+//! A batch lingers only while a request in flight may still join it: once every HTTP request
+//! the process is serving ([`InFlight`]) is already waiting for a commit, nobody else can
+//! come, and the batch is written at once (PostgreSQL's `commit_siblings` rule for its
+//! `commit_delay`).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -15,6 +20,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use common::db::Pool;
+use common::in_flight::InFlight;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel_async::AsyncPgConnection;
 use tokio::sync::{Notify, OwnedMutexGuard, watch};
@@ -27,9 +33,10 @@ use crate::store::access_log::{self, Access};
 pub const DEFAULT_RETENTION: Duration = Duration::from_secs(5 * 365 * 24 * 3600);
 /// The most entries one INSERT carries.
 pub const BATCH: usize = 1_000;
-/// How long a batch gathers from its first entry when `ACCESS_LOG_LINGER` is unset: nothing
-/// beyond what arrives while the writer commits the batch before (bench/access_log/README.md).
-pub const LINGER: Duration = Duration::ZERO;
+/// How long a batch may gather from its first entry when `ACCESS_LOG_LINGER` is unset, while
+/// requests in flight may still join it (bench/access_log/README.md, 2026-11-29 "Lingering
+/// while a request can join").
+pub const LINGER: Duration = Duration::from_millis(2);
 /// How long a batch is tried while the database cannot be reached, from its first entry,
 /// before its reads are answered 503.
 pub const GIVE_UP: Duration = Duration::from_secs(5);
@@ -76,6 +83,8 @@ enum Outcome {
 /// The entries of one INSERT and the readers waiting for it.
 struct Batch {
     entries: Vec<Access>,
+    /// The reads whose last entry is in this batch (told by it).
+    reads: usize,
     done: watch::Sender<Option<Outcome>>,
     /// When its first entry came: its linger and its give-up count from then.
     opened: Instant,
@@ -85,6 +94,7 @@ impl Batch {
     fn new(capacity: usize) -> Self {
         Self {
             entries: Vec::with_capacity(capacity.min(64)),
+            reads: 0,
             done: watch::Sender::new(None),
             opened: Instant::now(),
         }
@@ -99,6 +109,11 @@ struct Queue {
     closed: VecDeque<Batch>,
     /// Entries handed to the writer whose outcome is not told yet.
     waiting: usize,
+    /// Reads (calls of `record_all`) whose outcome is not told yet.
+    reads: usize,
+    /// The writer lingers over the open batch: a read that makes every request in flight a
+    /// waiting one wakes it.
+    lingering: bool,
     /// Every handle is gone: write what is left and end.
     ending: bool,
     /// The writer has ended (or failed): nothing more is taken.
@@ -110,6 +125,8 @@ struct Shared {
     /// Wakes the writer: a first entry, a batch closed, a flush, the end.
     wake: Notify,
     batch: usize,
+    /// The process's HTTP requests in flight (counted by its `App`).
+    in_flight: Arc<InFlight>,
     /// Held while the retention runs.
     pruning: Arc<tokio::sync::Mutex<()>>,
 }
@@ -158,11 +175,14 @@ impl AccessLog {
                 open: Batch::new(batch),
                 closed: VecDeque::new(),
                 waiting: 0,
+                reads: 0,
+                lingering: false,
                 ending: false,
                 stopped: false,
             }),
             wake: Notify::new(),
             batch,
+            in_flight: InFlight::new(),
             pruning: Arc::default(),
         });
         tokio::spawn(write(shared.clone(), pool, settings));
@@ -235,6 +255,18 @@ impl AccessLog {
             if !q.open.entries.is_empty() && !incident_ids.is_empty() {
                 waits.push(q.open.done.subscribe());
             }
+            if !incident_ids.is_empty() {
+                // Told by the batch its last entry went into: the open one, or the one it
+                // filled.
+                if !q.open.entries.is_empty() {
+                    q.open.reads += 1;
+                } else if let Some(filled) = q.closed.back_mut() {
+                    filled.reads += 1;
+                }
+                q.reads += 1;
+                // The last request that could join the lingering batch has: write it now.
+                wake |= q.lingering && q.reads >= shared.in_flight.count();
+            }
             wake
         };
         if wake {
@@ -276,6 +308,12 @@ impl AccessLog {
     pub fn waiting(&self) -> usize {
         self.writer.as_ref().map_or(0, |h| h.shared.queue().waiting)
     }
+
+    /// The count of the process's HTTP requests in flight that a batch's linger looks at
+    /// (none without a writer): the `App` counts its requests into it.
+    pub fn in_flight(&self) -> Option<Arc<InFlight>> {
+        self.writer.as_ref().map(|h| h.shared.in_flight.clone())
+    }
 }
 
 /// Waits for a batch's outcome.
@@ -308,6 +346,7 @@ impl Drop for Stopped {
         q.closed.clear();
         q.open = Batch::new(0);
         q.waiting = 0;
+        q.reads = 0;
     }
 }
 
@@ -330,7 +369,11 @@ async fn write(shared: Arc<Shared>, pool: Pool, settings: AccessLogSettings) {
             )
             .await
         };
-        shared.queue().waiting -= batch.entries.len();
+        {
+            let mut q = shared.queue();
+            q.waiting -= batch.entries.len();
+            q.reads -= batch.reads;
+        }
         // The retention is due: it runs in a task of its own, so the reads of the next
         // batches never wait behind its DELETE. Its guard is taken before this batch's reads
         // are told, so a flush that follows them waits for it too; one runs at a time (a
@@ -356,26 +399,41 @@ async fn write(shared: Arc<Shared>, pool: Pool, settings: AccessLogSettings) {
     }
 }
 
-/// The next batch to write: a closed one first, else the open one once its linger is over
-/// (at once when every handle is gone); None when nothing is left and every handle is gone.
+/// The next batch to write: a closed one first, else the open one once its linger is over or
+/// no request in flight is left to join it (at once when every handle is gone); None when
+/// nothing is left and every handle is gone.
 async fn next(shared: &Shared, linger: Duration) -> Option<Batch> {
+    let in_flight = &shared.in_flight;
     loop {
+        // On, and the wait enabled, before the count is read: a request that ends after the
+        // look below wakes the wait.
+        in_flight.watch(true);
+        let left = in_flight.left();
+        tokio::pin!(left);
+        left.as_mut().enable();
         let until = {
             let mut q = shared.queue();
+            q.lingering = false;
             if let Some(batch) = q.closed.pop_front() {
+                in_flight.watch(false);
                 return Some(batch);
             }
             if q.open.entries.is_empty() {
                 if q.ending {
+                    in_flight.watch(false);
                     return None;
                 }
                 None
             } else {
                 let until = q.open.opened + linger;
-                if q.ending || Instant::now() >= until {
+                // Every request in flight waits for a commit already: none can join.
+                let alone = q.reads >= in_flight.count();
+                if q.ending || alone || Instant::now() >= until {
+                    in_flight.watch(false);
                     let capacity = shared.batch;
                     return Some(std::mem::replace(&mut q.open, Batch::new(capacity)));
                 }
+                q.lingering = true;
                 Some(until)
             }
         };
@@ -385,9 +443,14 @@ async fn next(shared: &Shared, linger: Duration) -> Option<Batch> {
                 tokio::select! {
                     () = tokio::time::sleep_until(until) => {}
                     () = shared.wake.notified() => {}
+                    () = &mut left => {}
                 }
             }
-            None => shared.wake.notified().await,
+            None => {
+                // Idle: an ending request has nothing to tell.
+                in_flight.watch(false);
+                shared.wake.notified().await;
+            }
         }
     }
 }

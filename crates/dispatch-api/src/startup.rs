@@ -33,6 +33,11 @@ impl common::http::Service for AppState {
         self.users.listen_health()
     }
 
+    /// The access log's batch lingers only while a request in flight may still join it.
+    fn in_flight(&self) -> Option<std::sync::Arc<common::in_flight::InFlight>> {
+        self.access_log.in_flight()
+    }
+
     fn routes(cfg: &mut web::ServiceConfig) {
         crate::routes::configure(cfg);
         // The manager's page (`/reports`), after the API's `/reports/response-times`.

@@ -115,12 +115,12 @@ fn the_maximum_lifetime_comes_from_jwt_max_lifetime() {
 }
 
 #[test]
-fn the_access_log_does_not_linger_unless_told_and_never_past_ten_seconds() {
+fn the_access_log_lingers_two_milliseconds_unless_told_and_never_past_ten_seconds() {
     let linger = |pairs: &[(&str, &str)]| read(pairs).map(|s| s.access_log().linger);
-    assert_eq!(linger(&[]).unwrap(), Duration::ZERO);
+    assert_eq!(linger(&[]).unwrap(), Duration::from_millis(2));
     assert_eq!(
-        linger(&[("ACCESS_LOG_LINGER", "2ms")]).unwrap(),
-        Duration::from_millis(2)
+        linger(&[("ACCESS_LOG_LINGER", "5ms")]).unwrap(),
+        Duration::from_millis(5)
     );
     assert_eq!(
         linger(&[("ACCESS_LOG_LINGER", "0ms")]).unwrap(),

@@ -66,7 +66,13 @@ fn reads_waiting(
     range
         .map(|i| {
             let (log, id) = (log.clone(), ids[i % ids.len()]);
-            tokio::spawn(async move { log.record(user, id, route, t0 + step * i as i32).await })
+            // Each read is a request in flight until it is answered, as the `App` counts it.
+            let request = log.in_flight().map(|f| f.enter());
+            tokio::spawn(async move {
+                let recorded = log.record(user, id, route, t0 + step * i as i32).await;
+                drop(request);
+                recorded
+            })
         })
         .collect()
 }
@@ -403,7 +409,8 @@ async fn transactions(api: &Api) -> i64 {
         .n
 }
 
-/// A writer that lingers ten seconds over a batch of `batch` entries.
+/// A writer that lingers ten seconds over a batch of `batch` entries (while a request in
+/// flight has not joined it).
 fn lingering(api: &Api, batch: usize) -> AccessLog {
     AccessLog::start(
         api.db.pool(),
@@ -424,6 +431,9 @@ async fn reads_recorded_while_a_batch_lingers_are_written_by_one_insert_when_flu
     let ids = first_incidents(&api, 3).await;
     let user = api.id("regulador");
     let log = lingering(&api, 1000);
+    // A request being served that has not recorded its read: it may join, so the batch
+    // lingers.
+    let _serving = log.in_flight().unwrap().enter();
     let t0 = Utc::now();
     let ms = (t0, Duration::milliseconds(1));
     let first = reads_waiting(&log, user, &ids, 0..5, "GET /incident/{id}", ms);
@@ -455,6 +465,7 @@ async fn a_full_batch_is_written_without_waiting_for_the_linger() {
     let ids = first_incidents(&api, 2).await;
     let user = api.id("tarm");
     let log = lingering(&api, 4);
+    let _serving = log.in_flight().unwrap().enter();
     let t0 = Utc::now();
     let ms = (t0, Duration::milliseconds(1));
     let route = "GET /incident/{id}/timeline";
@@ -478,14 +489,15 @@ async fn a_full_batch_is_written_without_waiting_for_the_linger() {
 }
 
 /// Through the API, as an administrator answering an inquiry would: with a ten-second linger
-/// two people's reads wait for their entries, unanswered and not in the table yet; the
-/// incident's listing ends the linger, shows both by whom and through which route, and the
-/// two reads are answered.
+/// (and another request being served, which may still join the batch) two people's reads
+/// wait for their entries, unanswered and not in the table yet; the incident's listing ends
+/// the linger, shows both by whom and through which route, and the two reads are answered.
 #[actix_web::test]
 async fn a_listing_shows_the_reads_waiting_without_waiting_for_the_linger() {
     let api = Api::lingering(std::time::Duration::from_secs(10)).await;
     let id = first_incidents(&api, 1).await[0];
     let log = &api.state().access_log;
+    let _serving = log.in_flight().unwrap().enter();
     let detail = format!("/incident/{id}");
     let timeline = format!("/incident/{id}/timeline");
     let reads = async { tokio::join!(api.get("regulador", &detail), api.get("frota", &timeline)) };
@@ -529,6 +541,77 @@ async fn a_listing_shows_the_reads_waiting_without_waiting_for_the_linger() {
     ];
     expected.sort();
     let expected: Vec<(&str, &str)> = expected.iter().map(|(n, r)| (n.as_str(), *r)).collect();
+    assert_eq!(read, expected);
+}
+
+/// docs/dispatch-access-log.md, "The linger": a batch lingers only while a request in flight
+/// may still join it. Three reads, the only requests in flight, are written together and
+/// answered long before a ten-second linger; two more linger while a third request is served,
+/// and are written and answered, without a flush, once that request ends without recording.
+#[actix_web::test]
+async fn a_batch_is_written_once_no_request_in_flight_can_join_it() {
+    let api = Api::new().await;
+    let ids = first_incidents(&api, 3).await;
+    let user = api.id("regulador");
+    let log = lingering(&api, 1000);
+    let t0 = Utc::now();
+    let ms = (t0, Duration::milliseconds(1));
+    let route = "GET /incident/{id}";
+    let expected: Vec<_> = (0..5)
+        .map(|i| (ids[i % 3], user, route.to_owned()))
+        .collect();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        answered(reads_waiting(&log, user, &ids, 0..3, route, ms)),
+    )
+    .await
+    .expect("answered without waiting out the linger");
+    assert_eq!(entries(&api).await, expected[..3]);
+    assert!(transactions(&api).await <= 3);
+    let before = transactions(&api).await;
+    // A list of units, say: a request in flight that reads no patient data (yet).
+    let serving = log.in_flight().unwrap().enter();
+    let left = reads_waiting(&log, user, &ids, 3..5, route, ms);
+    until_waiting(&log, 2).await;
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    assert!(left.iter().all(|read| !read.is_finished()));
+    assert_eq!(entries(&api).await, expected[..3]);
+    drop(serving);
+    tokio::time::timeout(std::time::Duration::from_secs(5), answered(left))
+        .await
+        .expect("answered once the other request ended");
+    assert_eq!(entries(&api).await, expected);
+    assert_eq!(transactions(&api).await, before + 1);
+    assert_eq!(log.waiting(), 0);
+}
+
+/// Through the API: with a ten-second linger, two reads that are the only requests being
+/// served are answered at once, each with its entry (nobody else can join their batch).
+#[actix_web::test]
+async fn reads_through_the_api_do_not_wait_out_the_linger_when_nobody_else_is_served() {
+    let api = Api::lingering(std::time::Duration::from_secs(10)).await;
+    let id = first_incidents(&api, 1).await[0];
+    let detail = format!("/incident/{id}");
+    let timeline = format!("/incident/{id}/timeline");
+    let (regulator_read, fleet_read) =
+        tokio::time::timeout(std::time::Duration::from_secs(5), async {
+            tokio::join!(api.get("regulador", &detail), api.get("frota", &timeline))
+        })
+        .await
+        .expect("answered without waiting out the linger");
+    assert_eq!(regulator_read.ok()["id"], id);
+    fleet_read.ok();
+    let mut read: Vec<(i64, i64, String)> = entries(&api).await;
+    read.sort();
+    let mut expected = vec![
+        (id, api.id("regulador"), "GET /incident/{id}".to_owned()),
+        (
+            id,
+            api.id("frota"),
+            "GET /incident/{id}/timeline".to_owned(),
+        ),
+    ];
+    expected.sort();
     assert_eq!(read, expected);
 }
 
