@@ -316,15 +316,19 @@ fn the_connected_users_are_those_with_a_socket() {
 fn alert(dispatch_id: i64) -> OffloadAlert {
     let at = chrono::DateTime::from_timestamp(1_900_000_000, 0).unwrap();
     OffloadAlert {
-        dispatch_id,
-        incident_id: 10 + dispatch_id,
-        incident_number: format!("2030-{dispatch_id:06}"),
-        mobile_unit: crate::views::OffloadUnit {
-            id: 7,
-            name: "USA 07".into(),
+        hold: crate::views::OffloadHold {
+            dispatch_id,
+            incident: crate::views::IncidentRef {
+                id: 10 + dispatch_id,
+                number: format!("2030-{dispatch_id:06}"),
+            },
+            mobile_unit: crate::views::OffloadUnit {
+                id: 7,
+                name: "USA 07".into(),
+            },
+            health_unit: None,
+            at_destination_at: at,
         },
-        health_unit: None,
-        at_destination_at: at,
         target_seconds: 1200,
         alerted_at: at + chrono::Duration::minutes(20),
     }
@@ -333,13 +337,8 @@ fn alert(dispatch_id: i64) -> OffloadAlert {
 fn cleared(dispatch_id: i64) -> OffloadNotice {
     let a = alert(dispatch_id);
     OffloadNotice::Cleared(crate::views::OffloadCleared {
-        dispatch_id,
-        incident_id: a.incident_id,
-        incident_number: a.incident_number,
-        mobile_unit: a.mobile_unit,
-        health_unit: None,
+        hold: a.hold,
         by: crate::domain::dispatch::Status::HandedOver,
-        at_destination_at: a.at_destination_at,
         cleared_at: a.alerted_at,
         held_seconds: 1500.0,
     })
