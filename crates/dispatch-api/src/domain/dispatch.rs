@@ -4,7 +4,6 @@
 //! handed to the hospital's team, the end of the stretcher hold: docs/dispatch-routes.md,
 //! "Response times"); nothing goes back; `released` is final and frees the unit.
 
-use chrono::{DateTime, Utc};
 use common::text_enum;
 
 use super::Refusal;
@@ -48,15 +47,6 @@ pub fn transition(from: Status, to: Status) -> Result<Status, Refusal> {
             requested: to.as_str().to_owned(),
         })
     }
-}
-
-/// The latest of a dispatch's step times (`assigned_at`, then the later steps', a skipped
-/// one `None`): when the unit entered its current step.
-pub fn latest_step(
-    assigned_at: DateTime<Utc>,
-    later: impl IntoIterator<Item = Option<DateTime<Utc>>>,
-) -> DateTime<Utc> {
-    later.into_iter().flatten().fold(assigned_at, DateTime::max)
 }
 
 /// A vehicle type: what a technical decision asks for and what a unit is.

@@ -1,6 +1,5 @@
 //! Reference lists, the fleet and the unallocated staff.
 
-use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::result::Error;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -8,6 +7,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use crate::domain::dispatch::Status;
 use crate::schema::dispatch::*;
 use crate::search::{NameIndex, Search, fold};
+use crate::store::dispatches::DispatchRow;
 use crate::store::read::*;
 use crate::store::search_order;
 use crate::store::{opt_ref, ref_option};
@@ -304,39 +304,9 @@ struct BoardRow {
     #[diesel(select_expression = (mobile_unit_types::id, mobile_unit_types::name))]
     vehicle_type: (i32, String),
     #[diesel(embed)]
-    dispatch: Option<BoardDispatch>,
+    dispatch: Option<DispatchRow>,
     #[diesel(select_expression = (incidents::id, incidents::number).nullable())]
     incident: Option<(i64, String)>,
-}
-
-/// The dispatch a board row's unit is on, with its step times.
-#[derive(Queryable, Selectable)]
-#[diesel(table_name = dispatches, check_for_backend(diesel::pg::Pg))]
-struct BoardDispatch {
-    id: i64,
-    status: Status,
-    assigned_at: DateTime<Utc>,
-    en_route_at: Option<DateTime<Utc>>,
-    on_scene_at: Option<DateTime<Utc>>,
-    transporting_at: Option<DateTime<Utc>>,
-    at_destination_at: Option<DateTime<Utc>>,
-    handed_over_at: Option<DateTime<Utc>>,
-}
-
-impl BoardDispatch {
-    /// When the unit entered its current step: the latest of the step times.
-    fn step_since(&self) -> DateTime<Utc> {
-        crate::domain::dispatch::latest_step(
-            self.assigned_at,
-            [
-                self.en_route_at,
-                self.on_scene_at,
-                self.transporting_at,
-                self.at_destination_at,
-                self.handed_over_at,
-            ],
-        )
-    }
 }
 
 /// The fleet board's rows: every active unit (`unit: None`), or the one unit `unit`
@@ -361,7 +331,7 @@ async fn board_rows(
     Ok(rows
         .into_iter()
         .map(|r| {
-            let step_since = r.dispatch.as_ref().map(BoardDispatch::step_since);
+            let step_since = r.dispatch.as_ref().map(DispatchRow::latest);
             let dispatch = r
                 .dispatch
                 .zip(r.incident)

@@ -976,16 +976,8 @@ async fn a_fleet_follower_hears_each_step_with_the_unit_as_the_board_shows_it() 
     let (id, v) = w.incident_in("regulated").await;
     let unit = w.free_units().await[0];
     let dispatch = w.send_unit(id, v, unit).await;
-    let steps = [
-        "assigned",
-        "en_route",
-        "on_scene",
-        "transporting",
-        "at_destination",
-        "handed_over",
-        "released",
-    ];
-    for step in steps {
+    // Every step of a unit, in order: assigned (the dispatch above) to released.
+    for step in dispatch_api::domain::dispatch::Status::ALL.map(|s| s.as_str()) {
         if step != "assigned" {
             w.unit_step(dispatch, step).await;
         }

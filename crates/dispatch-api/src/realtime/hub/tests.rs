@@ -420,3 +420,36 @@ fn mine_is_told_to_its_own_user_only() {
     assert_eq!(hub.publish_mine(&again), 0);
     assert_eq!(recv(&mut to_rx), None);
 }
+
+/// A unit's step reaches the fleet's followers only, as its message; a step that did not
+/// fit in its notice is a `queue.resync` for `fleet`.
+#[test]
+fn a_units_step_reaches_the_fleet_followers_and_a_resync_tells_them_to_read_again() {
+    let hub = Hub::new(8, WsSettings::default());
+    let (fleet, mut rf) = hub.connect(&user(1, Profile::OperadorFrota));
+    let (other, mut ro) = hub.connect(&user(2, Profile::OperadorFrota));
+    hub.follow_queue(&fleet, crate::domain::queue::Queue::FLEET);
+    hub.follow_queue(&other, crate::domain::queue::Queue::OFFLOAD);
+    let step: crate::views::UnitStep = serde_json::from_value(serde_json::json!({
+        "step": "released", "at": "2030-01-01T10:00:00Z", "dispatch_id": 4,
+        "unit": {"id": 7, "name": "USA 07", "base": "Centro",
+                 "vehicle_type": {"id": 1, "name": "USA"}, "dispatch": null,
+                 "step_since": null}}))
+    .unwrap();
+    assert_eq!(hub.publish_fleet(&FleetNotice::Step(Box::new(step))), 1);
+    let heard = recv(&mut rf).unwrap();
+    assert_eq!(
+        (&heard["type"], &heard["step"], &heard["unit"]["id"]),
+        (
+            &serde_json::json!("unit.step"),
+            &serde_json::json!("released"),
+            &serde_json::json!(7)
+        )
+    );
+    assert_eq!(recv(&mut ro), None);
+    assert_eq!(hub.publish_fleet(&FleetNotice::Resync), 1);
+    assert_eq!(
+        recv(&mut rf).unwrap(),
+        serde_json::json!({"type": "queue.resync", "queue": "fleet"})
+    );
+}

@@ -12,6 +12,7 @@ use crate::domain::history::{ChangeGroup, HistoryAction};
 use crate::domain::incident::{self, Edit, State};
 use crate::domain::{Refusal, reference};
 use crate::schema::dispatch::*;
+use crate::store::dispatches::DispatchRow;
 use crate::store::error::Result;
 use crate::store::fleet;
 use crate::store::frame::{self, Commit};
@@ -249,11 +250,11 @@ pub async fn dispatch_status(
                 ))
                 .first(c)
                 .await?;
-        let from = row.status;
+        let from = row.row.status;
         let to = dispatch::transition(from, to)?;
         // The step's one instant: the write's, never before the dispatch's latest step (times
         // never go backwards), and the same on the row, the history entry and the event.
-        let at = row.latest().max(by.at);
+        let at = row.row.latest().max(by.at);
         set_step(c, dispatch_id, to, at).await?;
         fleet::announce_step(c, dispatch_id, row.mobile_unit_id, to, at).await?;
         if from == Status::AtDestination {
@@ -285,32 +286,9 @@ pub async fn dispatch_status(
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = dispatches, check_for_backend(diesel::pg::Pg))]
 struct Stepped {
-    status: Status,
-    assigned_at: DateTime<Utc>,
-    en_route_at: Option<DateTime<Utc>>,
-    on_scene_at: Option<DateTime<Utc>>,
-    transporting_at: Option<DateTime<Utc>>,
-    at_destination_at: Option<DateTime<Utc>>,
-    handed_over_at: Option<DateTime<Utc>>,
-    released_at: Option<DateTime<Utc>>,
+    #[diesel(embed)]
+    row: DispatchRow,
     mobile_unit_id: i64,
-}
-
-impl Stepped {
-    /// The latest time the dispatch recorded.
-    fn latest(&self) -> DateTime<Utc> {
-        dispatch::latest_step(
-            self.assigned_at,
-            [
-                self.en_route_at,
-                self.on_scene_at,
-                self.transporting_at,
-                self.at_destination_at,
-                self.handed_over_at,
-                self.released_at,
-            ],
-        )
-    }
 }
 
 /// Raw SQL because the column is chosen by the step; `at` is the write's instant, already
