@@ -17,11 +17,11 @@ use crate::domain::history::ChangeGroup;
 use crate::realtime::authority::Ending;
 use crate::realtime::hub::Hub;
 use crate::realtime::notice::OffloadNotice;
-use crate::realtime::notice::{IncidentNotice, MineNotice, QueueNotice};
+use crate::realtime::notice::{FleetNotice, IncidentNotice, MineNotice, QueueNotice};
 use crate::state::AppState;
 use crate::store::holders::MINE_CHANNEL;
 use crate::store::offload::OFFLOAD_CHANNEL;
-use crate::store::{self, INCIDENT_CHANNEL, QUEUE_CHANNEL, REFERENCE_CHANNEL};
+use crate::store::{self, FLEET_CHANNEL, INCIDENT_CHANNEL, QUEUE_CHANNEL, REFERENCE_CHANNEL};
 use crate::user_cache;
 
 /// `application_name` of the listening connection (find it in `pg_stat_activity`).
@@ -68,14 +68,15 @@ pub fn spawn(database_url: String, state: &AppState, settings: ListenSettings) -
         REFERENCE_CHANNEL,
         OFFLOAD_CHANNEL,
         MINE_CHANNEL,
+        FLEET_CHANNEL,
     ]
     .map(str::to_owned)
     .to_vec();
     common::listen::spawn(database_url, channels, settings, tx)
 }
 
-/// Incident changes, work-queue moves, incidents coming to users or leaving them, and
-/// hospital offload alerts, on one task so that a
+/// Incident changes, work-queue moves, incidents coming to users or leaving them, units'
+/// steps and hospital offload alerts, on one task so that a
 /// socket following several hears them in the order they were committed.
 async fn follow_incidents(mut rx: broadcast::Receiver<ListenEvent>, hub: Hub, pool: Pool) {
     loop {
@@ -102,6 +103,11 @@ async fn follow_incidents(mut rx: broadcast::Receiver<ListenEvent>, hub: Hub, po
                         hub.publish_mine(&notice);
                     }
                     None => tracing::warn!(%payload, "unreadable personal queue notification"),
+                }
+            }
+            Ok(ListenEvent::Notification { channel, payload }) if channel == FLEET_CHANNEL => {
+                if let Some(notice) = FleetNotice::parse(&payload) {
+                    hub.publish_fleet(&notice);
                 }
             }
             Ok(ListenEvent::Notification { channel, payload }) if channel == OFFLOAD_CHANNEL => {

@@ -32,7 +32,7 @@ use crate::views::*;
         DefaultValues, PossibleValues,
         IncidentTimeline, DispatchTimeline, TargetView, ResponseTimesReport, ReportGroup,
         PhaseStats, UnitAtDoor, HoldStats, HospitalOffload, OffloadBoard, OffloadAlert,
-        OffloadCleared, OffloadUnit,
+        OffloadCleared, OffloadUnit, OffloadHold, UnitStep,
         crate::domain::times::Interval,
         crate::routes::response_targets::Targets, crate::routes::response_targets::PutTargets,
         crate::routes::response_targets::TargetChangeBody,

@@ -79,7 +79,7 @@ shows!(
     FleetOccurrence => |v| v.incident.id,
     DispatchData => |v| v.incident.id,
     OccurrenceView => |v| v.incident.id,
-    IncidentTimeline => |v| v.incident_id,
+    IncidentTimeline => |v| v.id,
     UnitRecommendation => |v| v.incident.id,
     TechnicalDecisionView => |v| v.incident_id,
     PrankCall => |v| v.incident_id,

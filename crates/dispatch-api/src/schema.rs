@@ -91,7 +91,7 @@ pub mod dispatch {
             id -> Int8,
             incident_id -> Int8,
             intercurrence_id -> Int4,
-            notes -> Text,
+            notes -> Nullable<Text>,
             recorded_by -> Int8,
             recorded_at -> Timestamptz,
         }
@@ -300,7 +300,7 @@ pub mod dispatch {
             action_id -> Int4,
             mobile_unit_type_id -> Nullable<Int4>,
             regulator_id -> Int8,
-            notes -> Text,
+            notes -> Nullable<Text>,
             decided_at -> Timestamptz,
         }
     }

@@ -5,6 +5,7 @@
 //! no queries: the store hands the candidates in, the route answers what this decides.
 
 use chrono::{DateTime, Duration, Utc};
+use common::text_enum;
 
 /// A point on the map (WGS 84 degrees).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -190,6 +191,40 @@ pub fn recommend<'a>(
     (ranked, left_out, unplaced)
 }
 
+text_enum! {
+    /// Why a recommended unit ranks where it does (docs/dispatch-routes.md, "Positions and a
+    /// recommendation"). Every listed unit is free and of the type asked for; the distance is
+    /// from where it counts as being (its `position.source`).
+    pub enum RankReason {
+        /// The first: no free unit of the type is nearer the incident.
+        Nearest = "nearest",
+        /// Farther than the unit ranked just above it.
+        Farther = "farther",
+        /// As far as the unit just above it (to the metre): ranked after it by id.
+        SameDistance = "same_distance",
+        /// The incident has no location: the free units of the type are listed by id.
+        NoIncidentLocation = "no_incident_location",
+    }
+}
+
+/// Why each of `ranked` (nearest first, as [`recommend`] ranks them) ranks where it does:
+/// the first is the nearest; each next one is farther than the one above it, or as far to
+/// the metre (then after it by id).
+pub fn rank_reasons(ranked: &[Ranked<'_>]) -> Vec<RankReason> {
+    let metres = |r: &Ranked<'_>| (r.distance_km * 1000.0).round();
+    ranked
+        .iter()
+        .enumerate()
+        .map(
+            |(i, r)| match i.checked_sub(1).map(|above| &ranked[above]) {
+                None => RankReason::Nearest,
+                Some(above) if metres(above) == metres(r) => RankReason::SameDistance,
+                Some(_) => RankReason::Farther,
+            },
+        )
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -275,6 +310,10 @@ mod tests {
         assert_eq!(ids, [2, 1]);
         // 2 km at 40 km/h: three minutes.
         assert_eq!(ranked[0].eta, Duration::seconds(180));
+        assert_eq!(
+            rank_reasons(&ranked),
+            [RankReason::Nearest, RankReason::Farther]
+        );
         let why: Vec<(i64, &str)> = left.iter().map(|(u, r)| (u.id, r.as_str())).collect();
         assert_eq!(
             why,
@@ -283,6 +322,37 @@ mod tests {
                 (4, "other_type"),
                 (5, "inactive"),
                 (6, "no_position")
+            ]
+        );
+    }
+
+    #[test]
+    fn units_as_far_as_the_one_above_them_say_so() {
+        let at = Whereabouts::Reported {
+            at: Point {
+                lat: SJC.lat + 1.0 / 111.19,
+                lon: SJC.lon,
+            },
+            age: Duration::zero(),
+        };
+        let units: Vec<Candidate> = [9, 3, 5]
+            .map(|id| Candidate {
+                id,
+                type_id: 1,
+                active: true,
+                busy: false,
+                whereabouts: at,
+            })
+            .to_vec();
+        let (ranked, _, _) = recommend(&units, Some(1), Some(SJC), &Rules::default());
+        let ids: Vec<i64> = ranked.iter().map(|r| r.unit.id).collect();
+        assert_eq!(ids, [3, 5, 9]);
+        assert_eq!(
+            rank_reasons(&ranked),
+            [
+                RankReason::Nearest,
+                RankReason::SameDistance,
+                RankReason::SameDistance
             ]
         );
     }

@@ -35,8 +35,18 @@ text_enum! {
     }
 }
 
+text_enum! {
+    /// The fleet queue's name (docs/dispatch-realtime.md, "The fleet board"): its followers
+    /// hear `unit.step` each time a unit takes a step of its dispatch, with the unit as the
+    /// fleet board (`GET /mobile-unit/board`) shows it.
+    pub enum FleetQueue {
+        Fleet = "fleet",
+    }
+}
+
 /// What a socket may follow by name: a work queue (an open state), the hospital offload
-/// queue or the user's own incidents. On the wire, the state's word, `offload` or `mine`.
+/// queue, the user's own incidents or the fleet. On the wire, the state's word, `offload`,
+/// `mine` or `fleet`.
 #[derive(
     Debug,
     Clone,
@@ -55,17 +65,20 @@ pub enum Queue {
     Work(State),
     Offload(OffloadQueue),
     Mine(MineQueue),
+    Fleet(FleetQueue),
 }
 
 impl Queue {
     pub const OFFLOAD: Queue = Queue::Offload(OffloadQueue::Offload);
     pub const MINE: Queue = Queue::Mine(MineQueue::Mine);
+    pub const FLEET: Queue = Queue::Fleet(FleetQueue::Fleet);
 
     pub fn as_str(self) -> &'static str {
         match self {
             Queue::Work(s) => s.as_str(),
             Queue::Offload(o) => o.as_str(),
             Queue::Mine(m) => m.as_str(),
+            Queue::Fleet(f) => f.as_str(),
         }
     }
 }
@@ -83,6 +96,10 @@ pub const OFFLOAD_FOLLOWERS: &[Profile] = &[Admin, Tarm, MedicoRegulador, Operad
 /// Who may follow their own incidents (`mine`): whoever an incident can be sent or
 /// transferred to reads incidents, so every profile that reads them.
 pub const MINE_FOLLOWERS: &[Profile] = OFFLOAD_FOLLOWERS;
+
+/// Who may follow the fleet (`fleet`): whoever reads the fleet board, which serves every
+/// profile that reads incidents.
+pub const FLEET_FOLLOWERS: &[Profile] = OFFLOAD_FOLLOWERS;
 
 /// The states that are queues, in the order of an incident's life.
 pub const QUEUES: [State; 4] = [
@@ -118,6 +135,9 @@ mod tests {
         let q: Queue = serde_json::from_str(r#""mine""#).unwrap();
         assert_eq!(q, Queue::MINE);
         assert_eq!(q.to_string(), "mine");
+        let q: Queue = serde_json::from_str(r#""fleet""#).unwrap();
+        assert_eq!(q, Queue::FLEET);
+        assert_eq!(q.to_string(), "fleet");
         let q: Queue = serde_json::from_str(r#""regulated""#).unwrap();
         assert_eq!(q, Queue::Work(State::Regulated));
         assert_eq!(serde_json::to_string(&q).unwrap(), r#""regulated""#);

@@ -24,7 +24,7 @@ use tokio::sync::watch;
 
 use super::authority::Ending;
 use super::notice::OffloadNotice;
-use super::notice::{IncidentNotice, MineNotice, QueueNotice};
+use super::notice::{FleetNotice, IncidentNotice, MineNotice, QueueNotice};
 use super::outbox::Outbox;
 use super::protocol::ServerMessage;
 use super::settings::WsSettings;
@@ -243,14 +243,19 @@ impl Hub {
         for notice in follow.pending.take().unwrap_or_default() {
             match notice {
                 OffloadNotice::Alert(a) => {
-                    if !alerts.iter().any(|x| x.dispatch_id == a.dispatch_id) {
+                    if !alerts
+                        .iter()
+                        .any(|x| x.hold.dispatch_id == a.hold.dispatch_id)
+                    {
                         alerts.push(a);
                     }
                 }
-                OffloadNotice::Cleared(c) => alerts.retain(|x| x.dispatch_id != c.dispatch_id),
+                OffloadNotice::Cleared(c) => {
+                    alerts.retain(|x| x.hold.dispatch_id != c.hold.dispatch_id)
+                }
             }
         }
-        follow.told = alerts.iter().map(|a| a.dispatch_id).collect();
+        follow.told = alerts.iter().map(|a| a.hold.dispatch_id).collect();
         answer.extend(
             alerts
                 .into_iter()
@@ -400,6 +405,24 @@ impl Hub {
             }
         }
         sent
+    }
+
+    /// A unit's step (any replica's): `unit.step` to every follower of the fleet, or
+    /// `queue.resync` when the step did not fit in its notice. Never waits; returns how
+    /// many were queued.
+    pub fn publish_fleet(&self, notice: &FleetNotice) -> usize {
+        let mut inner = self.lock();
+        if !inner.by_queue.contains_key(&Queue::FLEET) {
+            return 0;
+        }
+        let frame = match notice {
+            FleetNotice::Step(step) => ServerMessage::UnitStep(step.clone()).frame(),
+            FleetNotice::Resync => ServerMessage::QueueResync {
+                queue: Queue::FLEET,
+            }
+            .frame(),
+        };
+        inner.offer_queue(Queue::FLEET, &frame)
     }
 
     /// Moves may have been missed (the listener reconnected or fell behind): every queue

@@ -2,7 +2,8 @@
 //! (docs/dispatch-realtime.md, "Fan-out across replicas").
 
 use crate::domain::incident::State;
-use crate::views::{OffloadAlert, OffloadCleared};
+use crate::store::fleet::FLEET_RESYNC;
+use crate::views::{OffloadAlert, OffloadCleared, UnitStep};
 
 /// A committed change to an incident: `dispatch_incident`, `<id>:<version>:<group,...>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,8 +127,8 @@ pub enum OffloadNotice {
 impl OffloadNotice {
     pub fn dispatch_id(&self) -> i64 {
         match self {
-            OffloadNotice::Alert(a) => a.dispatch_id,
-            OffloadNotice::Cleared(c) => c.dispatch_id,
+            OffloadNotice::Alert(a) => a.hold.dispatch_id,
+            OffloadNotice::Cleared(c) => c.hold.dispatch_id,
         }
     }
 
@@ -138,6 +139,31 @@ impl OffloadNotice {
             Ok(n) => Some(n),
             Err(e) => {
                 tracing::warn!(error = %e, json = %payload, "unreadable offload message");
+                None
+            }
+        }
+    }
+}
+
+/// What the `dispatch_fleet` channel carries: a unit's step (the JSON of its `unit.step`
+/// message), or `resync` when the message would not fit in a payload
+/// (docs/dispatch-realtime.md, "The fleet board").
+#[derive(Debug, Clone, PartialEq)]
+pub enum FleetNotice {
+    Step(Box<UnitStep>),
+    Resync,
+}
+
+impl FleetNotice {
+    /// The notice a payload of the channel carries, or none, logged, when it cannot be read.
+    pub fn parse(payload: &str) -> Option<Self> {
+        if payload == FLEET_RESYNC {
+            return Some(FleetNotice::Resync);
+        }
+        match serde_json::from_str(payload) {
+            Ok(step) => Some(FleetNotice::Step(Box::new(step))),
+            Err(e) => {
+                tracing::warn!(error = %e, json = %payload, "unreadable unit step");
                 None
             }
         }
@@ -209,5 +235,22 @@ mod tests {
         ] {
             assert_eq!(MineNotice::parse(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn fleet_notices_parse() {
+        let payload = r#"{"step":"en_route","at":"2026-11-30T10:00:00Z","dispatch_id":4,
+            "unit":{"id":7,"name":"USA 01","base":"Centro","vehicle_type":{"id":1,"name":"USA"},
+            "dispatch":{"id":4,"status":"en_route","assigned_at":"2026-11-30T09:59:00Z",
+            "incident":{"id":12,"number":"2026-000012"}},"step_since":"2026-11-30T10:00:00Z"}}"#;
+        let Some(FleetNotice::Step(step)) = FleetNotice::parse(payload) else {
+            panic!("not a step");
+        };
+        assert_eq!(
+            (step.step, step.dispatch_id, step.unit.id),
+            (crate::domain::dispatch::Status::EnRoute, 4, 7)
+        );
+        assert_eq!(FleetNotice::parse("resync"), Some(FleetNotice::Resync));
+        assert_eq!(FleetNotice::parse("{}"), None);
     }
 }

@@ -10,7 +10,7 @@ use super::notice::OffloadNotice;
 use super::outbox::{self, Opcode};
 use crate::domain::incident::State;
 use crate::domain::queue::Queue;
-use crate::views::{OffloadAlert, OffloadCleared};
+use crate::views::{OffloadAlert, OffloadCleared, UnitStep};
 
 /// Client -> server messages: JSON text frames naming either an incident or a work queue
 /// (an open state).
@@ -19,7 +19,7 @@ use crate::views::{OffloadAlert, OffloadCleared};
 #[schema(as = WsClientMessage)]
 pub enum ClientMessage {
     /// Follow an incident (`incident_id`) or a queue (`queue`: a work queue, an open
-    /// state, or `offload`); one of the two.
+    /// state, `offload`, `mine` or `fleet`); one of the two.
     #[serde(rename = "subscribe")]
     Subscribe {
         incident_id: Option<i64>,
@@ -106,6 +106,10 @@ pub enum ServerMessage {
     /// A unit alerted for left the door: handed over, or released.
     #[serde(rename = "offload.cleared")]
     OffloadCleared(Box<OffloadCleared>),
+    /// Queue `fleet` (docs/dispatch-realtime.md, "The fleet board"): a unit took a step of
+    /// its dispatch; `unit` is its row of `GET /mobile-unit/board` after it.
+    #[serde(rename = "unit.step")]
+    UnitStep(Box<UnitStep>),
     /// A request was refused; the socket stays open.
     #[serde(rename = "error")]
     Error { code: String, detail: String },

@@ -82,17 +82,17 @@ pub async fn options(
 
 /// The fleet board: every active unit with its type and base, and the dispatch it is on
 /// (status, incident) or `null` when free, by name; where the unit is (`position`, as the
-/// recommendation counts it) and how long it has been in its current step. Three statements,
-/// pipelined.
+/// recommendation counts it) and how long it has been in its current step. Two statements,
+/// pipelined. The queue `fleet` of the socket tells each unit's later steps
+/// (docs/dispatch-realtime.md, "The fleet board").
 #[utoipa::path(get, path = "/mobile-unit/board", tag = "fleet",
     responses((status = 200, body = Vec<BoardUnit>)))]
 pub async fn board(state: web::Data<AppState>, _user: CurrentUser) -> Reply {
     let conn = state.pool.get().await?;
     let now = state.clock.now();
-    let (units, places, steps) = tokio::try_join!(
+    let (units, places) = tokio::try_join!(
         reference::fleet_board(&conn),
-        fleet::units_on_map(&conn, now, &state.fleet),
-        fleet::current_steps(&conn)
+        fleet::units_on_map(&conn, now, &state.fleet)
     )?;
     let places: std::collections::HashMap<i64, _> =
         places.into_iter().map(|u| (u.candidate.id, u)).collect();
@@ -103,11 +103,9 @@ pub async fn board(state: web::Data<AppState>, _user: CurrentUser) -> Reply {
                 || UnitWhereabouts::of(&Whereabouts::Unknown, None, now),
                 |p| UnitWhereabouts::of(&p.candidate.whereabouts, p.fix, now),
             );
-            let step_since = steps.get(&unit.id).copied();
             BoardUnit {
                 position,
-                step_since,
-                seconds_in_step: step_since.map(|t| (now - t).num_seconds().max(0)),
+                seconds_in_step: unit.step_since.map(|t| (now - t).num_seconds().max(0)),
                 unit,
             }
         })
@@ -172,8 +170,9 @@ impl PositionBody {
     }
 }
 
-/// A unit's position, from its tracker or its operator: kept as the unit's latest (an older
-/// report than the kept one is answered with `latest: false` and ignored). The
+/// A unit's position, from its tracker or its operator: kept as the unit's latest. A report
+/// older than the kept one (a tracker resending after a loss of signal) changes nothing and
+/// is answered 200 with `outcome: "older_than_kept"` and the kept position. The
 /// recommendation counts it while younger than `POSITION_MAX_AGE`, the base after that.
 #[utoipa::path(post, path = "/mobile-unit/{id}/position", tag = "fleet", request_body = PositionBody,
     params(("id" = i64, Path, description = "mobile unit id"),

@@ -317,7 +317,7 @@ async fn handle(
                 "invalid_message",
                 format!(
                     "expected {{\"type\":\"subscribe\"|\"unsubscribe\",\"incident_id\":N}} \
-                     or {{\"type\":\"subscribe\"|\"unsubscribe\",\"queue\":\"<state>\"|\"offload\"|\"mine\"}}: {e}"
+                     or {{\"type\":\"subscribe\"|\"unsubscribe\",\"queue\":\"<state>\"|\"offload\"|\"mine\"|\"fleet\"}}: {e}"
                 ),
             )];
         }
@@ -327,7 +327,12 @@ async fn handle(
             Ok(Target::Incident(id)) => vec![subscribe(id, client, user, hub, pool).await],
             Ok(Target::Queue(Queue::Work(q))) => vec![follow(q, client, user, hub)],
             Ok(Target::Queue(Queue::Offload(_))) => follow_offload(client, user, hub, pool).await,
-            Ok(Target::Queue(Queue::Mine(_))) => vec![follow_mine(client, user, hub)],
+            Ok(Target::Queue(q @ Queue::Mine(_))) => {
+                vec![follow_named(q, queue::MINE_FOLLOWERS, client, user, hub)]
+            }
+            Ok(Target::Queue(q @ Queue::Fleet(_))) => {
+                vec![follow_named(q, queue::FLEET_FOLLOWERS, client, user, hub)]
+            }
             Err(refused) => vec![refused],
         },
         ClientMessage::Unsubscribe { incident_id, queue } => match Target::of(incident_id, queue) {
@@ -344,20 +349,28 @@ async fn handle(
     }
 }
 
-/// Follows the user's own incidents (docs/dispatch-realtime.md, "Personal work"): from now
-/// on, each incident sent or transferred to them, or leaving them, is told.
-fn follow_mine(client: &Client, user: &CurrentUser, hub: &Hub) -> ServerMessage {
-    if !queue::MINE_FOLLOWERS.contains(&user.profile) {
+/// Follows a queue that tells from now on, with nothing to read first: the user's own
+/// incidents (`mine`, docs/dispatch-realtime.md, "Personal work": each incident sent or
+/// transferred to them, or leaving them) or the fleet (`fleet`, "The fleet board": each
+/// unit's step), when the profile is one of `followers`.
+fn follow_named(
+    queue: Queue,
+    followers: &[Profile],
+    client: &Client,
+    user: &CurrentUser,
+    hub: &Hub,
+) -> ServerMessage {
+    if !followers.contains(&user.profile) {
         return ServerMessage::error(
             "forbidden",
             format!(
-                "the {} profile may not follow the `mine` queue (followed by {})",
+                "the {} profile may not follow the `{queue}` queue (followed by {})",
                 user.profile.title(),
-                titles(queue::MINE_FOLLOWERS)
+                titles(followers)
             ),
         );
     }
-    hub.follow_queue(client, Queue::MINE)
+    hub.follow_queue(client, queue)
 }
 
 /// Follows the hospital offload queue (docs/dispatch-realtime.md, "Hospital offload"):

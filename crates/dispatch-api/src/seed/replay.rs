@@ -109,7 +109,7 @@ pub(super) async fn run(
                 let vehicle = vehicle
                     .map(|name| id_of(&ids.refs.unit_types, name))
                     .transpose()?;
-                store::technical_decision(conn, &by, id, v, action, vehicle, notes.clone())
+                store::technical_decision(conn, &by, id, v, action, vehicle, Some(notes.clone()))
                     .await
                     .map(|w| w.version)
             }
@@ -136,7 +136,7 @@ pub(super) async fn run(
             }
             Step::Intercurrence(name, notes) => {
                 let which = id_of(&ids.refs.intercurrences, name)?;
-                store::intercurrence(conn, &by, id, v, which, notes.clone())
+                store::intercurrence(conn, &by, id, v, which, Some(notes.clone()))
                     .await
                     .map(|w| w.version)
             }

@@ -24,6 +24,24 @@ pub(crate) struct DispatchRow {
     pub(crate) released_at: Option<DateTime<Utc>>,
 }
 
+impl DispatchRow {
+    /// The latest time the dispatch recorded: when its unit entered its current step (a
+    /// step's time is never earlier than the one before it).
+    pub(crate) fn latest(&self) -> DateTime<Utc> {
+        [
+            self.en_route_at,
+            self.on_scene_at,
+            self.transporting_at,
+            self.at_destination_at,
+            self.handed_over_at,
+            self.released_at,
+        ]
+        .into_iter()
+        .flatten()
+        .fold(self.assigned_at, DateTime::max)
+    }
+}
+
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = mobile_units, check_for_backend(diesel::pg::Pg))]
 struct UnitRow {

@@ -17,6 +17,42 @@ use crate::store::error::{Result, StoreError};
 use crate::store::frame::{self, Commit};
 use crate::store::read::*;
 use crate::store::writes::{Author, Changes, Written};
+use crate::store::{FLEET_CHANNEL, reference};
+
+/// PostgreSQL refuses a `NOTIFY` payload of 8,000 bytes or more. A step's message is some
+/// 400 bytes; one whose names (unit, base, type: unbounded text) would make it longer than
+/// this is announced as [`FLEET_RESYNC`] instead.
+pub const FLEET_PAYLOAD_LIMIT: usize = 7_000;
+
+/// The payload that tells the fleet's followers to read the board again (`queue.resync`).
+pub const FLEET_RESYNC: &str = "resync";
+
+/// Announces a unit's step on [`FLEET_CHANNEL`], in the step's transaction (delivered on
+/// commit only): the step, its time, the dispatch, and the unit's row of the fleet board as
+/// it reads after the step (docs/dispatch-realtime.md, "The fleet board"). One statement.
+pub async fn announce_step(
+    c: &mut AsyncPgConnection,
+    dispatch_id: i64,
+    unit: i64,
+    step: Status,
+    at: DateTime<Utc>,
+) -> Result<()> {
+    let Some(unit) = reference::fleet_board_unit(c, unit).await? else {
+        return Ok(());
+    };
+    let message = UnitStep {
+        step,
+        at,
+        dispatch_id,
+        unit,
+    };
+    let payload = serde_json::to_string(&message)
+        .ok()
+        .filter(|json| json.len() < FLEET_PAYLOAD_LIMIT)
+        .unwrap_or_else(|| FLEET_RESYNC.to_owned());
+    common::listen::notify(c, FLEET_CHANNEL, &payload).await?;
+    Ok(())
+}
 
 /// A unit as the recommendation sees it, with its names for the answer.
 pub struct UnitOnMap {
@@ -228,10 +264,15 @@ pub async fn record_position(
             .await?;
         Ok(PositionRecorded {
             mobile_unit_id: unit,
+            outcome: if written == 1 {
+                PositionOutcome::Recorded
+            } else {
+                PositionOutcome::OlderThanKept
+            },
+            sent_recorded_at: recorded_at,
             location: Location { lat, lon },
             recorded_at: kept_at,
             received_at,
-            latest: written == 1,
         })
     })
     .await
@@ -548,43 +589,4 @@ pub async fn unit_history(
             })
             .collect()
     }))
-}
-
-/// When each unit on a dispatch that is not released entered its current step: the latest
-/// of the dispatch's step times. One statement.
-pub async fn current_steps(
-    mut conn: &AsyncPgConnection,
-) -> Result<std::collections::HashMap<i64, DateTime<Utc>>, diesel::result::Error> {
-    type Times = (
-        i64,
-        DateTime<Utc>,
-        Option<DateTime<Utc>>,
-        Option<DateTime<Utc>>,
-        Option<DateTime<Utc>>,
-        Option<DateTime<Utc>>,
-        Option<DateTime<Utc>>,
-    );
-    let rows: Vec<Times> = dispatches::table
-        .filter(dispatches::status.ne(Status::Released))
-        .select((
-            dispatches::mobile_unit_id,
-            dispatches::assigned_at,
-            dispatches::en_route_at,
-            dispatches::on_scene_at,
-            dispatches::transporting_at,
-            dispatches::at_destination_at,
-            dispatches::handed_over_at,
-        ))
-        .load(&mut conn)
-        .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(unit, assigned, a, b, c, d, e)| {
-            let latest = [a, b, c, d, e]
-                .into_iter()
-                .flatten()
-                .fold(assigned, DateTime::max);
-            (unit, latest)
-        })
-        .collect())
 }

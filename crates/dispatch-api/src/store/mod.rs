@@ -13,6 +13,10 @@ pub const INCIDENT_CHANNEL: &str = "dispatch_incident";
 /// `NOTIFY` channel of incidents entering and leaving states (the work queues): payload
 /// `<id>:<version>:<from>:<to>`, sent by a trigger on `incidents` (migration 2026-11-24-000501).
 pub const QUEUE_CHANNEL: &str = "dispatch_queue";
+/// `NOTIFY` channel of the units' steps (the fleet board, docs/dispatch-realtime.md, "The
+/// fleet board"): payload the JSON of a `unit.step` message (`read::UnitStep`), or
+/// [`fleet::FLEET_RESYNC`] when that would not fit.
+pub const FLEET_CHANNEL: &str = "dispatch_fleet";
 /// `NOTIFY` channel of reference-data changes (a trigger sends the table's name).
 pub const REFERENCE_CHANNEL: &str = "dispatch_reference";
 

@@ -28,8 +28,8 @@ const HOLD_TARGET: &str = "coalesce(
 
 /// The message's JSON of the alert row `a` (with `i`, `mu`, `h` joined).
 const ALERT_JSON: &str = "json_build_object(
-    'type', 'offload.alert', 'dispatch_id', a.dispatch_id, 'incident_id', i.id,
-    'incident_number', i.number,
+    'type', 'offload.alert', 'dispatch_id', a.dispatch_id,
+    'incident', json_build_object('id', i.id, 'number', i.number),
     'mobile_unit', json_build_object('id', mu.id, 'name', mu.name),
     'health_unit', CASE WHEN h.id IS NULL THEN NULL
                         ELSE json_build_object('id', h.id, 'name', h.name) END,
@@ -136,8 +136,8 @@ pub async fn clear(conn: &mut AsyncPgConnection, dispatch_id: i64, by: Status) -
             RETURNING a.*
          )
          SELECT pg_notify('{OFFLOAD_CHANNEL}', json_build_object(
-                    'type', 'offload.cleared', 'dispatch_id', a.dispatch_id, 'incident_id', i.id,
-                    'incident_number', i.number,
+                    'type', 'offload.cleared', 'dispatch_id', a.dispatch_id,
+                    'incident', json_build_object('id', i.id, 'number', i.number),
                     'mobile_unit', json_build_object('id', mu.id, 'name', mu.name),
                     'health_unit', CASE WHEN h.id IS NULL THEN NULL
                                         ELSE json_build_object('id', h.id, 'name', h.name) END,

@@ -7,6 +7,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use crate::domain::dispatch::Status;
 use crate::schema::dispatch::*;
 use crate::search::{NameIndex, Search, fold};
+use crate::store::dispatches::DispatchRow;
 use crate::store::read::*;
 use crate::store::search_order;
 use crate::store::{opt_ref, ref_option};
@@ -302,50 +303,68 @@ struct BoardRow {
     base: String,
     #[diesel(select_expression = (mobile_unit_types::id, mobile_unit_types::name))]
     vehicle_type: (i32, String),
-    #[diesel(select_expression = (
-        dispatches::id,
-        dispatches::status,
-        dispatches::assigned_at,
-        incidents::id,
-        incidents::number,
-    ).nullable())]
-    dispatch: Option<(i64, Status, chrono::DateTime<chrono::Utc>, i64, String)>,
+    #[diesel(embed)]
+    dispatch: Option<DispatchRow>,
+    #[diesel(select_expression = (incidents::id, incidents::number).nullable())]
+    incident: Option<(i64, String)>,
 }
 
-/// `GET /mobile-unit/board`: every active unit with its type, base and the dispatch it is
-/// on (or none: free), by name; one statement.
-pub async fn fleet_board(mut conn: &AsyncPgConnection) -> Result<Vec<FleetBoardUnit>, Error> {
-    let rows: Vec<BoardRow> = mobile_units::table
+/// The fleet board's rows: every active unit (`unit: None`), or the one unit `unit`
+/// whatever its flag, with its type, base, the dispatch it is on (or none: free) and when it
+/// entered its current step; by name. One statement.
+async fn board_rows(
+    mut conn: &AsyncPgConnection,
+    unit: Option<i64>,
+) -> Result<Vec<FleetBoardUnit>, Error> {
+    let mut query = mobile_units::table
         .inner_join(mobile_unit_types::table)
         .left_join(current_dispatch_of_unit!())
         .left_join(incidents::table.on(incidents::id.eq(dispatches::incident_id)))
-        .filter(mobile_units::active)
         .order_by((search_order(mobile_units::name), mobile_units::id))
         .select(BoardRow::as_select())
-        .load(&mut conn)
-        .await?;
+        .into_boxed();
+    query = match unit {
+        Some(id) => query.filter(mobile_units::id.eq(id)),
+        None => query.filter(mobile_units::active),
+    };
+    let rows: Vec<BoardRow> = query.load(&mut conn).await?;
     Ok(rows
         .into_iter()
-        .map(|r| FleetBoardUnit {
-            id: r.id,
-            name: r.name,
-            base: r.base,
-            vehicle_type: ref_option(r.vehicle_type),
-            dispatch: r
+        .map(|r| {
+            let step_since = r.dispatch.as_ref().map(DispatchRow::latest);
+            let dispatch = r
                 .dispatch
-                .map(
-                    |(id, status, assigned_at, incident_id, number)| CurrentDispatch {
-                        id,
-                        status,
-                        assigned_at,
-                        incident: IncidentRef {
-                            id: incident_id,
-                            number,
-                        },
-                    },
-                ),
+                .zip(r.incident)
+                .map(|(d, (id, number))| CurrentDispatch {
+                    id: d.id,
+                    status: d.status,
+                    assigned_at: d.assigned_at,
+                    incident: IncidentRef { id, number },
+                });
+            FleetBoardUnit {
+                id: r.id,
+                name: r.name,
+                base: r.base,
+                vehicle_type: ref_option(r.vehicle_type),
+                dispatch,
+                step_since,
+            }
         })
         .collect())
+}
+
+/// `GET /mobile-unit/board`: every active unit with its type, base, the dispatch it is on
+/// (or none: free) and when it entered its current step, by name; one statement.
+pub async fn fleet_board(conn: &AsyncPgConnection) -> Result<Vec<FleetBoardUnit>, Error> {
+    board_rows(conn, None).await
+}
+
+/// One unit's row of the fleet board (`None`: no such unit), as [`fleet_board`] reads it.
+pub async fn fleet_board_unit(
+    conn: &AsyncPgConnection,
+    unit: i64,
+) -> Result<Option<FleetBoardUnit>, Error> {
+    Ok(board_rows(conn, Some(unit)).await?.pop())
 }
 
 /// An unallocated person with the page's total (a window over the same rows).

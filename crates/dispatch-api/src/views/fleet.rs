@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::domain::fleet::{Fix, Point, Whereabouts};
+use crate::domain::fleet::{Fix, Point, RankReason, Whereabouts};
 use crate::store::read::{FleetBoardUnit, IncidentRef, Location, RefOption};
 
 /// Where a unit counts as being.
@@ -79,6 +79,22 @@ pub struct RecommendedUnit {
     /// Estimated seconds to arrive at the configured speed; null without a location.
     #[schema(required = true)]
     pub eta_seconds: Option<i64>,
+    /// Its place in `units`, from 1.
+    pub rank: usize,
+    /// Why it ranks there: `nearest`, `farther` (than the unit above it), `same_distance`
+    /// (as the unit above it, to the metre: after it by id) or `no_incident_location`
+    /// (listed by id).
+    pub rank_reason: RankReason,
+}
+
+/// The units of other vehicle types than the one asked for, which `left_out` lists only
+/// when asked (`other_types=true`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct OtherTypes {
+    /// How many (active or not, free or busy): 0 when the decision asks for no type.
+    pub count: usize,
+    /// Whether they are in `left_out` (`other_types=true`).
+    pub listed: bool,
 }
 
 /// A unit the recommendation left out, and why.
@@ -87,7 +103,8 @@ pub struct LeftOutUnit {
     pub id: i64,
     pub name: String,
     pub vehicle_type: RefOption,
-    /// `busy` (on a dispatch not released), `other_type`, `inactive` or `no_position`.
+    /// `inactive`, `busy` (on a dispatch not released), `other_type` or `no_position`,
+    /// judged in that order.
     pub reason: String,
 }
 
@@ -108,7 +125,10 @@ pub struct UnitRecommendation {
     pub position_max_age_seconds: i64,
     /// Nearest first.
     pub units: Vec<RecommendedUnit>,
+    /// The units of the type asked for that are not recommended, with why (and, with
+    /// `other_types=true`, the units of other types too).
     pub left_out: Vec<LeftOutUnit>,
+    pub other_types: OtherTypes,
 }
 
 /// `GET /mobile-unit/board`: one active unit of the fleet board, with where it is and how
@@ -119,9 +139,6 @@ pub struct BoardUnit {
     pub unit: FleetBoardUnit,
     /// Its reported position while fresh, its base after that (as the recommendation counts).
     pub position: UnitWhereabouts,
-    /// When the unit entered its dispatch's current step; null when free.
-    #[schema(required = true)]
-    pub step_since: Option<DateTime<Utc>>,
     /// Seconds in the current step (from the service's clock); null when free.
     #[schema(required = true)]
     pub seconds_in_step: Option<i64>,

@@ -6,7 +6,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::domain::dispatch::Status;
-use crate::store::read::{HealthUnitOption, HoldStats, UnitAtDoor};
+use crate::store::read::{HealthUnitOption, HoldStats, IncidentRef, UnitAtDoor};
 
 /// One hospital of `GET /health-unit/offload`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -30,17 +30,26 @@ pub struct OffloadBoard {
     pub hospitals: Vec<HospitalOffload>,
 }
 
+/// A unit at a hospital's door, as both offload messages name it (and as the board's
+/// `at_door` does: `dispatch_id`, `incident {id, number}`, `mobile_unit {id, name}`,
+/// `at_destination_at`).
+#[derive(Debug, Clone, Serialize, serde::Deserialize, ToSchema, PartialEq)]
+pub struct OffloadHold {
+    pub dispatch_id: i64,
+    pub incident: IncidentRef,
+    pub mobile_unit: OffloadUnit,
+    /// Where it waits (the dispatch's own destination, else the patient's); null: none.
+    #[schema(required = true)]
+    pub health_unit: Option<OffloadUnit>,
+    pub at_destination_at: DateTime<Utc>,
+}
+
 /// `offload.alert` (WebSocket queue `offload`): a unit held at a hospital's door past the
 /// `hospital_hold` target.
 #[derive(Debug, Clone, Serialize, serde::Deserialize, ToSchema, PartialEq)]
 pub struct OffloadAlert {
-    pub dispatch_id: i64,
-    pub incident_id: i64,
-    pub incident_number: String,
-    pub mobile_unit: OffloadUnit,
-    #[schema(required = true)]
-    pub health_unit: Option<OffloadUnit>,
-    pub at_destination_at: DateTime<Utc>,
+    #[serde(flatten)]
+    pub hold: OffloadHold,
     pub target_seconds: i32,
     pub alerted_at: DateTime<Utc>,
 }
@@ -48,16 +57,11 @@ pub struct OffloadAlert {
 /// `offload.cleared`: the unit alerted for is off the door.
 #[derive(Debug, Clone, Serialize, serde::Deserialize, ToSchema, PartialEq)]
 pub struct OffloadCleared {
-    pub dispatch_id: i64,
-    pub incident_id: i64,
-    pub incident_number: String,
-    pub mobile_unit: OffloadUnit,
-    #[schema(required = true)]
-    pub health_unit: Option<OffloadUnit>,
+    #[serde(flatten)]
+    pub hold: OffloadHold,
     /// `handed_over` (the hospital took the patient) or `released` (without a recorded
     /// hand-over).
     pub by: Status,
-    pub at_destination_at: DateTime<Utc>,
     pub cleared_at: DateTime<Utc>,
     /// At the door from arrival to `cleared_at`.
     pub held_seconds: f64,

@@ -513,7 +513,7 @@ async fn a_listing_shows_the_reads_waiting_without_waiting_for_the_linger() {
     };
     let ((regulator_read, fleet_read), listing) = tokio::join!(reads, listing);
     assert_eq!(regulator_read.ok()["id"], id);
-    assert_eq!(fleet_read.ok()["incident_id"], id);
+    assert_eq!(fleet_read.ok()["id"], id);
     let mut read: Vec<(&str, &str)> = listing.ok()["entries"]
         .as_array()
         .unwrap()

@@ -69,6 +69,27 @@ impl W {
         self.call(Method::POST, uri, login, v, Some(body)).await
     }
 
+    /// `unit` sent to the incident `id` at version `v` (as `frota`), which must succeed;
+    /// returns the dispatch's id.
+    pub async fn send_unit(&self, id: i64, v: i32, unit: i64) -> i64 {
+        let uri = format!("/incident/{id}/dispatch");
+        let r = self
+            .post(&uri, "frota", Some(v), json!({"mobile_unit_id": unit}))
+            .await;
+        assert_eq!(r.status.as_u16(), 201, "{}", r.body);
+        r.body["id"].as_i64().unwrap()
+    }
+
+    /// The unit of `dispatch` takes the step `status` (as `frota`), which must succeed.
+    pub async fn unit_step(&self, dispatch: i64, status: &str) -> Reply {
+        let uri = format!("/dispatch/{dispatch}/status");
+        let r = self
+            .post(&uri, "frota", None, json!({"status": status}))
+            .await;
+        assert_eq!(r.status.as_u16(), 200, "{status}: {}", r.body);
+        r
+    }
+
     /// A new incident (as `tarm`); returns (id, version).
     pub async fn create(&self) -> (i64, i32) {
         let r = self

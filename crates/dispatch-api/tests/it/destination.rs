@@ -86,6 +86,13 @@ async fn the_destination_chosen_in_the_health_unit_picker_is_saved_and_shown() {
         .post(&uri, "frota", Some(v), json!({"mobile_unit_id": units[0]}))
         .await;
     let v = r.body["version"].as_i64().unwrap() as i32;
+    // `destination` means one thing in the history as in the reads: where the unit takes the
+    // patient, its own else the patient's (issue 43, item 8).
+    let entry = last_entry(&w, id).await;
+    assert_eq!(
+        entry["changes"]["dispatch"]["destination"],
+        json!({"id": first["id"], "name": first["name"]})
+    );
     let r = w
         .post(
             &uri,

@@ -801,3 +801,47 @@ async fn every_entry_of_a_shift_has_its_actions_shape() {
         );
     }
 }
+
+/// A decision or an intercurrence without notes (absent, or blank) has none: `null` in the
+/// read and in the history entry, never `""` (issue 43, item 8).
+#[actix_web::test]
+async fn a_decision_or_intercurrence_without_notes_records_null() {
+    let w = W::new().await;
+    let (id, v) = w.incident_in("awaiting_regulation").await;
+    let action = w.action(true).await;
+    let r = w
+        .post(
+            &format!("/incident/{id}/technical-decision"),
+            "regulador",
+            Some(v),
+            json!({"action_id": action, "notes": "  "}),
+        )
+        .await;
+    assert_eq!(r.status.as_u16(), 200, "{}", r.body);
+    let v = r.body["version"].as_i64().unwrap() as i32;
+    let read = w
+        .api
+        .get("regulador", &format!("/technical-decision/incident/{id}"))
+        .await;
+    assert_eq!(read.array()[0]["notes"], Value::Null, "{}", read.body);
+    let entry = crate::pickers::last_entry(&w, id).await;
+    assert_eq!(entry["changes"].get("notes"), Some(&Value::Null), "{entry}");
+
+    let ic = w.api.get("frota", "/intercurrence").await.array()[0]["id"].clone();
+    let r = w
+        .post(
+            &format!("/incident/{id}/intercurrence"),
+            "frota",
+            Some(v),
+            json!({"intercurrence_id": ic}),
+        )
+        .await;
+    assert_eq!(r.status.as_u16(), 200, "{}", r.body);
+    let view = w
+        .api
+        .get("regulador", &format!("/incident/{id}/occurrence-view"))
+        .await;
+    assert_eq!(view.ok()["intercurrences"][0]["notes"], Value::Null);
+    let entry = crate::pickers::last_entry(&w, id).await;
+    assert_eq!(entry["changes"].get("notes"), Some(&Value::Null), "{entry}");
+}

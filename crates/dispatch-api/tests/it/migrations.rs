@@ -172,3 +172,51 @@ async fn the_schema_works_without_it_on_the_search_path_and_survives_dump_and_re
     .await
     .unwrap();
 }
+
+#[derive(diesel::QueryableByName, Debug)]
+struct Decided {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    incident_id: i64,
+}
+
+/// A decision stored without notes before the migration (`''`, the old column's default)
+/// has none after it: `null` in the read, as a decision recorded now (issue 43, item 8).
+#[actix_web::test]
+async fn the_notes_migration_turns_an_empty_decisions_notes_into_none() {
+    const NOTES: &str = "20261130400001";
+    let api = Api::new().await;
+    let url = api.db.url().to_owned();
+    let incident = tokio::task::spawn_blocking(move || {
+        let mut conn = harness(&url);
+        loop {
+            let reverted = conn.revert_last_migration(MIGRATIONS).unwrap();
+            if reverted.to_string().replace('-', "").starts_with(NOTES) {
+                break;
+            }
+        }
+        let decided: Decided = diesel::sql_query(
+            "UPDATE dispatch.technical_decisions SET notes = ''
+              WHERE id = (SELECT min(id) FROM dispatch.technical_decisions)
+             RETURNING incident_id",
+        )
+        .get_result(&mut conn)
+        .unwrap();
+        conn.run_pending_migrations(MIGRATIONS).unwrap();
+        let empty = count(
+            &mut conn,
+            "SELECT count(*) AS n FROM dispatch.technical_decisions WHERE notes = ''",
+        );
+        assert_eq!(empty, 0);
+        decided.incident_id
+    })
+    .await
+    .unwrap();
+    let read = api
+        .get(
+            "regulador",
+            &format!("/technical-decision/incident/{incident}"),
+        )
+        .await;
+    let first = &read.ok()[0];
+    assert_eq!(first["notes"], serde_json::Value::Null, "{first}");
+}

@@ -351,6 +351,7 @@ fn every_view_with_a_patient_field_is_a_recorded_route_and_no_socket_message_has
         "queue.resync",
         "offload.alert",
         "offload.cleared",
+        "unit.step",
         "error",
     ] {
         assert!(walked.contains(message), "{message} not in WsServerMessage");

@@ -958,3 +958,61 @@ async fn a_socket_is_closed_when_its_users_profile_changes() {
     );
     r.stop().await;
 }
+
+/// The fleet board follows its units without reading itself again (issue 43, item 7): a
+/// fleet operator following `fleet` on one replica hears each step of a unit written
+/// through another as `unit.step`, with the step, its time (the dispatch's `<step>_at`) and
+/// the unit, whose body is the unit's row of `GET /mobile-unit/board` read after the step
+/// (but for `position` and `seconds_in_step`); no patient field, a few hundred bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fleet_follower_hears_each_step_with_the_unit_as_the_board_shows_it() {
+    let w = crate::client::W::new().await;
+    let replica = Replica::start(&w.api, WsSettings::default()).await;
+    let mut ws = replica.socket(&w.api.token("frota")).await;
+    assert_eq!(
+        follow(&mut ws, "fleet").await,
+        json!({"type": "subscribed", "queue": "fleet"})
+    );
+    let (id, v) = w.incident_in("regulated").await;
+    let unit = w.free_units().await[0];
+    let dispatch = w.send_unit(id, v, unit).await;
+    // Every step of a unit, in order: assigned (the dispatch above) to released.
+    for step in dispatch_api::domain::dispatch::Status::ALL.map(|s| s.as_str()) {
+        if step != "assigned" {
+            w.unit_step(dispatch, step).await;
+        }
+        let heard = next(&mut ws, 5).await.expect("a unit.step");
+        // What a re-read of the board shows of the unit, and the step's recorded time.
+        let board = w.api.get("frota", "/mobile-unit/board").await;
+        let mut row = board
+            .ok()
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|u| u["id"] == json!(unit))
+            .expect("the unit on the board")
+            .clone();
+        let row = row.as_object_mut().unwrap();
+        row.remove("position");
+        row.remove("seconds_in_step");
+        let units = w
+            .api
+            .get("frota", &format!("/dispatch/incident/{id}"))
+            .await;
+        let at = units.ok()[0]["times"][format!("{step}_at")].clone();
+        assert!(at.is_string(), "{step}: {}", units.body);
+        assert_eq!(
+            heard,
+            json!({"type": "unit.step", "step": step, "at": at, "dispatch_id": dispatch,
+                   "unit": row}),
+            "{step}"
+        );
+        let text = heard.to_string();
+        for field in dispatch_api::patient_data::PATIENT_FIELDS {
+            assert!(!text.contains(&format!("\"{field}\"")), "{field} in {text}");
+        }
+        assert!(text.len() < 1_000, "{} bytes", text.len());
+    }
+    assert_eq!(next(&mut ws, 1).await, None, "one message per step");
+    replica.stop().await;
+}

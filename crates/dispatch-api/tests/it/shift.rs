@@ -583,14 +583,29 @@ mod units {
         assert!(free.len() >= 3, "the demo has 3 free USA units: {free:?}");
         let (a, b, c) = (free[0], free[1], free[2]);
         let r = report(&w, a, north(5.0), Duration::minutes(2)).await;
-        assert_eq!(r.ok()["latest"], true);
+        assert_eq!(r.ok()["outcome"], "recorded");
         assert_eq!(r.ok()["mobile_unit_id"], a);
-        report(&w, b, north(1.0), Duration::seconds(30)).await.ok();
+        assert_eq!(r.ok()["sent_recorded_at"], r.ok()["recorded_at"]);
         report(&w, c, north(0.2), Duration::minutes(31)).await.ok();
-        // An older report than the kept one changes nothing.
+        // An older report than the kept one changes nothing, and the answer says so: the
+        // kept position, with the time sent beside it.
+        let kept = report(&w, b, north(1.0), Duration::seconds(30)).await;
         let r = report(&w, b, north(50.0), Duration::minutes(10)).await;
-        assert_eq!(r.ok()["latest"], false);
+        assert_eq!(r.ok()["outcome"], "older_than_kept");
         assert_eq!(r.ok()["location"], north(1.0));
+        assert_eq!(r.ok()["recorded_at"], kept.ok()["recorded_at"]);
+        assert_ne!(r.ok()["sent_recorded_at"], r.ok()["recorded_at"]);
+        assert_eq!(
+            keys(r.ok()),
+            set(&[
+                "mobile_unit_id",
+                "outcome",
+                "sent_recorded_at",
+                "location",
+                "recorded_at",
+                "received_at"
+            ])
+        );
 
         let rec = w
             .api
@@ -634,21 +649,61 @@ mod units {
                 "vehicle_type",
                 "position",
                 "distance_km",
-                "eta_seconds"
+                "eta_seconds",
+                "rank",
+                "rank_reason"
             ])
         );
-        // Every free unit of the type is listed, every other unit is left out with why.
+        // Each listed unit says why it ranks where it does: B the nearest, each next one
+        // farther than the one above it (or as far, then by id).
+        assert_eq!(
+            (&units[0]["rank"], &units[0]["rank_reason"]),
+            (&json!(1), &json!("nearest"))
+        );
+        for (i, pair) in units.windows(2).enumerate() {
+            let (above, unit) = (&pair[0], &pair[1]);
+            assert_eq!(unit["rank"], json!(i + 2));
+            let why = if above["distance_km"] == unit["distance_km"] {
+                "same_distance"
+            } else {
+                "farther"
+            };
+            assert_eq!(unit["rank_reason"], why, "{unit}");
+        }
+        // Every free unit of the type is listed; the other units of the type are left out
+        // with why; those of other types only counted (issue 43, item 9).
         assert_eq!(units.len(), free.len());
         let left = rec["left_out"].as_array().unwrap();
         for u in left {
+            assert_eq!(u["vehicle_type"]["id"], usa, "{u}");
             let why = u["reason"].as_str().unwrap();
-            match why {
-                "other_type" => assert_ne!(u["vehicle_type"]["id"], usa),
-                "busy" | "inactive" => {}
-                other => panic!("unexpected reason {other}: {u}"),
-            }
+            assert!(["busy", "inactive", "no_position"].contains(&why), "{u}");
         }
-        assert!(left.iter().any(|u| u["reason"] == "inactive"));
+        let others = rec["other_types"]["count"].as_u64().unwrap();
+        assert!(others > 0, "{}", rec["other_types"]);
+        assert_eq!(rec["other_types"]["listed"], false);
+        let all = w
+            .api
+            .get(
+                "frota",
+                &format!("/incident/{id}/unit-recommendation?other_types=true"),
+            )
+            .await;
+        let all = all.ok();
+        assert_eq!(all["units"], rec["units"]);
+        assert_eq!(all["other_types"], json!({"count": others, "listed": true}));
+        let listed_others: Vec<&Value> = all["left_out"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|u| u["vehicle_type"]["id"] != usa)
+            .collect();
+        assert_eq!(listed_others.len() as u64, others);
+        assert!(listed_others.iter().any(|u| u["reason"] == "other_type"));
+        assert!(
+            rec.to_string().len() < all.to_string().len(),
+            "the lean answer is the smaller"
+        );
 
         // B is sent: it leaves the list, busy; A is the nearest now.
         let r = w

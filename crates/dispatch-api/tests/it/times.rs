@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 
 use crate::client::W;
 use crate::realtime::{Replica, follow, next};
-use crate::support::Api;
+use crate::support::{Api, keys, set};
 
 /// A moment far from the demo data (seeded at the real now), so a report of its day holds
 /// only this test's calls. Not compared with the wall clock: the service runs on it.
@@ -857,7 +857,21 @@ async fn a_unit_held_at_the_door_alerts_every_follower_once_and_its_hand_over_cl
     let alert = next(&mut a, 5).await.expect("an alert on replica one");
     assert_eq!(alert["type"], "offload.alert");
     assert_eq!(alert["dispatch_id"], json!(dispatch));
-    assert_eq!(alert["incident_id"], json!(id));
+    // The incident as the board names it (issue 43, item 8).
+    assert_eq!(alert["incident"], door["incident"]);
+    assert_eq!(alert["incident"]["id"], json!(id));
+    // Both messages name the unit at the door alike, then say their own.
+    let hold = |own: &[&'static str]| {
+        let shared = [
+            "type",
+            "dispatch_id",
+            "incident",
+            "mobile_unit",
+            "health_unit",
+        ];
+        set(&[&shared[..], &["at_destination_at"][..], own].concat())
+    };
+    assert_eq!(keys(&alert), hold(&["target_seconds", "alerted_at"]));
     assert_eq!(alert["target_seconds"], 1200);
     assert_eq!(alert["at_destination_at"], json!("2031-03-10T12:41:40Z"));
     assert_eq!(
@@ -880,7 +894,7 @@ async fn a_unit_held_at_the_door_alerts_every_follower_once_and_its_hand_over_cl
     // A follower who comes later is told at once.
     let mut late = one.socket(&api.token("regulador")).await;
     follow(&mut late, "offload").await;
-    assert_eq!(next(&mut late, 2).await, Some(alert));
+    assert_eq!(next(&mut late, 2).await, Some(alert.clone()));
     let board = api.get("admin", "/health-unit/offload").await;
     let door = &board.ok()["hospitals"][0]["at_door"][0];
     assert_eq!(
@@ -905,6 +919,8 @@ async fn a_unit_held_at_the_door_alerts_every_follower_once_and_its_hand_over_cl
         assert_eq!(cleared["dispatch_id"], json!(dispatch));
         assert_eq!(cleared["by"], "handed_over");
         assert_eq!(cleared["held_seconds"], json!(1500.0));
+        assert_eq!(cleared["incident"], alert["incident"]);
+        assert_eq!(keys(&cleared), hold(&["by", "cleared_at", "held_seconds"]));
     }
     let board = api.get("frota", "/health-unit/offload").await;
     let hospital = &board.ok()["hospitals"][0];
@@ -972,6 +988,24 @@ async fn a_priority_or_destination_changed_later_moves_the_kept_phases_and_the_r
         )
         .await;
     assert_eq!(r.status.as_u16(), 200, "{}", r.body);
+    // The timeline names the incident `id`, and its unit's destination as every dispatch read
+    // does: the dispatch's own, else the patient's (issue 43, item 8).
+    let timeline = shift
+        .api()
+        .get("admin", &format!("/incident/{id}/timeline"))
+        .await;
+    let t = timeline.ok();
+    assert_eq!(t["id"], json!(id));
+    assert!(t.get("incident_id").is_none(), "{t}");
+    let read = shift
+        .api()
+        .get("admin", &format!("/dispatch/incident/{id}"))
+        .await;
+    assert_eq!(t["dispatches"][0]["destination"]["id"], json!(hospital.0));
+    assert_eq!(
+        t["dispatches"][0]["destination"],
+        read.ok()[0]["destination"]
+    );
     let conn = shift.api().conn().await;
     let (kept, units_kept) = dispatch_api::store::phases::stored(&conn, id)
         .await

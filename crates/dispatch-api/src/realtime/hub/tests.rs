@@ -316,15 +316,19 @@ fn the_connected_users_are_those_with_a_socket() {
 fn alert(dispatch_id: i64) -> OffloadAlert {
     let at = chrono::DateTime::from_timestamp(1_900_000_000, 0).unwrap();
     OffloadAlert {
-        dispatch_id,
-        incident_id: 10 + dispatch_id,
-        incident_number: format!("2030-{dispatch_id:06}"),
-        mobile_unit: crate::views::OffloadUnit {
-            id: 7,
-            name: "USA 07".into(),
+        hold: crate::views::OffloadHold {
+            dispatch_id,
+            incident: crate::views::IncidentRef {
+                id: 10 + dispatch_id,
+                number: format!("2030-{dispatch_id:06}"),
+            },
+            mobile_unit: crate::views::OffloadUnit {
+                id: 7,
+                name: "USA 07".into(),
+            },
+            health_unit: None,
+            at_destination_at: at,
         },
-        health_unit: None,
-        at_destination_at: at,
         target_seconds: 1200,
         alerted_at: at + chrono::Duration::minutes(20),
     }
@@ -333,13 +337,8 @@ fn alert(dispatch_id: i64) -> OffloadAlert {
 fn cleared(dispatch_id: i64) -> OffloadNotice {
     let a = alert(dispatch_id);
     OffloadNotice::Cleared(crate::views::OffloadCleared {
-        dispatch_id,
-        incident_id: a.incident_id,
-        incident_number: a.incident_number,
-        mobile_unit: a.mobile_unit,
-        health_unit: None,
+        hold: a.hold,
         by: crate::domain::dispatch::Status::HandedOver,
-        at_destination_at: a.at_destination_at,
         cleared_at: a.alerted_at,
         held_seconds: 1500.0,
     })
@@ -420,4 +419,37 @@ fn mine_is_told_to_its_own_user_only() {
     };
     assert_eq!(hub.publish_mine(&again), 0);
     assert_eq!(recv(&mut to_rx), None);
+}
+
+/// A unit's step reaches the fleet's followers only, as its message; a step that did not
+/// fit in its notice is a `queue.resync` for `fleet`.
+#[test]
+fn a_units_step_reaches_the_fleet_followers_and_a_resync_tells_them_to_read_again() {
+    let hub = Hub::new(8, WsSettings::default());
+    let (fleet, mut rf) = hub.connect(&user(1, Profile::OperadorFrota));
+    let (other, mut ro) = hub.connect(&user(2, Profile::OperadorFrota));
+    hub.follow_queue(&fleet, crate::domain::queue::Queue::FLEET);
+    hub.follow_queue(&other, crate::domain::queue::Queue::OFFLOAD);
+    let step: crate::views::UnitStep = serde_json::from_value(serde_json::json!({
+        "step": "released", "at": "2030-01-01T10:00:00Z", "dispatch_id": 4,
+        "unit": {"id": 7, "name": "USA 07", "base": "Centro",
+                 "vehicle_type": {"id": 1, "name": "USA"}, "dispatch": null,
+                 "step_since": null}}))
+    .unwrap();
+    assert_eq!(hub.publish_fleet(&FleetNotice::Step(Box::new(step))), 1);
+    let heard = recv(&mut rf).unwrap();
+    assert_eq!(
+        (&heard["type"], &heard["step"], &heard["unit"]["id"]),
+        (
+            &serde_json::json!("unit.step"),
+            &serde_json::json!("released"),
+            &serde_json::json!(7)
+        )
+    );
+    assert_eq!(recv(&mut ro), None);
+    assert_eq!(hub.publish_fleet(&FleetNotice::Resync), 1);
+    assert_eq!(
+        recv(&mut rf).unwrap(),
+        serde_json::json!({"type": "queue.resync", "queue": "fleet"})
+    );
 }

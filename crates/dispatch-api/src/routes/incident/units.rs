@@ -3,12 +3,12 @@
 
 use actix_web::http::StatusCode;
 use actix_web::web;
-use common::extract::Path;
+use common::extract::{Path, Query};
 use serde::Deserialize;
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 
 use crate::domain::Refusal;
-use crate::domain::fleet::{LeftOut, Point, recommend};
+use crate::domain::fleet::{LeftOut, Point, RankReason, rank_reasons, recommend};
 use crate::domain::refusal::FieldFault;
 use crate::patient_data::AccessRoute;
 use crate::routes::extract::Caller;
@@ -70,18 +70,32 @@ pub async fn locate(
     .await
 }
 
+/// `GET /incident/{id}/unit-recommendation`'s parameters.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct RecommendationParams {
+    /// `true` also lists the units of other vehicle types than the one asked for in
+    /// `left_out` (reason `other_type`, or `inactive`/`busy` when judged first); default
+    /// `false`: only their count (`other_types.count`).
+    pub other_types: Option<bool>,
+}
+
 /// Which unit to send: the free units of the vehicle type the latest technical decision
 /// asks for, nearest first by straight-line distance from the incident's location, each
 /// with where it counts as being (its reported position while fresh, its base after
-/// `POSITION_MAX_AGE`) and an arrival estimate at `UNIT_SPEED_KMH`; every other unit with why
-/// it was left out (`busy`, `other_type`, `inactive`, `no_position`).
+/// `POSITION_MAX_AGE`), an arrival estimate at `UNIT_SPEED_KMH` and why it ranks where it
+/// does (`rank`, `rank_reason`); every other unit of that type with why it was left out
+/// (`busy`, `inactive`, `no_position`); the units of other types counted
+/// (`other_types.count`), and listed in `left_out` with `other_types=true`.
 #[utoipa::path(get, path = "/incident/{id}/unit-recommendation", tag = "fleet",
-    params(("id" = i64, Path, description = "incident id")),
+    params(("id" = i64, Path, description = "incident id"), RecommendationParams),
     responses((status = 200, body = UnitRecommendation)))]
 pub async fn recommendation(
     state: web::Data<AppState>,
     user: Caller<FleetOrRegulator>,
     id: Path<i64>,
+    params: Query<RecommendationParams>,
 ) -> Reply {
     let conn = state.pool.get().await?;
     let now = state.clock.now();
@@ -97,15 +111,15 @@ pub async fn recommendation(
         lat: l.lat,
         lon: l.lon,
     });
-    let (ranked, left_out, unplaced) =
-        recommend(&candidates, requested.as_ref().map(|t| t.id), point, &rules);
+    let requested_id = requested.as_ref().map(|t| t.id);
+    let (ranked, left_out, unplaced) = recommend(&candidates, requested_id, point, &rules);
     let by_id = |id: i64| {
         units
             .iter()
             .find(|u| u.candidate.id == id)
             .expect("a listed unit")
     };
-    let listed = |id: i64, distance: Option<f64>, eta: Option<i64>| {
+    let listed = |id: i64, distance: Option<f64>, eta: Option<i64>, why: RankReason| {
         let u = by_id(id);
         RecommendedUnit {
             id,
@@ -115,15 +129,38 @@ pub async fn recommendation(
             position: UnitWhereabouts::of(&u.candidate.whereabouts, u.fix, now),
             distance_km: distance.map(|d| (d * 1000.0).round() / 1000.0),
             eta_seconds: eta,
+            rank: 0,
+            rank_reason: why,
         }
     };
     let mut out: Vec<RecommendedUnit> = ranked
         .iter()
-        .map(|r| listed(r.unit.id, Some(r.distance_km), Some(r.eta.num_seconds())))
+        .zip(rank_reasons(&ranked))
+        .map(|(r, why)| {
+            let eta = Some(r.eta.num_seconds());
+            listed(r.unit.id, Some(r.distance_km), eta, why)
+        })
         .collect();
-    out.extend(unplaced.iter().map(|c| listed(c.id, None, None)));
+    out.extend(
+        unplaced
+            .iter()
+            .map(|c| listed(c.id, None, None, RankReason::NoIncidentLocation)),
+    );
+    for (i, unit) in out.iter_mut().enumerate() {
+        unit.rank = i + 1;
+    }
+    let other_type = |type_id: i32| requested_id.is_some_and(|t| t != type_id);
+    let list_others = params.0.other_types.unwrap_or(false);
+    let other_types = OtherTypes {
+        count: left_out
+            .iter()
+            .filter(|(c, _)| other_type(c.type_id))
+            .count(),
+        listed: list_others,
+    };
     let left_out = left_out
         .iter()
+        .filter(|(c, _)| list_others || !other_type(c.type_id))
         .map(|(c, why): &(_, LeftOut)| {
             let u = by_id(c.id);
             LeftOutUnit {
@@ -142,6 +179,7 @@ pub async fn recommendation(
         position_max_age_seconds: rules.max_age.num_seconds(),
         units: out,
         left_out,
+        other_types,
     };
     record(&state, &user, AccessRoute::UnitRecommendation, view, conn)
         .await?

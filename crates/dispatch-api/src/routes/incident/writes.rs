@@ -157,13 +157,24 @@ pub async fn prank_call(
     .await
 }
 
+/// A record's notes (a decision's, an intercurrence's): at most 4,000 characters; blank
+/// notes are none.
+fn judge_notes(notes: Option<String>) -> Result<Option<String>, Refusal> {
+    let notes = notes.filter(|n| !n.trim().is_empty());
+    let mut check = Check::default();
+    if let Some(n) = &notes {
+        check.text("notes", n, false, NOTES_MAX);
+    }
+    check.done().map(|()| notes)
+}
+
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TechnicalDecisionBody {
     /// An active, not deleted technical decision action.
     pub action_id: i32,
-    #[serde(default)]
-    pub notes: String,
+    /// Absent, null or blank: the decision has no notes (read back as `notes: null`).
+    pub notes: Option<String>,
     /// The vehicle type asked for, when the decision sends one: the `id` of
     /// `GET /mobile-unit-type` (read back as `vehicle_type`).
     pub vehicle_type_id: Option<i32>,
@@ -172,9 +183,10 @@ pub struct TechnicalDecisionBody {
 impl Judge for TechnicalDecisionBody {
     type Judged = Self;
     fn judge(self) -> Result<Self, Refusal> {
-        let mut check = Check::default();
-        check.text("notes", &self.notes, false, NOTES_MAX);
-        check.done().map(|()| self)
+        Ok(Self {
+            notes: judge_notes(self.notes)?,
+            ..self
+        })
     }
 }
 
@@ -324,16 +336,17 @@ impl From<DispatchWritten> for DispatchCreated {
 pub struct IntercurrenceBody {
     /// An active, not deleted intercurrence.
     pub intercurrence_id: i32,
-    #[serde(default)]
-    pub notes: String,
+    /// Absent, null or blank: none (read back as `notes: null`).
+    pub notes: Option<String>,
 }
 
 impl Judge for IntercurrenceBody {
     type Judged = Self;
     fn judge(self) -> Result<Self, Refusal> {
-        let mut check = Check::default();
-        check.text("notes", &self.notes, false, NOTES_MAX);
-        check.done().map(|()| self)
+        Ok(Self {
+            notes: judge_notes(self.notes)?,
+            ..self
+        })
     }
 }
 

@@ -6,13 +6,15 @@ use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::json;
 
-use super::check_destination;
+use super::{HealthUnitRef, check_destination};
 use crate::domain::dispatch::{self, Status, VehicleType};
 use crate::domain::history::{ChangeGroup, HistoryAction};
 use crate::domain::incident::{self, Edit, State};
 use crate::domain::{Refusal, reference};
 use crate::schema::dispatch::*;
+use crate::store::dispatches::DispatchRow;
 use crate::store::error::Result;
+use crate::store::fleet;
 use crate::store::frame::{self, Commit};
 use crate::store::writes::{Author, Changes};
 
@@ -141,6 +143,13 @@ pub async fn dispatch_unit(
             }
             Err(e) => return Err(e.into()),
         };
+        fleet::announce_step(c, dispatch_id, unit_id, Status::Assigned, by.at).await?;
+        // `destination` is where the unit takes the patient, in the history as in every read:
+        // the dispatch's own, else the patient's (docs/dispatch-routes.md, "Names").
+        let goes_to = match destination_ref {
+            Some(own) => Some(own),
+            None => health_unit_ref(c, cur.fields.destination_health_unit_id).await?,
+        };
         // The dispatch as its read names it (docs/dispatch-routes.md, "Writes: what each
         // records"): every key always present, null when it does not apply.
         let record = json!({
@@ -148,7 +157,7 @@ pub async fn dispatch_unit(
             "mobile_unit": {"id": unit_id, "name": unit.name, "vehicle_type": offered},
             "requested_vehicle_type": requested,
             "status": Status::Assigned,
-            "destination": destination_ref,
+            "destination": goes_to,
             "override_reason": order.override_reason,
         });
         let changes = Changes::new().record(ChangeGroup::Dispatches, "dispatch", record);
@@ -162,6 +171,21 @@ pub async fn dispatch_unit(
         incident_id: id,
         incident_version: w.version,
     })
+}
+
+/// A health unit as the history names it, `{id, name}`; `None` for none.
+async fn health_unit_ref(
+    c: &mut AsyncPgConnection,
+    id: Option<i64>,
+) -> Result<Option<HealthUnitRef>> {
+    let Some(id) = id else { return Ok(None) };
+    let name: Option<String> = health_units::table
+        .find(id)
+        .select(health_units::name)
+        .first(c)
+        .await
+        .optional()?;
+    Ok(name.map(|name| HealthUnitRef { id, name }))
 }
 
 /// The vehicle type the incident's latest technical decision asks for: `None` without a
@@ -226,12 +250,13 @@ pub async fn dispatch_status(
                 ))
                 .first(c)
                 .await?;
-        let from = row.status;
+        let from = row.row.status;
         let to = dispatch::transition(from, to)?;
         // The step's one instant: the write's, never before the dispatch's latest step (times
         // never go backwards), and the same on the row, the history entry and the event.
-        let at = row.latest().max(by.at);
+        let at = row.row.latest().max(by.at);
         set_step(c, dispatch_id, to, at).await?;
+        fleet::announce_step(c, dispatch_id, row.mobile_unit_id, to, at).await?;
         if from == Status::AtDestination {
             // Off the hospital's door: a stretcher hold alert raised for it is cleared.
             crate::store::offload::clear(c, dispatch_id, to).await?;
@@ -261,32 +286,9 @@ pub async fn dispatch_status(
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = dispatches, check_for_backend(diesel::pg::Pg))]
 struct Stepped {
-    status: Status,
-    assigned_at: DateTime<Utc>,
-    en_route_at: Option<DateTime<Utc>>,
-    on_scene_at: Option<DateTime<Utc>>,
-    transporting_at: Option<DateTime<Utc>>,
-    at_destination_at: Option<DateTime<Utc>>,
-    handed_over_at: Option<DateTime<Utc>>,
-    released_at: Option<DateTime<Utc>>,
+    #[diesel(embed)]
+    row: DispatchRow,
     mobile_unit_id: i64,
-}
-
-impl Stepped {
-    /// The latest time the dispatch recorded.
-    fn latest(&self) -> DateTime<Utc> {
-        [
-            self.en_route_at,
-            self.on_scene_at,
-            self.transporting_at,
-            self.at_destination_at,
-            self.handed_over_at,
-            self.released_at,
-        ]
-        .into_iter()
-        .flatten()
-        .fold(self.assigned_at, DateTime::max)
-    }
 }
 
 /// Raw SQL because the column is chosen by the step; `at` is the write's instant, already

@@ -37,7 +37,7 @@ pub async fn technical_decision(
     expected: i32,
     action_id: i32,
     vehicle_type_id: Option<i32>,
-    notes: String,
+    notes: Option<String>,
 ) -> Result<Written> {
     frame::write(conn, by, id, Some(expected), async |c, cur| {
         let to = incident::transition(cur.state, State::Regulated)?;
@@ -152,7 +152,7 @@ pub async fn intercurrence(
     id: i64,
     expected: i32,
     intercurrence_id: i32,
-    notes: String,
+    notes: Option<String>,
 ) -> Result<Written> {
     frame::write(conn, by, id, Some(expected), async |c, cur| {
         incident::edit(cur.state, Edit::Intercurrence)?;

@@ -311,7 +311,7 @@ pub async fn decisions(
         Option<i32>,
         Option<String>,
         (i64, String),
-        String,
+        Option<String>,
         DateTime<Utc>,
     );
     let rows: Vec<Row> = technical_decisions::table
@@ -404,7 +404,13 @@ pub async fn recorded_intercurrences(
     mut conn: &AsyncPgConnection,
     incident_id: i64,
 ) -> Result<Vec<RecordedIntercurrence>, Error> {
-    type Row = (i64, (i32, String), String, (i64, String), DateTime<Utc>);
+    type Row = (
+        i64,
+        (i32, String),
+        Option<String>,
+        (i64, String),
+        DateTime<Utc>,
+    );
     let rows: Vec<Row> = incident_intercurrences::table
         .inner_join(intercurrences::table)
         .inner_join(users::table.on(users::id.eq(incident_intercurrences::recorded_by)))

@@ -17,15 +17,31 @@ pub struct Location {
     pub lon: f64,
 }
 
-/// `POST /mobile-unit/{id}/position`'s answer: the unit's latest position now.
+/// What became of a position sent (docs/dispatch-routes.md, "Positions and a
+/// recommendation").
+#[derive(Debug, Clone, Copy, Serialize, ToSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PositionOutcome {
+    /// The position sent is the unit's latest now.
+    Recorded,
+    /// A position recorded later was already kept: the one sent changed nothing, and the
+    /// answer is the kept one.
+    OlderThanKept,
+}
+
+/// `POST /mobile-unit/{id}/position`'s answer: the unit's latest position now (the one sent,
+/// or the one kept when it is newer), and what became of the one sent.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct PositionRecorded {
     pub mobile_unit_id: i64,
+    /// `recorded`, or `older_than_kept` (ignored: `location`, `recorded_at` and
+    /// `received_at` are the kept position's).
+    pub outcome: PositionOutcome,
+    /// The `recorded_at` of the position sent.
+    pub sent_recorded_at: DateTime<Utc>,
     pub location: Location,
     pub recorded_at: DateTime<Utc>,
     pub received_at: DateTime<Utc>,
-    /// `false` when a newer position was already kept (this one was older and is ignored).
-    pub latest: bool,
 }
 
 /// `PATCH /mobile-unit/{id}`'s answer: the unit as the manage-fleet screen shows it.

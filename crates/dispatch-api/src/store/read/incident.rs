@@ -169,7 +169,9 @@ pub struct TechnicalDecisionView {
     #[schema(required = true)]
     pub vehicle_type: Option<RefOption>,
     pub regulator: UserOption,
-    pub notes: String,
+    /// Null when the decision was recorded without notes.
+    #[schema(required = true)]
+    pub notes: Option<String>,
     pub decided_at: DateTime<Utc>,
 }
 
@@ -178,7 +180,9 @@ pub struct TechnicalDecisionView {
 pub struct RecordedIntercurrence {
     pub id: i64,
     pub intercurrence: RefOption,
-    pub notes: String,
+    /// Null when recorded without notes.
+    #[schema(required = true)]
+    pub notes: Option<String>,
     pub recorded_by: UserOption,
     pub recorded_at: DateTime<Utc>,
 }

@@ -4,7 +4,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 /// An entry of a small reference list: `{id, name}`.
-#[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, ToSchema, PartialEq, Eq)]
 pub struct RefOption {
     pub id: i32,
     pub name: String,

@@ -1,7 +1,7 @@
 //! Reference data and the fleet lists as the reads show them (docs/dispatch-routes.md).
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::people::{RefOption, UserOption};
@@ -45,14 +45,14 @@ pub struct MobileUnitOption {
 }
 
 /// An incident as another record names it: id and number.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
 pub struct IncidentRef {
     pub id: i64,
     pub number: String,
 }
 
 /// The dispatch a unit is on now (not released).
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
 pub struct CurrentDispatch {
     /// The dispatch's id (for `POST /dispatch/{id}/status`).
     pub id: i64,
@@ -63,8 +63,10 @@ pub struct CurrentDispatch {
     pub incident: IncidentRef,
 }
 
-/// `GET /mobile-unit/board`: one active unit of the fleet board.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+/// `GET /mobile-unit/board`: one active unit of the fleet board, as its row reads; the
+/// `unit` of a `unit.step` message is this too (docs/dispatch-realtime.md, "The fleet
+/// board").
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
 pub struct FleetBoardUnit {
     pub id: i64,
     pub name: String,
@@ -73,6 +75,29 @@ pub struct FleetBoardUnit {
     /// The dispatch the unit is on, or null when the unit is free.
     #[schema(required = true)]
     pub dispatch: Option<CurrentDispatch>,
+    /// When the unit entered its dispatch's current step (the latest of its step times);
+    /// null when free.
+    #[schema(required = true)]
+    pub step_since: Option<DateTime<Utc>>,
+}
+
+/// `unit.step` (WebSocket queue `fleet`): a unit took a step of its dispatch, and the
+/// unit as the fleet board shows it after the step, so a board applies it without reading
+/// itself again. No patient data: ids, names of units, types and bases, the incident's
+/// number and times.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
+pub struct UnitStep {
+    /// The step: `assigned` (a dispatch), `en_route`, `on_scene`, `transporting`,
+    /// `at_destination`, `handed_over` or `released` (the unit is free again).
+    pub step: Status,
+    /// When the unit took it: the dispatch's `<step>_at`.
+    pub at: DateTime<Utc>,
+    /// The dispatch that moved (also when `released`, where `unit.dispatch` is null).
+    pub dispatch_id: i64,
+    /// The unit's row of `GET /mobile-unit/board` after the step, but for `position` and
+    /// `seconds_in_step` (a step moves neither the unit's reported position nor its base;
+    /// the seconds count from `step_since` on the client's clock).
+    pub unit: FleetBoardUnit,
 }
 
 /// `GET /health-unit`: the patient destination field.

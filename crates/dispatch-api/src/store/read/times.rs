@@ -7,6 +7,7 @@ use utoipa::ToSchema;
 
 use super::dispatch::{DispatchTimes, DispatchedUnit};
 use super::people::UserOption;
+use super::reference::HealthUnitOption;
 use crate::domain::dispatch::Status;
 use crate::domain::incident::{Priority, State};
 use crate::domain::times::{Interval, Phase, TargetPriority};
@@ -15,7 +16,8 @@ use crate::domain::times::{Interval, Phase, TargetPriority};
 /// (docs/dispatch-routes.md, "Response times"), judged against the targets of its priority.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct IncidentTimeline {
-    pub incident_id: i64,
+    /// The incident's id (`id`, as every read of an incident names it).
+    pub id: i64,
     pub number: String,
     pub state: State,
     #[schema(required = true)]
@@ -38,6 +40,10 @@ pub struct DispatchTimeline {
     pub status: Status,
     pub mobile_unit: DispatchedUnit,
     pub times: DispatchTimes,
+    /// Where the unit takes the patient: the dispatch's own destination, else the patient's
+    /// (as every dispatch read says); null: none.
+    #[schema(required = true)]
+    pub destination: Option<HealthUnitOption>,
     /// `turnout`, `travel`, `on_scene`, `transport`, `hospital_hold`, `return_to_service`.
     pub phases: Vec<Interval>,
 }

@@ -22,6 +22,7 @@ use crate::store::dispatches::DispatchRow;
 use crate::store::error::{Result, StoreError};
 use crate::store::read::*;
 use crate::store::writes::Author;
+use crate::store::{HealthUnitRow, coalesce};
 
 /// The targets as `domain::times` judges by.
 pub async fn targets(mut conn: &AsyncPgConnection) -> Result<Targets, diesel::result::Error> {
@@ -168,6 +169,8 @@ struct UnitRow {
     type_id: i32,
     #[diesel(select_expression = mobile_unit_types::name)]
     type_name: String,
+    #[diesel(embed)]
+    destination: Option<HealthUnitRow>,
 }
 
 /// The incident's phases and its units', judged at `now`; `None` when it does not exist.
@@ -188,8 +191,17 @@ pub async fn timeline(
     };
     let units = async {
         let mut c = conn;
+        // A unit goes to its dispatch's own destination, else the patient's: the same
+        // `destination` as every dispatch read (`store::dispatches::of_incident`).
         dispatches::table
             .inner_join(mobile_units::table.inner_join(mobile_unit_types::table))
+            .inner_join(incidents::table)
+            .left_join(
+                health_units::table.on(health_units::id.nullable().eq(coalesce(
+                    dispatches::destination_id,
+                    incidents::destination_health_unit_id,
+                ))),
+            )
             .filter(dispatches::incident_id.eq(id))
             .order_by((dispatches::assigned_at, dispatches::id))
             .select(UnitRow::as_select())
@@ -222,11 +234,12 @@ pub async fn timeline(
                 },
             },
             times: u.dispatch.view_times(),
+            destination: u.destination.map(Into::into),
             phases: times::unit_phases(&times, t, &targets, now),
         })
         .collect();
     Ok(Some(IncidentTimeline {
-        incident_id: row.id,
+        id: row.id,
         number: row.number,
         state: row.state,
         priority: row.priority,
