@@ -183,7 +183,7 @@ struct Decided {
 /// has none after it: `null` in the read, as a decision recorded now (issue 43, item 8).
 #[actix_web::test]
 async fn the_notes_migration_turns_an_empty_decisions_notes_into_none() {
-    const NOTES: &str = "20261130400001";
+    const NOTES: &str = "20261129500001";
     let api = Api::new().await;
     let url = api.db.url().to_owned();
     let incident = tokio::task::spawn_blocking(move || {
