@@ -35,6 +35,14 @@ text_enum! {
     }
 }
 
+text_enum! {
+    /// The telephone's queue (docs/dispatch-realtime.md, "The telephone"): its followers hear
+    /// each call ring (with the caller's prank-call count), be answered and end.
+    pub enum CallsQueue {
+        Calls = "calls",
+    }
+}
+
 /// What a socket may follow by name: a work queue (an open state), the hospital offload
 /// queue or the user's own incidents. On the wire, the state's word, `offload` or `mine`.
 #[derive(
@@ -55,17 +63,20 @@ pub enum Queue {
     Work(State),
     Offload(OffloadQueue),
     Mine(MineQueue),
+    Calls(CallsQueue),
 }
 
 impl Queue {
     pub const OFFLOAD: Queue = Queue::Offload(OffloadQueue::Offload);
     pub const MINE: Queue = Queue::Mine(MineQueue::Mine);
+    pub const CALLS: Queue = Queue::Calls(CallsQueue::Calls);
 
     pub fn as_str(self) -> &'static str {
         match self {
             Queue::Work(s) => s.as_str(),
             Queue::Offload(o) => o.as_str(),
             Queue::Mine(m) => m.as_str(),
+            Queue::Calls(c) => c.as_str(),
         }
     }
 }
@@ -83,6 +94,10 @@ pub const OFFLOAD_FOLLOWERS: &[Profile] = &[Admin, Tarm, MedicoRegulador, Operad
 /// Who may follow their own incidents (`mine`): whoever an incident can be sent or
 /// transferred to reads incidents, so every profile that reads them.
 pub const MINE_FOLLOWERS: &[Profile] = OFFLOAD_FOLLOWERS;
+
+/// Who may follow the telephone's queue (`calls`): the call takers, the regulators (who
+/// answer the centre's telephone too) and the administrator.
+pub const CALLS_FOLLOWERS: &[Profile] = &[Admin, Tarm, MedicoRegulador];
 
 /// The states that are queues, in the order of an incident's life.
 pub const QUEUES: [State; 4] = [
@@ -118,6 +133,8 @@ mod tests {
         let q: Queue = serde_json::from_str(r#""mine""#).unwrap();
         assert_eq!(q, Queue::MINE);
         assert_eq!(q.to_string(), "mine");
+        let q: Queue = serde_json::from_str(r#""calls""#).unwrap();
+        assert_eq!(q, Queue::CALLS);
         let q: Queue = serde_json::from_str(r#""regulated""#).unwrap();
         assert_eq!(q, Queue::Work(State::Regulated));
         assert_eq!(serde_json::to_string(&q).unwrap(), r#""regulated""#);

@@ -317,7 +317,7 @@ async fn handle(
                 "invalid_message",
                 format!(
                     "expected {{\"type\":\"subscribe\"|\"unsubscribe\",\"incident_id\":N}} \
-                     or {{\"type\":\"subscribe\"|\"unsubscribe\",\"queue\":\"<state>\"|\"offload\"|\"mine\"}}: {e}"
+                     or {{\"type\":\"subscribe\"|\"unsubscribe\",\"queue\":\"<state>\"|\"offload\"|\"mine\"|\"calls\"}}: {e}"
                 ),
             )];
         }
@@ -328,6 +328,7 @@ async fn handle(
             Ok(Target::Queue(Queue::Work(q))) => vec![follow(q, client, user, hub)],
             Ok(Target::Queue(Queue::Offload(_))) => follow_offload(client, user, hub, pool).await,
             Ok(Target::Queue(Queue::Mine(_))) => vec![follow_mine(client, user, hub)],
+            Ok(Target::Queue(Queue::Calls(_))) => vec![follow_calls(client, user, hub)],
             Err(refused) => vec![refused],
         },
         ClientMessage::Unsubscribe { incident_id, queue } => match Target::of(incident_id, queue) {
@@ -358,6 +359,22 @@ fn follow_mine(client: &Client, user: &CurrentUser, hub: &Hub) -> ServerMessage 
         );
     }
     hub.follow_queue(client, Queue::MINE)
+}
+
+/// Follows the telephone's queue (docs/dispatch-realtime.md, "The telephone"): from now on,
+/// each call that rings, is answered or ends.
+fn follow_calls(client: &Client, user: &CurrentUser, hub: &Hub) -> ServerMessage {
+    if !queue::CALLS_FOLLOWERS.contains(&user.profile) {
+        return ServerMessage::error(
+            "forbidden",
+            format!(
+                "the {} profile may not follow the `calls` queue (followed by {})",
+                user.profile.title(),
+                titles(queue::CALLS_FOLLOWERS)
+            ),
+        );
+    }
+    hub.follow_queue(client, Queue::CALLS)
 }
 
 /// Follows the hospital offload queue (docs/dispatch-realtime.md, "Hospital offload"):
