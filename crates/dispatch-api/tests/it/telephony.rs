@@ -114,10 +114,9 @@ async fn phone_credentials_are_the_token_users_own_for_call_takers_and_regulator
     let r = w.api.get("regulador", "/phone-credentials").await;
     assert!(r.ok()["username"].as_str().unwrap().ends_with(":regulador"));
     for other in ["frota", "admin"] {
-        w.api
-            .get(other, "/phone-credentials")
-            .await
-            .problem(403, "forbidden");
+        for uri in ["/phone-credentials", "/telephony/calls/c-1"] {
+            w.api.get(other, uri).await.problem(403, "forbidden");
+        }
     }
     // Without PHONE_SECRET: 503, saying so.
     let plain = Api::new().await;
