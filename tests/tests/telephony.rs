@@ -9,7 +9,6 @@
 
 mod support;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -45,24 +44,7 @@ impl Proc {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap_or_else(|e| panic!("start {name}: {e}"));
-        let out = Arc::new(Mutex::new(String::new()));
-        for mut pipe in [
-            Box::new(child.stdout.take().unwrap()) as Box<dyn Read + Send>,
-            Box::new(child.stderr.take().unwrap()),
-        ] {
-            let out = out.clone();
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 8192];
-                while let Ok(n) = pipe.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    out.lock()
-                        .unwrap()
-                        .push_str(&String::from_utf8_lossy(&buf[..n]));
-                }
-            });
-        }
+        let out = support::drain(&mut child);
         Proc {
             name: name.to_owned(),
             child,
@@ -388,6 +370,69 @@ Content-Length: 0
     scenario(&format!("{invite}\n{rest}"))
 }
 
+/// One call to the centre: the call taker's softphone (SIPp on `phone_port`) and the caller.
+struct Call {
+    phone: Proc,
+    caller: Proc,
+}
+
+impl Call {
+    /// Dials the centre. `ring_ms` of ringing before the softphone answers, then `then_ms` of
+    /// talk before the caller hangs up; `ring_ms` 0: nobody answers and the caller gives up
+    /// after `then_ms`. The call and its SIP Call-ID (`<name>-1-<caller's pid>`).
+    fn dial(
+        name: &str,
+        sip_port: u16,
+        phone_port: u16,
+        ring_ms: u64,
+        then_ms: u64,
+    ) -> (Call, String) {
+        let answer = ring_ms > 0;
+        let phone = sipp(
+            &format!("softphone-{name}"),
+            &softphone_xml("tarm", ring_ms, answer),
+            sip_port,
+            &["-p", &phone_port.to_string()],
+        );
+        let caller = sipp(
+            &format!("caller-{name}"),
+            &caller_xml(then_ms, answer),
+            sip_port,
+            &["-cid_str", &format!("{name}-%u-%p")],
+        );
+        let call_id = format!("{name}-1-{}", caller.child.id());
+        (Call { phone, caller }, call_id)
+    }
+
+    /// Both scenarios ran to their end (SIPp exits 0).
+    async fn done(self) {
+        let Call {
+            mut phone,
+            mut caller,
+        } = self;
+        let (c, p) = tokio::task::spawn_blocking(move || {
+            let c = caller.wait(Duration::from_secs(20));
+            let p = phone.wait(Duration::from_secs(20));
+            ((c, caller.output()), (p, phone.output()))
+        })
+        .await
+        .unwrap();
+        assert_eq!((c.0, p.0), (0, 0), "the SIPp scenarios: {}\n{}", c.1, p.1);
+    }
+}
+
+/// `GET url` with `token`: status, content type, JSON body.
+async fn get(http: &reqwest::Client, url: String, token: impl AsRef<str>) -> (u16, String, Value) {
+    read(
+        http.get(url)
+            .bearer_auth(token.as_ref())
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await
+}
+
 /// The password of `username` under `secret` (the scheme auth_ephemeral checks).
 fn password(secret: &str, username: &str) -> String {
     let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).unwrap();
@@ -464,20 +509,7 @@ async fn a_softphone_registers_a_call_rings_is_answered_becomes_an_incident_and_
     .unwrap();
 
     // The credentials: the token's user's, never the client's; a fleet operator has none.
-    let creds = |token: String| {
-        let http = http.clone();
-        let base = base.clone();
-        async move {
-            read(
-                http.get(format!("{base}/phone-credentials"))
-                    .bearer_auth(token)
-                    .send()
-                    .await
-                    .unwrap(),
-            )
-            .await
-        }
-    };
+    let creds = |token: String| get(&http, format!("{base}/phone-credentials"), token);
     let (status, _, mine) = creds(tarm.clone()).await;
     assert_eq!(status, 200, "{mine}");
     let username = mine["username"].as_str().unwrap().to_owned();
@@ -555,20 +587,8 @@ async fn a_softphone_registers_a_call_rings_is_answered_becomes_an_incident_and_
     }
 
     // A call: rings 1.5 s, answered, talks 1 s, the caller hangs up.
-    let mut phone = sipp(
-        "softphone",
-        &softphone_xml("tarm", 1500, true),
-        sip_port,
-        &["-p", &phone_port.to_string()],
-    );
     let dialled = Instant::now();
-    let mut caller = sipp(
-        "caller",
-        &caller_xml(1000, true),
-        sip_port,
-        &["-cid_str", "answered-%u-%p"],
-    );
-    let call_id = format!("answered-1-{}", caller.child.id());
+    let (answered_call, call_id) = Call::dial("answered", sip_port, phone_port, 1500, 1000);
     let ringing = next(&mut ws).await;
     let to_ringing = dialled.elapsed();
     // From dispatch-api's receipt of the switch's event (the call's `rang_at`, stamped on
@@ -601,25 +621,10 @@ async fn a_softphone_registers_a_call_rings_is_answered_becomes_an_incident_and_
     let ended = next(&mut ws).await;
     assert_eq!(ended["type"], "call.ended", "{ended}");
     assert_eq!(ended["call"]["outcome"], "answered");
-    let (c, p) = tokio::task::spawn_blocking(move || {
-        (
-            caller.wait(Duration::from_secs(20)),
-            phone.wait(Duration::from_secs(20)),
-        )
-    })
-    .await
-    .unwrap();
-    assert_eq!((c, p), (0, 0), "the SIPp scenarios");
+    answered_call.done().await;
 
     // The call read back, as the switch told it.
-    let (status, _, call) = read(
-        http.get(format!("{base}/telephony/calls/{call_id}"))
-            .bearer_auth(&tarm)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, _, call) = get(&http, format!("{base}/telephony/calls/{call_id}"), &tarm).await;
     assert_eq!(status, 200, "{call}");
     assert_eq!(call, ended["call"]);
     let tarm_id = call["answered_user_id"].as_i64().expect("tarm's id");
@@ -651,14 +656,8 @@ async fn a_softphone_registers_a_call_rings_is_answered_becomes_an_incident_and_
     )
     .await;
     assert_eq!(status, 201, "{created}");
-    let (status, _, incident) = read(
-        http.get(format!("{base}/incident/{}", created["id"]))
-            .bearer_auth(&tarm)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, _, incident) =
+        get(&http, format!("{base}/incident/{}", created["id"]), &tarm).await;
     assert_eq!(status, 200, "{incident}");
     let text = incident.to_string();
     assert!(text.contains(CALLER), "{incident}");
@@ -668,44 +667,17 @@ async fn a_softphone_registers_a_call_rings_is_answered_becomes_an_incident_and_
     );
 
     // An unanswered call: rings 2 s, the caller gives up.
-    let mut phone = sipp(
-        "softphone-unanswered",
-        &softphone_xml("tarm", 0, false),
-        sip_port,
-        &["-p", &phone_port.to_string()],
-    );
-    let mut caller = sipp(
-        "caller-gives-up",
-        &caller_xml(2000, false),
-        sip_port,
-        &["-cid_str", "abandoned-%u-%p"],
-    );
-    let abandoned_id = format!("abandoned-1-{}", caller.child.id());
+    let (abandoned_call, abandoned_id) = Call::dial("abandoned", sip_port, phone_port, 0, 2000);
     let ringing = next(&mut ws).await;
     assert_eq!(ringing["type"], "call.ringing", "{ringing}");
     let ended = next(&mut ws).await;
     assert_eq!(ended["type"], "call.ended", "{ended}");
     assert_eq!(ended["call"]["call_id"], abandoned_id.as_str());
     assert_eq!(ended["call"]["outcome"], "abandoned");
-    let (c, p) = tokio::task::spawn_blocking(move || {
-        (
-            caller.wait(Duration::from_secs(20)),
-            phone.wait(Duration::from_secs(20)),
-        )
-    })
-    .await
-    .unwrap();
-    assert_eq!((c, p), (0, 0), "the SIPp scenarios of the abandoned call");
+    abandoned_call.done().await;
 
     // The report: two calls, one abandoned, the answered one's ring-to-answer time.
-    let (status, _, report) = read(
-        http.get(format!("{base}/reports/response-times"))
-            .bearer_auth(&admin)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, _, report) = get(&http, format!("{base}/reports/response-times"), &admin).await;
     assert_eq!(status, 200, "{report}");
     let phone = &report["telephone"]["all"];
     assert_eq!(phone["calls"], 2, "{phone}");

@@ -15,7 +15,7 @@ use crate::routes::extract::{Caller, Manager};
 use crate::routes::{Reply, Routes, ok};
 use crate::state::AppState;
 use crate::store::{calls, times};
-use crate::views::{ResponseTimesReport, TelephoneReport};
+use crate::views::{PhaseStats, ResponseTimesReport, TelephoneReport};
 
 pub fn routes(r: &mut Routes<'_>) {
     r.add(__path_response_times, response_times);
@@ -179,37 +179,13 @@ pub fn csv(report: &ResponseTimesReport) -> Result<Vec<u8>, csv::Error> {
         .unwrap_or_default()
     };
     let num = |v: Option<f64>| fixed(v, 3);
-    for g in &report.groups {
-        for p in &g.phases {
-            w.write_record([
-                g.key.clone().unwrap_or_default(),
-                g.label.clone().unwrap_or_default(),
-                p.phase.as_str().to_owned(),
-                p.count.to_string(),
-                num(p.p50_seconds),
-                num(p.p90_seconds),
-                num(p.max_seconds),
-                p.with_target.to_string(),
-                p.within_target.to_string(),
-                fixed(p.within_target_share, 4),
-                p.missing.to_string(),
-                p.out_of_order.to_string(),
-                String::new(),
-                String::new(),
-                String::new(),
-            ])?;
-        }
-    }
-    // The telephone: every call, then by hour and by day (group `telephone`, `hour`, `day`).
-    let phone = &report.telephone;
-    let groups = std::iter::once(("telephone", &phone.all))
-        .chain(phone.by_hour.iter().map(|g| ("hour", g)))
-        .chain(phone.by_day.iter().map(|g| ("day", g)));
-    for (group, g) in groups {
-        let p = &g.ring_to_answer;
-        w.write_record([
+    // One row: the group, its label, the phase's figures, then the telephone's counts (empty
+    // on an incident's phase).
+    let row = |group: &str, label: &str, p: &PhaseStats, calls: [String; 3]| {
+        let [calls, abandoned, share] = calls;
+        [
             group.to_owned(),
-            g.key.clone().unwrap_or_default(),
+            label.to_owned(),
             p.phase.as_str().to_owned(),
             p.count.to_string(),
             num(p.p50_seconds),
@@ -220,10 +196,39 @@ pub fn csv(report: &ResponseTimesReport) -> Result<Vec<u8>, csv::Error> {
             fixed(p.within_target_share, 4),
             p.missing.to_string(),
             p.out_of_order.to_string(),
+            calls,
+            abandoned,
+            share,
+        ]
+    };
+    for g in &report.groups {
+        for p in &g.phases {
+            let (key, label) = (g.key.as_deref(), g.label.as_deref());
+            w.write_record(row(
+                key.unwrap_or_default(),
+                label.unwrap_or_default(),
+                p,
+                Default::default(),
+            ))?;
+        }
+    }
+    // The telephone: every call, then by hour and by day (group `telephone`, `hour`, `day`).
+    let phone = &report.telephone;
+    let groups = std::iter::once(("telephone", &phone.all))
+        .chain(phone.by_hour.iter().map(|g| ("hour", g)))
+        .chain(phone.by_day.iter().map(|g| ("day", g)));
+    for (group, g) in groups {
+        let calls = [
             g.calls.to_string(),
             g.abandoned.to_string(),
             fixed(g.abandoned_share, 4),
-        ])?;
+        ];
+        w.write_record(row(
+            group,
+            g.key.as_deref().unwrap_or_default(),
+            &g.ring_to_answer,
+            calls,
+        ))?;
     }
     w.into_inner().map_err(|e| e.into_error().into())
 }

@@ -327,8 +327,20 @@ async fn handle(
             Ok(Target::Incident(id)) => vec![subscribe(id, client, user, hub, pool).await],
             Ok(Target::Queue(Queue::Work(q))) => vec![follow(q, client, user, hub)],
             Ok(Target::Queue(Queue::Offload(_))) => follow_offload(client, user, hub, pool).await,
-            Ok(Target::Queue(Queue::Mine(_))) => vec![follow_mine(client, user, hub)],
-            Ok(Target::Queue(Queue::Calls(_))) => vec![follow_calls(client, user, hub)],
+            Ok(Target::Queue(Queue::Mine(_))) => vec![follow_named(
+                Queue::MINE,
+                queue::MINE_FOLLOWERS,
+                client,
+                user,
+                hub,
+            )],
+            Ok(Target::Queue(Queue::Calls(_))) => vec![follow_named(
+                Queue::CALLS,
+                queue::CALLS_FOLLOWERS,
+                client,
+                user,
+                hub,
+            )],
             Err(refused) => vec![refused],
         },
         ClientMessage::Unsubscribe { incident_id, queue } => match Target::of(incident_id, queue) {
@@ -345,36 +357,28 @@ async fn handle(
     }
 }
 
-/// Follows the user's own incidents (docs/dispatch-realtime.md, "Personal work"): from now
-/// on, each incident sent or transferred to them, or leaving them, is told.
-fn follow_mine(client: &Client, user: &CurrentUser, hub: &Hub) -> ServerMessage {
-    if !queue::MINE_FOLLOWERS.contains(&user.profile) {
+/// Follows a queue named by a word (`mine`, `calls`) if the profile is one of `followers`:
+/// from now on its messages are told (docs/dispatch-realtime.md, "Personal work": each
+/// incident that comes to the user or leaves them; "The telephone": each call that rings, is
+/// answered or ends).
+fn follow_named(
+    queue: Queue,
+    followers: &[Profile],
+    client: &Client,
+    user: &CurrentUser,
+    hub: &Hub,
+) -> ServerMessage {
+    if !followers.contains(&user.profile) {
         return ServerMessage::error(
             "forbidden",
             format!(
-                "the {} profile may not follow the `mine` queue (followed by {})",
+                "the {} profile may not follow the `{queue}` queue (followed by {})",
                 user.profile.title(),
-                titles(queue::MINE_FOLLOWERS)
+                titles(followers)
             ),
         );
     }
-    hub.follow_queue(client, Queue::MINE)
-}
-
-/// Follows the telephone's queue (docs/dispatch-realtime.md, "The telephone"): from now on,
-/// each call that rings, is answered or ends.
-fn follow_calls(client: &Client, user: &CurrentUser, hub: &Hub) -> ServerMessage {
-    if !queue::CALLS_FOLLOWERS.contains(&user.profile) {
-        return ServerMessage::error(
-            "forbidden",
-            format!(
-                "the {} profile may not follow the `calls` queue (followed by {})",
-                user.profile.title(),
-                titles(queue::CALLS_FOLLOWERS)
-            ),
-        );
-    }
-    hub.follow_queue(client, Queue::CALLS)
+    hub.follow_queue(client, queue)
 }
 
 /// Follows the hospital offload queue (docs/dispatch-realtime.md, "Hospital offload"):

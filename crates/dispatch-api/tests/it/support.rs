@@ -157,7 +157,15 @@ impl Api {
 
     /// [`Api::at`] for a centre in `zone` (`CENTRE_TIME_ZONE`).
     pub async fn at_zone(clock: common::Clock, zone: chrono_tz::Tz) -> Api {
-        Self::build_in(CorsSettings::default(), None, Some(clock), None, Some(zone)).await
+        Self::build_with(
+            CorsSettings::default(),
+            None,
+            Some(clock),
+            None,
+            Some(zone),
+            Default::default(),
+        )
+        .await
     }
 
     /// [`Api::at`] with the telephone configured (`PHONE_SECRET`, `TELEPHONY_TOKEN`, ...).
@@ -182,17 +190,7 @@ impl Api {
         clock: Option<common::Clock>,
         linger: Option<Duration>,
     ) -> Api {
-        Self::build_in(cors, idp, clock, linger, None).await
-    }
-
-    async fn build_in(
-        cors: CorsSettings,
-        idp: Option<IdpVerifier>,
-        clock: Option<common::Clock>,
-        linger: Option<Duration>,
-        zone: Option<chrono_tz::Tz>,
-    ) -> Api {
-        Self::build_with(cors, idp, clock, linger, zone, Default::default()).await
+        Self::build_with(cors, idp, clock, linger, None, Default::default()).await
     }
 
     async fn build_with(

@@ -58,6 +58,15 @@ async fn switch(api: &Api, body: Value) -> Reply {
     event(api, Some(&format!("Bearer {TOKEN}")), body).await
 }
 
+/// `POST /incident` as `tarm`: a Basic data form with `extra` fields (`call_id`, ...).
+async fn incident(w: &W, extra: Value) -> Reply {
+    let mut body = json!({"caller_name": "Maria", "address": "Rua B, 2", "complaint": "queda"});
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    w.post("/incident", "tarm", None, body).await
+}
+
 async fn call_row(api: &Api, id: &str) -> Value {
     api.get("tarm", &format!("/telephony/calls/{id}"))
         .await
@@ -256,26 +265,16 @@ async fn a_call_rings_on_the_calls_socket_with_its_prank_calls_and_becomes_an_in
     assert_eq!(refused["code"], "forbidden", "{refused}");
 
     let rang = clock.now();
-    switch(
-        api,
-        json!({"event": "ringing", "call_id": "c-2", "caller": "+55 11 98888-7777",
-               "called": "192"}),
-    )
-    .await
-    .ok();
+    let ringing = json!({"event": "ringing", "call_id": "c-2", "caller": "+55 11 98888-7777",
+                         "called": "192"});
+    switch(api, ringing.clone()).await.ok();
     let m = next(&mut taker).await;
     assert_eq!(m["type"], "call.ringing", "{m}");
     assert_eq!(m["queue"], "calls");
     assert_eq!(m["call"]["prank_calls"], 1, "{m}");
     assert_eq!(m["call"]["caller"], "+55 11 98888-7777");
     // A replay is not told again.
-    switch(
-        api,
-        json!({"event": "ringing", "call_id": "c-2", "caller": "+55 11 98888-7777",
-               "called": "192"}),
-    )
-    .await
-    .ok();
+    switch(api, ringing).await.ok();
     quiet(&mut taker, 300).await;
 
     clock.advance(chrono::Duration::seconds(9));
@@ -295,84 +294,49 @@ async fn a_call_rings_on_the_calls_socket_with_its_prank_calls_and_becomes_an_in
     }
 
     // The incident from the call: its ring time and number; a different one is refused.
-    let r = w
-        .post(
-            "/incident",
-            "tarm",
-            None,
-            json!({"caller_name": "Maria", "address": "Rua B, 2", "complaint": "queda",
-                   "call_id": "c-2", "caller_phone": "11 90000-0000"}),
-        )
-        .await;
+    let r = incident(
+        &w,
+        json!({"call_id": "c-2", "caller_phone": "11 90000-0000"}),
+    )
+    .await;
     assert_eq!(
         r.problem(400, "invalid_payload").as_deref(),
         Some("caller_phone")
     );
     let other_time = (rang + chrono::Duration::seconds(1)).to_rfc3339();
-    let r = w
-        .post(
-            "/incident",
-            "tarm",
-            None,
-            json!({"caller_name": "Maria", "address": "Rua B, 2", "complaint": "queda",
-                   "call_id": "c-2", "call_received_at": other_time}),
-        )
-        .await;
+    let r = incident(
+        &w,
+        json!({"call_id": "c-2", "call_received_at": other_time}),
+    )
+    .await;
     assert_eq!(
         r.problem(400, "invalid_payload").as_deref(),
         Some("call_received_at")
     );
-    let r = w
-        .post(
-            "/incident",
-            "tarm",
-            None,
-            json!({"caller_name": "Maria", "address": "Rua B, 2", "complaint": "queda",
-                   "call_id": "unknown"}),
-        )
-        .await;
+    let r = incident(&w, json!({"call_id": "unknown"})).await;
     assert_eq!(
         r.problem(422, "invalid_reference").as_deref(),
         Some("call_id")
     );
-    let r = w
-        .post(
-            "/incident",
-            "tarm",
-            None,
-            json!({"caller_name": "Maria", "address": "Rua B, 2", "complaint": "queda"}),
-        )
-        .await;
+    let r = incident(&w, json!({})).await;
     assert_eq!(
         r.problem(400, "invalid_payload").as_deref(),
         Some("caller_phone")
     );
-    let r = w
-        .post(
-            "/incident",
-            "tarm",
-            None,
-            json!({"caller_name": "Maria", "address": "Rua B, 2", "complaint": "queda",
-                   "call_id": "c-2", "caller_phone": "(11) 98888-7777"}),
-        )
-        .await;
+    let r = incident(
+        &w,
+        json!({"call_id": "c-2", "caller_phone": "(11) 98888-7777"}),
+    )
+    .await;
     assert_eq!(r.status.as_u16(), 201, "{}", r.body);
     let id = r.body["id"].as_i64().unwrap();
-    let incident = api.get("tarm", &format!("/incident/{id}")).await;
-    let text = incident.ok().to_string();
+    let read = api.get("tarm", &format!("/incident/{id}")).await;
+    let text = read.ok().to_string();
     assert!(
         text.contains("\"call_received_at\":\"2026-11-20T13:00:00Z\""),
         "{text}"
     );
-    let r = w
-        .post(
-            "/incident",
-            "tarm",
-            None,
-            json!({"caller_name": "Maria", "address": "Rua B, 2", "complaint": "queda",
-                   "call_id": "c-2"}),
-        )
-        .await;
+    let r = incident(&w, json!({"call_id": "c-2"})).await;
     assert_eq!(
         r.problem(422, "invalid_reference").as_deref(),
         Some("call_id")
@@ -527,5 +491,5 @@ async fn the_report_counts_abandoned_calls_and_ring_to_answer_times_by_hour_and_
 }
 
 fn urlencode(s: &str) -> String {
-    s.replace('+', "%2B").replace(':', "%3A")
+    percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string()
 }
