@@ -2,6 +2,8 @@
 //! `domain::call` against the call as recorded, in one transaction that locks it, and
 //! announced on [`CALLS_CHANNEL`] so every replica's `calls` followers hear it once.
 
+use std::sync::LazyLock;
+
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Double, Nullable, Text, Timestamptz};
@@ -10,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::domain::call::{self, Applied, Call, CallEvent, CallEventKind, CallOutcome};
 use crate::domain::phone;
+use crate::domain::times::{Phase, TargetPriority};
 use crate::schema::dispatch::{calls, prank_calls, users};
 use crate::store::error::{Result, StoreError};
 
@@ -231,7 +234,10 @@ pub async fn figures(
     to: DateTime<Utc>,
     time_zone: &str,
 ) -> Result<Vec<CallFigures>, diesel::result::Error> {
-    const SQL: &str = "
+    // The words are the enums': the phase and the outcome, never a misspelt literal.
+    static SQL: LazyLock<String> = LazyLock::new(|| {
+        format!(
+            "
 WITH c AS (
     SELECT to_char(rang_at AT TIME ZONE $3, 'HH24') AS hour,
            to_char(rang_at AT TIME ZONE $3, 'YYYY-MM-DD') AS day,
@@ -242,14 +248,14 @@ WITH c AS (
 ),
 tg AS (
     SELECT (SELECT seconds FROM dispatch.response_targets
-             WHERE phase = 'ring_to_answer' AND priority = 'any') AS target
+             WHERE phase = '{phase}' AND priority = '{any}') AS target
 )
 SELECT CASE WHEN GROUPING(hour) = 0 THEN 'hour' WHEN GROUPING(day) = 0 THEN 'day'
             ELSE 'all' END AS grouping,
        coalesce(hour, day) AS key,
        count(*) AS calls,
        count(seconds) AS answered,
-       count(*) FILTER (WHERE outcome = 'abandoned') AS abandoned,
+       count(*) FILTER (WHERE outcome = '{abandoned}') AS abandoned,
        percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds) AS p50,
        percentile_cont(0.9) WITHIN GROUP (ORDER BY seconds) AS p90,
        max(seconds) AS max,
@@ -257,8 +263,13 @@ SELECT CASE WHEN GROUPING(hour) = 0 THEN 'hour' WHEN GROUPING(day) = 0 THEN 'day
        count(seconds) FILTER (WHERE seconds <= tg.target) AS within_target
   FROM c CROSS JOIN tg
  GROUP BY GROUPING SETS ((), (hour), (day))
- ORDER BY 1, 2";
-    diesel::sql_query(SQL)
+ ORDER BY 1, 2",
+            phase = Phase::RingToAnswer.as_str(),
+            any = TargetPriority::Any.as_str(),
+            abandoned = CallOutcome::Abandoned.as_str(),
+        )
+    });
+    diesel::sql_query(SQL.as_str())
         .bind::<Timestamptz, _>(from)
         .bind::<Timestamptz, _>(to)
         .bind::<Text, _>(time_zone)
