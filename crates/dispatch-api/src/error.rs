@@ -171,6 +171,9 @@ fn refusal(r: &Refusal) -> Problem {
         }
         Refusal::Forbidden { .. } => Problem::forbidden(detail),
         Refusal::Unauthorized(_) => Problem::unauthorized(detail),
+        Refusal::CallOutOfOrder(_) => {
+            Problem::new(StatusCode::CONFLICT, "call_out_of_order", detail)
+        }
         Refusal::IdempotencyKeyReused => Problem::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "idempotency_key_reused",

@@ -23,6 +23,7 @@ pub mod settings;
 pub mod startup;
 pub mod state;
 pub mod store;
+pub mod telephony;
 pub mod token_cache;
 pub mod user_cache;
 pub mod views;

@@ -19,6 +19,7 @@ use crate::realtime::hub::Hub;
 use crate::realtime::notice::OffloadNotice;
 use crate::realtime::notice::{FleetNotice, IncidentNotice, MineNotice, QueueNotice};
 use crate::state::AppState;
+use crate::store::calls::{CALLS_CHANNEL, CallNotice};
 use crate::store::holders::MINE_CHANNEL;
 use crate::store::offload::OFFLOAD_CHANNEL;
 use crate::store::{self, FLEET_CHANNEL, INCIDENT_CHANNEL, QUEUE_CHANNEL, REFERENCE_CHANNEL};
@@ -69,6 +70,7 @@ pub fn spawn(database_url: String, state: &AppState, settings: ListenSettings) -
         OFFLOAD_CHANNEL,
         MINE_CHANNEL,
         FLEET_CHANNEL,
+        CALLS_CHANNEL,
     ]
     .map(str::to_owned)
     .to_vec();
@@ -118,6 +120,14 @@ async fn follow_incidents(mut rx: broadcast::Receiver<ListenEvent>, hub: Hub, po
                     Err(e) => {
                         tracing::warn!(%payload, error = %e, "unreadable offload notification")
                     }
+                }
+            }
+            Ok(ListenEvent::Notification { channel, payload }) if channel == CALLS_CHANNEL => {
+                match serde_json::from_str::<CallNotice>(&payload) {
+                    Ok(notice) => {
+                        hub.publish_call(&notice);
+                    }
+                    Err(e) => tracing::warn!(%payload, error = %e, "unreadable call notification"),
                 }
             }
             Ok(ListenEvent::Reconnected) | Err(broadcast::error::RecvError::Lagged(_)) => {

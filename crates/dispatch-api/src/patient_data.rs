@@ -131,6 +131,11 @@ carries_none!(
     OffloadBoard,
     AccessLogPage,
     FleetHistoryEntry,
+    // The telephone: a softphone's account, and a call (a number and its times; the
+    // incident it becomes is read through its own routes).
+    PhoneCredentials,
+    Call,
+    CallRecorded,
     crate::routes::response_targets::Targets,
     // What the writes answer (`routes::commit::Answer`).
     crate::store::writes::Written,

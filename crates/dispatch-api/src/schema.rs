@@ -11,6 +11,22 @@ pub mod dispatch {
     }
 
     diesel::table! {
+        dispatch.calls (call_id) {
+            call_id -> Text,
+            caller -> Nullable<Text>,
+            called -> Text,
+            prank_calls -> Int4,
+            rang_at -> Timestamptz,
+            answered_at -> Nullable<Timestamptz>,
+            answered_by -> Nullable<Text>,
+            answered_user_id -> Nullable<Int8>,
+            ended_at -> Nullable<Timestamptz>,
+            outcome -> Nullable<Text>,
+            incident_id -> Nullable<Int8>,
+        }
+    }
+
+    diesel::table! {
         dispatch.dispatches (id) {
             id -> Int8,
             incident_id -> Int8,
@@ -351,6 +367,8 @@ pub mod dispatch {
         }
     }
 
+    diesel::joinable!(calls -> incidents (incident_id));
+    diesel::joinable!(calls -> users (answered_user_id));
     diesel::joinable!(dispatches -> health_units (destination_id));
     diesel::joinable!(dispatches -> incidents (incident_id));
     diesel::joinable!(dispatches -> mobile_units (mobile_unit_id));
@@ -388,6 +406,7 @@ pub mod dispatch {
 
     diesel::allow_tables_to_appear_in_same_query!(
         bases,
+        calls,
         dispatches,
         employees,
         fleet_history,

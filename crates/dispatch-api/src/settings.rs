@@ -10,7 +10,11 @@ use std::time::Duration;
 use clap::Args;
 use common::config::ConfigError;
 use common::pages::SessionRules;
-use common::settings::{CommonSettings, IdpSettings, duration, lifetime, positive_duration, show};
+use common::settings::{
+    CommonSettings, IdpSettings, OPTIONAL_SECRETS, duration, lifetime, positive_duration, secret,
+    show,
+};
+use secrecy::{ExposeSecret, SecretString};
 
 use crate::access_log::{AccessLogSettings, DEFAULT_RETENTION, LINGER};
 
@@ -18,6 +22,7 @@ use crate::auth::{DEFAULT_MAX_LIFETIME, TokenSettings};
 use crate::cors::{self, CorsSettings};
 use crate::domain::fleet::{DEFAULT_POSITION_MAX_AGE, DEFAULT_SPEED_KMH, Rules};
 use crate::state::DEFAULT_TIME_ZONE;
+use crate::telephony::{DEFAULT_CREDENTIALS_TTL, SipAccounts, Telephony};
 
 #[cfg(test)]
 mod tests;
@@ -63,10 +68,33 @@ pub struct Settings {
     #[arg(long, env = "UNIT_SPEED_KMH", default_value_t = DEFAULT_SPEED_KMH, value_parser = speed)]
     pub unit_speed_kmh: f64,
 
+    /// The secret shared with the switch that the softphones' SIP credentials are signed with (Kamailio's auth_ephemeral), at least 32 bytes; unset: no credentials (docs/dispatch-telephony.md)
+    #[arg(long, env = "PHONE_SECRET", help_heading = OPTIONAL_SECRETS, value_parser = secret)]
+    pub phone_secret: Option<SecretString>,
+
+    /// The softphones' SIP domain (required with PHONE_SECRET)
+    #[arg(long, env = "SIP_DOMAIN")]
+    pub sip_domain: Option<String>,
+
+    /// The switch's WebSocket URL for WebRTC softphones (wss://...), told with the credentials
+    #[arg(long, env = "SIP_WS_URL")]
+    pub sip_ws_url: Option<String>,
+
+    /// How long a softphone's SIP credentials last
+    #[arg(long, env = "PHONE_CREDENTIALS_TTL", default_value = show(DEFAULT_CREDENTIALS_TTL), value_parser = lifetime)]
+    pub phone_credentials_ttl: Duration,
+
+    /// The bearer token the switch sends with its call events (POST /telephony/events), at least 32 bytes; unset: the events are refused
+    #[arg(long, env = "TELEPHONY_TOKEN", help_heading = OPTIONAL_SECRETS, value_parser = secret)]
+    pub telephony_token: Option<SecretString>,
+
     /// `PAGE_SESSION_IDLE`, `PAGE_SESSION_MAX`: the manager page's sessions.
     #[command(flatten)]
     pub page_sessions: SessionRules,
 }
+
+/// The shortest telephone secret: as the service's own JWT key.
+const MIN_TELEPHONY_SECRET: usize = 32;
 
 /// The access log's linger: a duration of at most 10 s (zero allowed).
 fn linger(raw: &str) -> Result<Duration, String> {
@@ -127,6 +155,43 @@ impl Settings {
                 .unwrap_or(chrono::Duration::MAX),
             speed_kmh: self.unit_speed_kmh,
         }
+    }
+
+    /// The telephone: the softphones' accounts when `PHONE_SECRET` is set (with `SIP_DOMAIN`),
+    /// the switch's events when `TELEPHONY_TOKEN` is.
+    pub fn telephony(&self) -> Result<Telephony, ConfigError> {
+        let long_enough = |name: &str, s: &SecretString| {
+            if s.expose_secret().len() < MIN_TELEPHONY_SECRET {
+                Err(ConfigError::Invalid {
+                    name: name.into(),
+                    reason: format!("must be at least {MIN_TELEPHONY_SECRET} bytes"),
+                })
+            } else {
+                Ok(())
+            }
+        };
+        let sip = match (&self.phone_secret, &self.sip_domain) {
+            (None, _) => None,
+            (Some(_), None) => {
+                return Err(ConfigError::Missing {
+                    name: "SIP_DOMAIN".into(),
+                    hint: "the softphones' SIP domain, needed with PHONE_SECRET".into(),
+                });
+            }
+            (Some(secret), Some(domain)) => {
+                long_enough("PHONE_SECRET", secret)?;
+                Some(SipAccounts::new(
+                    secret.clone(),
+                    domain.clone(),
+                    self.sip_ws_url.clone(),
+                    self.phone_credentials_ttl,
+                ))
+            }
+        };
+        if let Some(token) = &self.telephony_token {
+            long_enough("TELEPHONY_TOKEN", token)?;
+        }
+        Ok(Telephony::new(sip, self.telephony_token.clone()))
     }
 
     /// The allowed origins (none when `CORS_ALLOWED_ORIGINS` is unset).

@@ -70,7 +70,8 @@ pub async fn serve(ctx: Context) -> anyhow::Result<()> {
     .with_time_zone(settings.centre_time_zone)
     .with_access_log(AccessLog::start(pool.clone(), settings.access_log()))
     .with_fleet(settings.fleet())
-    .with_page_sessions(settings.page_sessions);
+    .with_page_sessions(settings.page_sessions)
+    .with_telephony(settings.telephony()?);
     // Only in the benchmark's build: its baseline runs without the access log
     // (bench/access_log/run.sh), and its constant route's file (crate::bench).
     #[cfg(feature = "bench")]

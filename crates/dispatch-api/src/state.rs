@@ -12,6 +12,7 @@ use crate::access_log::{AccessLog, AccessLogSettings};
 use crate::catalog::Catalog;
 use crate::domain::fleet::Rules;
 use crate::realtime::hub::Hub;
+use crate::telephony::Telephony;
 use crate::token_cache::VerifiedTokens;
 use crate::user_cache::UserCache;
 
@@ -50,6 +51,8 @@ pub struct AppState {
     pub fleet: Rules,
     /// How long the manager page's sessions live (`PAGE_SESSION_IDLE`, `PAGE_SESSION_MAX`).
     pub page_sessions: SessionRules,
+    /// The softphones' accounts and the switch's token (docs/dispatch-telephony.md).
+    pub telephony: Telephony,
 }
 
 impl AppState {
@@ -71,7 +74,14 @@ impl AppState {
             time_zone: DEFAULT_ZONE,
             fleet: Rules::default(),
             page_sessions: SessionRules::default(),
+            telephony: Telephony::default(),
         }
+    }
+
+    /// Gives softphones their credentials and takes the switch's events as `telephony` says.
+    pub fn with_telephony(mut self, telephony: Telephony) -> Self {
+        self.telephony = telephony;
+        self
     }
 
     /// Counts days and hours in `zone`, and shows times on its clock.

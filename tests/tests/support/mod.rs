@@ -137,6 +137,29 @@ pub fn read_response(stream: &mut TcpStream) -> std::io::Result<(u16, String, St
     Ok((status, head.to_ascii_lowercase(), body.to_owned()))
 }
 
+/// Reads a child's piped stdout and stderr as it runs (a full pipe would block it), into the
+/// text returned.
+pub fn drain(child: &mut Child) -> Arc<Mutex<String>> {
+    let logs = Arc::new(Mutex::new(String::new()));
+    let out = child.stdout.take().unwrap();
+    let err = child.stderr.take().unwrap();
+    for mut pipe in [Box::new(out) as Box<dyn Read + Send>, Box::new(err)] {
+        let logs = logs.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                logs.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+    }
+    logs
+}
+
 /// A service binary running as a process. Its stdout and stderr are read as it runs (a full
 /// pipe would block it); dropped while running, it is killed.
 pub struct Service {
@@ -171,23 +194,7 @@ impl Service {
             cmd.env(k, v);
         }
         let mut child = cmd.spawn().unwrap_or_else(|e| panic!("start {name}: {e}"));
-        let logs = Arc::new(Mutex::new(String::new()));
-        let out = child.stdout.take().unwrap();
-        let err = child.stderr.take().unwrap();
-        for mut pipe in [Box::new(out) as Box<dyn Read + Send>, Box::new(err)] {
-            let logs = logs.clone();
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 8192];
-                while let Ok(n) = pipe.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    logs.lock()
-                        .unwrap()
-                        .push_str(&String::from_utf8_lossy(&buf[..n]));
-                }
-            });
-        }
+        let logs = drain(&mut child);
         Service {
             name,
             addr,

@@ -6,6 +6,7 @@
 //! spelling, used alike by serde, OpenAPI and diesel.
 
 pub mod access;
+pub mod call;
 pub mod dispatch;
 pub mod fleet;
 pub mod form;

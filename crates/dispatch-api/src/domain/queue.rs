@@ -44,9 +44,17 @@ text_enum! {
     }
 }
 
+text_enum! {
+    /// The telephone's queue (docs/dispatch-realtime.md, "The telephone"): its followers hear
+    /// each call ring (with the caller's prank-call count), be answered and end.
+    pub enum CallsQueue {
+        Calls = "calls",
+    }
+}
+
 /// What a socket may follow by name: a work queue (an open state), the hospital offload
-/// queue, the user's own incidents or the fleet. On the wire, the state's word, `offload`,
-/// `mine` or `fleet`.
+/// queue, the user's own incidents, the fleet or the telephone. On the wire, the state's word,
+/// `offload`, `mine`, `fleet` or `calls`.
 #[derive(
     Debug,
     Clone,
@@ -66,12 +74,14 @@ pub enum Queue {
     Offload(OffloadQueue),
     Mine(MineQueue),
     Fleet(FleetQueue),
+    Calls(CallsQueue),
 }
 
 impl Queue {
     pub const OFFLOAD: Queue = Queue::Offload(OffloadQueue::Offload);
     pub const MINE: Queue = Queue::Mine(MineQueue::Mine);
     pub const FLEET: Queue = Queue::Fleet(FleetQueue::Fleet);
+    pub const CALLS: Queue = Queue::Calls(CallsQueue::Calls);
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -79,6 +89,7 @@ impl Queue {
             Queue::Offload(o) => o.as_str(),
             Queue::Mine(m) => m.as_str(),
             Queue::Fleet(f) => f.as_str(),
+            Queue::Calls(c) => c.as_str(),
         }
     }
 }
@@ -100,6 +111,10 @@ pub const MINE_FOLLOWERS: &[Profile] = OFFLOAD_FOLLOWERS;
 /// Who may follow the fleet (`fleet`): whoever reads the fleet board, which serves every
 /// profile that reads incidents.
 pub const FLEET_FOLLOWERS: &[Profile] = OFFLOAD_FOLLOWERS;
+
+/// Who may follow the telephone's queue (`calls`): the call takers, the regulators (who
+/// answer the centre's telephone too) and the administrator.
+pub const CALLS_FOLLOWERS: &[Profile] = &[Admin, Tarm, MedicoRegulador];
 
 /// The states that are queues, in the order of an incident's life.
 pub const QUEUES: [State; 4] = [
@@ -138,6 +153,8 @@ mod tests {
         let q: Queue = serde_json::from_str(r#""fleet""#).unwrap();
         assert_eq!(q, Queue::FLEET);
         assert_eq!(q.to_string(), "fleet");
+        let q: Queue = serde_json::from_str(r#""calls""#).unwrap();
+        assert_eq!(q, Queue::CALLS);
         let q: Queue = serde_json::from_str(r#""regulated""#).unwrap();
         assert_eq!(q, Queue::Work(State::Regulated));
         assert_eq!(serde_json::to_string(&q).unwrap(), r#""regulated""#);

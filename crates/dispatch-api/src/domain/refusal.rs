@@ -87,6 +87,9 @@ pub enum Refusal {
     /// The person is not in the team named.
     #[error("user {user} is not allocated to team {team}")]
     NotAllocated { user: i64, team: i32 },
+    /// A telephone event that contradicts the call as recorded (docs/dispatch-telephony.md).
+    #[error("{0}")]
+    CallOutOfOrder(String),
     /// An `Idempotency-Key` sent again with another request.
     #[error("this Idempotency-Key was used for another request; use a new key per request")]
     IdempotencyKeyReused,

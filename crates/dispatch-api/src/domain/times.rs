@@ -19,6 +19,9 @@ text_enum! {
     /// `regulation`, `activation`, `response` and `total` are the incident's; `turnout`,
     /// `travel`, `on_scene`, `transport`, `hospital_hold` and `return_to_service` each unit's.
     pub enum Phase {
+        /// The phone rang -> someone answered it (the switch's times: docs/dispatch-telephony.md).
+        /// Judged from the calls, not from an incident: an abandoned call has none.
+        RingToAnswer = "ring_to_answer",
         /// The call received -> submitted to regulation.
         CallTaking = "call_taking",
         /// Submitted -> regulated (the regulator's decision).
@@ -63,6 +66,22 @@ impl Phase {
         Phase::Transport,
         Phase::HospitalHold,
         Phase::ReturnToService,
+    ];
+
+    /// The phases kept for each incident and unit (`store::phases`): all but the telephone's
+    /// [`Phase::RingToAnswer`], which the report reads from the calls.
+    pub const KEPT: [Phase; 11] = [
+        Phase::CallTaking,
+        Phase::Regulation,
+        Phase::Activation,
+        Phase::Turnout,
+        Phase::Travel,
+        Phase::Response,
+        Phase::OnScene,
+        Phase::Transport,
+        Phase::HospitalHold,
+        Phase::ReturnToService,
+        Phase::Total,
     ];
 
     /// Whether the phase is a unit's (else the incident's).

@@ -23,6 +23,7 @@ const CAP_MINUTES: i32 = 60;
 /// Each phase as the page names it.
 pub fn phase_name(p: Phase) -> &'static str {
     match p {
+        Phase::RingToAnswer => "Toque até o atendimento (central telefônica)",
         Phase::CallTaking => "Atendimento da chamada (TARM)",
         Phase::Regulation => "Regulação médica",
         Phase::Activation => "Acionamento da viatura",
@@ -73,18 +74,45 @@ pub struct Table {
     pub from: String,
     pub to: String,
     pub rows: Vec<Row>,
+    /// The telephone: calls that rang, and those abandoned (count and share).
+    pub calls: i64,
+    pub abandoned: i64,
+    pub abandoned_share: String,
+    /// Each hour's calls, abandoned and share (centre time).
+    pub hours: Vec<(String, i64, i64, String)>,
 }
 
 fn table(r: &ResponseTimesReport, from: &str, to: &str) -> Table {
+    let phone = &r.telephone;
+    // The telephone's ring-to-answer first: the first phase of a response.
+    let rows = std::iter::once(Row::of(&phone.all.ring_to_answer))
+        .chain(
+            r.groups
+                .first()
+                .map(|g| g.phases.iter().map(Row::of).collect::<Vec<_>>())
+                .unwrap_or_default(),
+        )
+        .collect();
     Table {
         incidents: r.incidents,
         from: from.to_owned(),
         to: to.to_owned(),
-        rows: r
-            .groups
-            .first()
-            .map(|g| g.phases.iter().map(Row::of).collect())
-            .unwrap_or_default(),
+        rows,
+        calls: phone.all.calls,
+        abandoned: phone.all.abandoned,
+        abandoned_share: percent(phone.all.abandoned_share),
+        hours: phone
+            .by_hour
+            .iter()
+            .map(|g| {
+                (
+                    g.key.clone().unwrap_or_default(),
+                    g.calls,
+                    g.abandoned,
+                    percent(g.abandoned_share),
+                )
+            })
+            .collect(),
     }
 }
 

@@ -28,8 +28,10 @@ use super::notice::{FleetNotice, IncidentNotice, MineNotice, QueueNotice};
 use super::outbox::Outbox;
 use super::protocol::ServerMessage;
 use super::settings::WsSettings;
+use crate::domain::call::CallEventKind;
 use crate::domain::queue::Queue;
 use crate::domain::user::{CurrentUser, Profile};
+use crate::store::calls::CallNotice;
 use crate::views::OffloadAlert;
 
 mod socket;
@@ -423,6 +425,35 @@ impl Hub {
             .frame(),
         };
         inner.offer_queue(Queue::FLEET, &frame)
+    }
+
+    /// A call's event (any replica's, docs/dispatch-realtime.md, "The telephone"): to every
+    /// follower of `calls`, and an answer also to the answering user's sockets following
+    /// `mine`. Never waits; returns how many were queued.
+    pub fn publish_call(&self, notice: &CallNotice) -> usize {
+        let mut inner = self.lock();
+        let frame = ServerMessage::call(notice.event, Queue::CALLS, notice.call.clone()).frame();
+        let mut sent = inner.offer_queue(Queue::CALLS, &frame);
+        let (CallEventKind::Answered, Some(user)) = (notice.event, notice.call.answered_user_id)
+        else {
+            return sent;
+        };
+        let Inner {
+            sockets, by_queue, ..
+        } = &mut *inner;
+        let Some(followers) = by_queue.get(&Queue::MINE) else {
+            return sent;
+        };
+        let mine = ServerMessage::call(notice.event, Queue::MINE, notice.call.clone()).frame();
+        for id in followers {
+            if let Some(socket) = sockets.get_mut(id)
+                && socket.user_id == user
+                && socket.hear_queue(Queue::MINE, &mine)
+            {
+                sent += 1;
+            }
+        }
+        sent
     }
 
     /// Moves may have been missed (the listener reconnected or fell behind): every queue

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::notice::OffloadNotice;
 use super::outbox::{self, Opcode};
+use crate::domain::call::{Call, CallEventKind};
 use crate::domain::incident::State;
 use crate::domain::queue::Queue;
 use crate::views::{OffloadAlert, OffloadCleared, UnitStep};
@@ -110,9 +111,26 @@ pub enum ServerMessage {
     /// its dispatch; `unit` is its row of `GET /mobile-unit/board` after it.
     #[serde(rename = "unit.step")]
     UnitStep(Box<UnitStep>),
+    /// Queue `calls` (docs/dispatch-realtime.md, "The telephone"): the phone rings at the
+    /// centre; `call.prank_calls` counts the prank calls recorded from its number.
+    #[serde(rename = "call.ringing")]
+    CallRinging(Box<CallMessage>),
+    /// Queue `calls`, and `mine` of the user who answered: someone answered the call.
+    #[serde(rename = "call.answered")]
+    CallAnswered(Box<CallMessage>),
+    /// Queue `calls`: the call ended, `call.outcome` `answered` or `abandoned`.
+    #[serde(rename = "call.ended")]
+    CallEnded(Box<CallMessage>),
     /// A request was refused; the socket stays open.
     #[serde(rename = "error")]
     Error { code: String, detail: String },
+}
+
+/// A call's event as a queue tells it: the queue (`calls`, or `mine`) and the call after it.
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
+pub struct CallMessage {
+    pub queue: Queue,
+    pub call: Call,
 }
 
 impl ServerMessage {
@@ -129,6 +147,16 @@ impl ServerMessage {
         match notice {
             OffloadNotice::Alert(a) => ServerMessage::OffloadAlert(Box::new(a.clone())),
             OffloadNotice::Cleared(c) => ServerMessage::OffloadCleared(Box::new(c.clone())),
+        }
+    }
+
+    /// The message of a call's `event`, told on `queue`.
+    pub fn call(event: CallEventKind, queue: Queue, call: Call) -> Self {
+        let m = Box::new(CallMessage { queue, call });
+        match event {
+            CallEventKind::Ringing => ServerMessage::CallRinging(m),
+            CallEventKind::Answered => ServerMessage::CallAnswered(m),
+            CallEventKind::Ended => ServerMessage::CallEnded(m),
         }
     }
 

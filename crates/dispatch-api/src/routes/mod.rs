@@ -14,6 +14,7 @@ pub mod incident;
 pub mod intercurrence;
 pub mod mobile_unit;
 pub mod mobile_unit_type;
+pub mod phone_credentials;
 pub mod professional_type;
 pub mod recorded;
 pub mod reports;
@@ -22,6 +23,7 @@ pub mod shared;
 pub mod team;
 pub mod technical_decision;
 pub mod technical_decision_action;
+pub mod telephony;
 pub mod unallocated;
 pub mod user;
 pub mod ws;
@@ -97,6 +99,8 @@ pub fn routes(r: &mut Routes<'_>) {
     response_targets::routes(r);
     reports::routes(r);
     access_log::routes(r);
+    phone_credentials::routes(r);
+    telephony::routes(r);
     // `/ws` upgrades to the socket that `realtime` runs.
     r.add(ws::__path_ws, ws::ws);
 }

@@ -14,8 +14,8 @@ use crate::domain::times::GroupBy;
 use crate::routes::extract::{Caller, Manager};
 use crate::routes::{Reply, Routes, ok};
 use crate::state::AppState;
-use crate::store::times;
-use crate::views::ResponseTimesReport;
+use crate::store::{calls, times};
+use crate::views::{PhaseStats, ResponseTimesReport, TelephoneReport};
 
 pub fn routes(r: &mut Routes<'_>) {
     r.add(__path_response_times, response_times);
@@ -83,6 +83,7 @@ pub async fn build(
     let (incidents, groups) =
         times::report(&mut conn, from, to, params.group_by, state.time_zone.name()).await?;
     let targets = times::target_views(&conn).await?;
+    let telephone = calls::figures(&conn, from, to, state.time_zone.name()).await?;
     Ok(ResponseTimesReport {
         from,
         to,
@@ -91,6 +92,7 @@ pub async fn build(
         incidents,
         groups,
         targets,
+        telephone: TelephoneReport::of(telephone),
     })
 }
 
@@ -102,7 +104,9 @@ pub async fn build(
     responses((status = 200,
         description = "JSON, or with `Accept: text/csv` the same as CSV (group, label, phase, \
                        count, p50_seconds, p90_seconds, max_seconds, with_target, \
-                       within_target, within_target_share, missing, out_of_order)",
+                       within_target, within_target_share, missing, out_of_order, calls, \
+                       abandoned, abandoned_share; the telephone's rows last, groups \
+                       `telephone`, `hour` and `day`)",
         content((ResponseTimesReport = "application/json"), (String = "text/csv")))))]
 pub async fn response_times(
     req: HttpRequest,
@@ -162,6 +166,9 @@ pub fn csv(report: &ResponseTimesReport) -> Result<Vec<u8>, csv::Error> {
         "within_target_share",
         "missing",
         "out_of_order",
+        "calls",
+        "abandoned",
+        "abandoned_share",
     ])?;
     // Seconds to the millisecond, shares to four places, without trailing zeros.
     let fixed = |v: Option<f64>, places: usize| {
@@ -172,23 +179,56 @@ pub fn csv(report: &ResponseTimesReport) -> Result<Vec<u8>, csv::Error> {
         .unwrap_or_default()
     };
     let num = |v: Option<f64>| fixed(v, 3);
+    // One row: the group, its label, the phase's figures, then the telephone's counts (empty
+    // on an incident's phase).
+    let row = |group: &str, label: &str, p: &PhaseStats, calls: [String; 3]| {
+        let [calls, abandoned, share] = calls;
+        [
+            group.to_owned(),
+            label.to_owned(),
+            p.phase.as_str().to_owned(),
+            p.count.to_string(),
+            num(p.p50_seconds),
+            num(p.p90_seconds),
+            num(p.max_seconds),
+            p.with_target.to_string(),
+            p.within_target.to_string(),
+            fixed(p.within_target_share, 4),
+            p.missing.to_string(),
+            p.out_of_order.to_string(),
+            calls,
+            abandoned,
+            share,
+        ]
+    };
     for g in &report.groups {
         for p in &g.phases {
-            w.write_record([
-                g.key.clone().unwrap_or_default(),
-                g.label.clone().unwrap_or_default(),
-                p.phase.as_str().to_owned(),
-                p.count.to_string(),
-                num(p.p50_seconds),
-                num(p.p90_seconds),
-                num(p.max_seconds),
-                p.with_target.to_string(),
-                p.within_target.to_string(),
-                fixed(p.within_target_share, 4),
-                p.missing.to_string(),
-                p.out_of_order.to_string(),
-            ])?;
+            let (key, label) = (g.key.as_deref(), g.label.as_deref());
+            w.write_record(row(
+                key.unwrap_or_default(),
+                label.unwrap_or_default(),
+                p,
+                Default::default(),
+            ))?;
         }
+    }
+    // The telephone: every call, then by hour and by day (group `telephone`, `hour`, `day`).
+    let phone = &report.telephone;
+    let groups = std::iter::once(("telephone", &phone.all))
+        .chain(phone.by_hour.iter().map(|g| ("hour", g)))
+        .chain(phone.by_day.iter().map(|g| ("day", g)));
+    for (group, g) in groups {
+        let calls = [
+            g.calls.to_string(),
+            g.abandoned.to_string(),
+            fixed(g.abandoned_share, 4),
+        ];
+        w.write_record(row(
+            group,
+            g.key.as_deref().unwrap_or_default(),
+            &g.ring_to_answer,
+            calls,
+        ))?;
     }
     w.into_inner().map_err(|e| e.into_error().into())
 }

@@ -317,7 +317,7 @@ async fn handle(
                 "invalid_message",
                 format!(
                     "expected {{\"type\":\"subscribe\"|\"unsubscribe\",\"incident_id\":N}} \
-                     or {{\"type\":\"subscribe\"|\"unsubscribe\",\"queue\":\"<state>\"|\"offload\"|\"mine\"|\"fleet\"}}: {e}"
+                     or {{\"type\":\"subscribe\"|\"unsubscribe\",\"queue\":\"<state>\"|\"offload\"|\"mine\"|\"fleet\"|\"calls\"}}: {e}"
                 ),
             )];
         }
@@ -332,6 +332,9 @@ async fn handle(
             }
             Ok(Target::Queue(q @ Queue::Fleet(_))) => {
                 vec![follow_named(q, queue::FLEET_FOLLOWERS, client, user, hub)]
+            }
+            Ok(Target::Queue(q @ Queue::Calls(_))) => {
+                vec![follow_named(q, queue::CALLS_FOLLOWERS, client, user, hub)]
             }
             Err(refused) => vec![refused],
         },
@@ -351,8 +354,9 @@ async fn handle(
 
 /// Follows a queue that tells from now on, with nothing to read first: the user's own
 /// incidents (`mine`, docs/dispatch-realtime.md, "Personal work": each incident sent or
-/// transferred to them, or leaving them) or the fleet (`fleet`, "The fleet board": each
-/// unit's step), when the profile is one of `followers`.
+/// transferred to them, or leaving them), the fleet (`fleet`, "The fleet board": each
+/// unit's step) or the telephone (`calls`, "The telephone": each call that rings, is
+/// answered or ends), when the profile is one of `followers`.
 fn follow_named(
     queue: Queue,
     followers: &[Profile],

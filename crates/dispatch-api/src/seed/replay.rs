@@ -61,7 +61,7 @@ pub(super) async fn run(
         };
         if let Step::Create(form, answered) = &action.step {
             let received = action.at - Duration::seconds(*answered);
-            let w = store::create(conn, &by, (**form).clone(), Some(received))
+            let w = store::create(conn, &by, (**form).clone(), Some(received), None)
                 .await
                 .map_err(failed)?;
             live[i] = Some(Live {

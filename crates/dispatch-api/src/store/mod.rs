@@ -57,6 +57,7 @@ diesel::define_sql_function! {
 }
 
 pub mod access_log;
+pub mod calls;
 pub mod dispatches;
 pub mod error;
 pub mod fleet;

@@ -336,3 +336,16 @@ struct EmployeeRow {
     #[diesel(embed)]
     staff: StaffRefs,
 }
+
+/// The login of user `id` (a softphone's SIP account is named by it).
+pub async fn login_of(
+    mut conn: &AsyncPgConnection,
+    id: i64,
+) -> Result<Option<String>, diesel::result::Error> {
+    users::table
+        .find(id)
+        .select(users::login)
+        .first(&mut conn)
+        .await
+        .optional()
+}

@@ -9,6 +9,7 @@ mod fleet;
 mod incident;
 mod offload;
 mod shared;
+mod telephony;
 mod times;
 
 pub use crate::store::read::*;
@@ -17,4 +18,5 @@ pub use fleet::*;
 pub use incident::*;
 pub use offload::*;
 pub use shared::*;
+pub use telephony::*;
 pub use times::*;

@@ -23,4 +23,6 @@ pub struct ResponseTimesReport {
     pub groups: Vec<ReportGroup>,
     /// The targets the shares were judged against (as they are now).
     pub targets: Vec<TargetView>,
+    /// The telephone: the calls that rang in the range (docs/dispatch-telephony.md).
+    pub telephone: super::TelephoneReport,
 }

@@ -305,7 +305,7 @@ async fn every_bad_or_missing_field_of_a_body_is_named_at_once() {
                 "surprise",
                 "is not a field of this body; its fields are `caller_name`, `caller_phone`, \
                  `address`, `complaint`, `city`, `related_incident_id`, `occurrence`, \
-                 `patient`, `call_received_at`"
+                 `patient`, `call_received_at`, `call_id`"
             ),
         ]
     );

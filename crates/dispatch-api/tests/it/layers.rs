@@ -43,6 +43,7 @@ const LAYERS: &[Layer] = &[
             "token_cache",
             "realtime",
             "access_log",
+            "telephony",
         ],
     },
     Layer {

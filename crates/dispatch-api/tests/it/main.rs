@@ -39,6 +39,7 @@ mod search;
 mod seed;
 mod shift;
 mod support;
+mod telephony;
 mod times;
 mod tokens;
 mod transitions;

@@ -27,6 +27,16 @@ const NOT_WALKED: &[(&str, &str)] = &[
         "/ws",
         "the socket's upgrade: every message type it sends is walked in the document below",
     ),
+    (
+        "/phone-credentials",
+        "a softphone's account, no incident's data; answered only with the telephone \
+         configured (telephony.rs)",
+    ),
+    (
+        "/telephony/calls/{call_id}",
+        "a call as the switch told it (a number and its times, no incident's data); there is \
+         none in the seed (telephony.rs)",
+    ),
 ];
 
 /// Patient field names that, in one place, are not a patient's: (the schema that holds it,

@@ -157,7 +157,31 @@ impl Api {
 
     /// [`Api::at`] for a centre in `zone` (`CENTRE_TIME_ZONE`).
     pub async fn at_zone(clock: common::Clock, zone: chrono_tz::Tz) -> Api {
-        Self::build_in(CorsSettings::default(), None, Some(clock), None, Some(zone)).await
+        Self::build_with(
+            CorsSettings::default(),
+            None,
+            Some(clock),
+            None,
+            Some(zone),
+            Default::default(),
+        )
+        .await
+    }
+
+    /// [`Api::at`] with the telephone configured (`PHONE_SECRET`, `TELEPHONY_TOKEN`, ...).
+    pub async fn phoned(
+        clock: common::Clock,
+        telephony: dispatch_api::telephony::Telephony,
+    ) -> Api {
+        Self::build_with(
+            CorsSettings::default(),
+            None,
+            Some(clock),
+            None,
+            None,
+            telephony,
+        )
+        .await
     }
 
     async fn build(
@@ -166,19 +190,20 @@ impl Api {
         clock: Option<common::Clock>,
         linger: Option<Duration>,
     ) -> Api {
-        Self::build_in(cors, idp, clock, linger, None).await
+        Self::build_with(cors, idp, clock, linger, None, Default::default()).await
     }
 
-    async fn build_in(
+    async fn build_with(
         cors: CorsSettings,
         idp: Option<IdpVerifier>,
         clock: Option<common::Clock>,
         linger: Option<Duration>,
         zone: Option<chrono_tz::Tz>,
+        telephony: dispatch_api::telephony::Telephony,
     ) -> Api {
         let db = seeded_db().await;
         let keys = service_keys();
-        let mut state = startup::state(db.pool(), keys.clone());
+        let mut state = startup::state(db.pool(), keys.clone()).with_telephony(telephony);
         if let Some(zone) = zone {
             state = state.with_time_zone(zone);
         }

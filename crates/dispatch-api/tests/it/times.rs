@@ -457,17 +457,19 @@ async fn the_report_counts_percentiles_and_shares_are_the_injected_ones_in_json_
     assert_eq!(
         lines[0],
         "group,label,phase,count,p50_seconds,p90_seconds,max_seconds,with_target,\
-         within_target,within_target_share,missing,out_of_order"
+         within_target,within_target_share,missing,out_of_order,calls,abandoned,abandoned_share"
     );
-    assert_eq!(lines.len(), 1 + 3 * 11);
+    // Three groups of 11 phases, then the telephone's row (no call rang: no hour, no day).
+    assert_eq!(lines.len(), 1 + 3 * 11 + 1);
     assert!(
-        lines.contains(&"critical,critical,response,4,600,813,900,4,2,0.5,0,0"),
+        lines.contains(&"critical,critical,response,4,600,813,900,4,2,0.5,0,0,,,"),
         "{text}"
     );
     assert!(
-        lines.contains(&"high,high,response,2,1750,1950,2000,2,1,0.5,0,0"),
+        lines.contains(&"high,high,response,2,1750,1950,2000,2,1,0.5,0,0,,,"),
         "{text}"
     );
+    assert_eq!(lines[34], "telephone,,ring_to_answer,0,,,,0,0,,0,0,0,0,");
 
     // By hour: one call per hour, centre time (UTC-3): 09:00 to 15:00.
     let by_hour = shift

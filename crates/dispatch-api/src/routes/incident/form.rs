@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 
 use crate::domain::Refusal;
 use crate::domain::form::{Field, IncidentForm, IncidentPatch, RawForm};
+use crate::domain::refusal::FieldFault;
 use crate::routes::extract::Judge;
 
 /// `Some(None)` when the field is `null` (clear it), `None` when it is absent.
@@ -67,7 +68,9 @@ pub struct PatientBody {
 #[serde(deny_unknown_fields)]
 pub struct CreateIncident {
     pub caller_name: String,
-    pub caller_phone: String,
+    /// Required, unless `call_id` names a call whose number the switch sent: then that
+    /// number (a different one is 400).
+    pub caller_phone: Option<String>,
     pub address: String,
     pub complaint: String,
     #[serde(default)]
@@ -81,6 +84,10 @@ pub struct CreateIncident {
     /// times (docs/dispatch-routes.md, "Response times").
     #[schema(value_type = Option<String>, format = DateTime)]
     pub call_received_at: Option<DateTime<Utc>>,
+    /// The call this incident is about: the SIP Call-ID the switch announced
+    /// (docs/dispatch-telephony.md). Its ring time is `call_received_at` and its number the
+    /// caller's phone; a different value sent for either is 400 naming it.
+    pub call_id: Option<String>,
 }
 
 /// Any subset of the editable fields; `null` clears an optional one.
@@ -164,7 +171,7 @@ impl CreateIncident {
             present: Vec::new(),
             raw: RawForm {
                 caller_name: self.caller_name,
-                caller_phone: self.caller_phone,
+                caller_phone: self.caller_phone.unwrap_or_default(),
                 address: self.address,
                 complaint: self.complaint,
                 city: self.city,
@@ -182,16 +189,29 @@ impl CreateIncident {
 pub struct NewIncident {
     pub form: IncidentForm,
     pub call_received_at: Option<DateTime<Utc>>,
+    /// The call it is about; the form's `caller_phone` is empty when the client left it to
+    /// the call.
+    pub call_id: Option<String>,
 }
 
 impl Judge for CreateIncident {
     type Judged = NewIncident;
 
-    fn judge(self) -> Result<NewIncident, Refusal> {
+    fn judge(mut self) -> Result<NewIncident, Refusal> {
+        let call_id = self.call_id.take();
+        // Without a call, the caller's phone is the client's to give.
+        let phone_from_call = self.caller_phone.is_none() && call_id.is_some();
+        if self.caller_phone.is_none() && !phone_from_call {
+            return Err(Refusal::InvalidFields(vec![FieldFault {
+                field: "caller_phone".into(),
+                message: common::extract::REQUIRED.into(),
+            }]));
+        }
         let (raw, call_received_at) = self.split();
         Ok(NewIncident {
-            form: raw.check(|_| true)?,
+            form: raw.check(|f| !(phone_from_call && f == Field::CallerPhone))?,
             call_received_at,
+            call_id,
         })
     }
 }

@@ -62,7 +62,7 @@ pub struct Empty {}
         headers(("ETag" = String), ("Location" = String)))))]
 pub async fn create(state: web::Data<AppState>, w: Post<Tarm, CreateIncident>) -> Reply {
     w.commit(&state, StatusCode::CREATED, async |c, user, new| {
-        Ok(store::create(c, user, new.form, new.call_received_at).await?)
+        Ok(store::create(c, user, new.form, new.call_received_at, new.call_id).await?)
     })
     .await
 }

@@ -25,6 +25,7 @@ use crate::domain::dispatch::Status;
 use crate::domain::form::{IncidentForm, history_name, wire_name};
 use crate::domain::history::{ChangeGroup, HistoryAction};
 use crate::domain::incident::{self, Edit, State};
+use crate::domain::refusal::FieldFault;
 use crate::domain::{Refusal, phone, reference, times};
 use crate::schema::dispatch::*;
 use crate::store::error::{Result, StoreError};
@@ -67,11 +68,15 @@ async fn person(c: &mut AsyncPgConnection, id: Option<i64>) -> Result<Option<Use
 pub async fn create(
     conn: &mut AsyncPgConnection,
     by: &Author<'_>,
-    fields: IncidentForm,
+    mut fields: IncidentForm,
     call_received_at: Option<DateTime<Utc>>,
+    call_id: Option<String>,
 ) -> Result<Written> {
-    let received = times::call_received_at(call_received_at, by.at)?;
     conn.transaction::<_, StoreError, _>(async |c| {
+        let received = match &call_id {
+            None => times::call_received_at(call_received_at, by.at)?,
+            Some(call_id) => from_call(c, call_id, &mut fields, call_received_at).await?,
+        };
         check_related(c, fields.related_incident_id, None).await?;
         let destination = check_destination(
             c,
@@ -109,6 +114,10 @@ pub async fn create(
                 None::<()>,
                 received,
             );
+        if let Some(call_id) = &call_id {
+            crate::store::calls::link(c, call_id, id).await?;
+            changes = changes.field(ChangeGroup::BasicData, "call_id", None::<()>, call_id);
+        }
         for (name, group, value) in in_name_order(&fields, destination) {
             if !value.is_null() {
                 changes = changes.field(group, name, None::<()>, value);
@@ -123,6 +132,71 @@ pub async fn create(
         })
     })
     .await
+}
+
+/// An incident created from the switch's call `call_id` (docs/dispatch-telephony.md): the
+/// call locked (one incident per call), its ring time the call's reception and its number
+/// the caller's phone. A different time or number sent by the client is refused, naming it.
+async fn from_call(
+    c: &mut AsyncPgConnection,
+    call_id: &str,
+    fields: &mut IncidentForm,
+    sent_received_at: Option<DateTime<Utc>>,
+) -> Result<DateTime<Utc>> {
+    let fault = |field: &str, message: String| {
+        Refusal::InvalidFields(vec![FieldFault {
+            field: field.into(),
+            message,
+        }])
+    };
+    let Some(call) = crate::store::calls::lock(c, call_id).await? else {
+        return Err(Refusal::unusable(
+            "call_id",
+            format!("`{call_id}` is no call the switch announced"),
+        )
+        .into());
+    };
+    if let Some(taken) = call.incident_id {
+        let number: String = incidents::table
+            .find(taken)
+            .select(incidents::number)
+            .first(c)
+            .await?;
+        return Err(Refusal::unusable(
+            "call_id",
+            format!("call `{call_id}` is already incident {number}"),
+        )
+        .into());
+    }
+    if sent_received_at.is_some_and(|at| at != call.rang_at) {
+        return Err(fault(
+            "call_received_at",
+            format!(
+                "must be the call's ring time, {} (or left out)",
+                call.rang_at.to_rfc3339()
+            ),
+        )
+        .into());
+    }
+    match (&call.caller, fields.caller_phone.is_empty()) {
+        (Some(number), true) => fields.caller_phone = number.clone(),
+        (Some(number), false) if phone::key_of(number) != phone::key_of(&fields.caller_phone) => {
+            return Err(fault(
+                "caller_phone",
+                format!("must be the call's number, {number} (or left out)"),
+            )
+            .into());
+        }
+        (None, true) => {
+            return Err(fault(
+                "caller_phone",
+                "is required: the switch did not send the caller's number".into(),
+            )
+            .into());
+        }
+        _ => {}
+    }
+    Ok(call.rang_at)
 }
 
 /// The form's fields by their history names (`domain::form::history_name`), in the order of

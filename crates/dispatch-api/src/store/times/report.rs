@@ -274,7 +274,7 @@ fn report_sql(by: Option<GroupBy>) -> String {
     let missing = lit(PhaseStatus::Missing.as_str());
     let out_of_order = lit(PhaseStatus::OutOfOrder.as_str());
     let counted = lits(COUNTED.map(PhaseStatus::as_str));
-    let branches: Vec<String> = Phase::ALL
+    let branches: Vec<String> = Phase::KEPT
         .iter()
         .map(|phase| {
             let p = phase.as_str();
@@ -374,7 +374,7 @@ pub async fn report(
             groups.push(ReportGroup {
                 key: r.key.clone(),
                 label: r.label.clone(),
-                phases: Phase::ALL.iter().map(|p| empty_stats(*p)).collect(),
+                phases: Phase::KEPT.iter().map(|p| empty_stats(*p)).collect(),
             });
         }
         let group = groups.last_mut().expect("pushed above");
