@@ -30,7 +30,7 @@ const LAYERS: &[Layer] = &[
     },
     Layer {
         name: "types",
-        modules: &["config", "problem", "clock", "docs", "text_enum"],
+        modules: &["config", "problem", "clock", "docs", "text_enum", "in_flight"],
     },
 ];
 

@@ -87,7 +87,7 @@ async fn the_destination_chosen_in_the_health_unit_picker_is_saved_and_shown() {
         .await;
     let v = r.body["version"].as_i64().unwrap() as i32;
     // `destination` means one thing in the history as in the reads: where the unit takes the
-    // patient, its own else the patient's (issue 43, item 8).
+    // patient, its own else the patient's.
     let entry = last_entry(&w, id).await;
     assert_eq!(
         entry["changes"]["dispatch"]["destination"],

@@ -803,7 +803,7 @@ async fn every_entry_of_a_shift_has_its_actions_shape() {
 }
 
 /// A decision or an intercurrence without notes (absent, or blank) has none: `null` in the
-/// read and in the history entry, never `""` (issue 43, item 8).
+/// read and in the history entry, never `""`.
 #[actix_web::test]
 async fn a_decision_or_intercurrence_without_notes_records_null() {
     let w = W::new().await;

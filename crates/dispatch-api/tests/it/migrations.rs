@@ -180,7 +180,7 @@ struct Decided {
 }
 
 /// A decision stored without notes before the migration (`''`, the old column's default)
-/// has none after it: `null` in the read, as a decision recorded now (issue 43, item 8).
+/// has none after it: `null` in the read, as a decision recorded now.
 #[actix_web::test]
 async fn the_notes_migration_turns_an_empty_decisions_notes_into_none() {
     const NOTES: &str = "20261129500001";

@@ -959,7 +959,7 @@ async fn a_socket_is_closed_when_its_users_profile_changes() {
     r.stop().await;
 }
 
-/// The fleet board follows its units without reading itself again (issue 43, item 7): a
+/// The fleet board follows its units without reading itself again: a
 /// fleet operator following `fleet` on one replica hears each step of a unit written
 /// through another as `unit.step`, with the step, its time (the dispatch's `<step>_at`) and
 /// the unit, whose body is the unit's row of `GET /mobile-unit/board` read after the step

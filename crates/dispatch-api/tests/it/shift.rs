@@ -671,7 +671,7 @@ mod units {
             assert_eq!(unit["rank_reason"], why, "{unit}");
         }
         // Every free unit of the type is listed; the other units of the type are left out
-        // with why; those of other types only counted (issue 43, item 9).
+        // with why; those of other types only counted.
         assert_eq!(units.len(), free.len());
         let left = rec["left_out"].as_array().unwrap();
         for u in left {

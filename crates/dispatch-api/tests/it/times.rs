@@ -859,7 +859,7 @@ async fn a_unit_held_at_the_door_alerts_every_follower_once_and_its_hand_over_cl
     let alert = next(&mut a, 5).await.expect("an alert on replica one");
     assert_eq!(alert["type"], "offload.alert");
     assert_eq!(alert["dispatch_id"], json!(dispatch));
-    // The incident as the board names it (issue 43, item 8).
+    // The incident as the board names it.
     assert_eq!(alert["incident"], door["incident"]);
     assert_eq!(alert["incident"]["id"], json!(id));
     // Both messages name the unit at the door alike, then say their own.
@@ -991,7 +991,7 @@ async fn a_priority_or_destination_changed_later_moves_the_kept_phases_and_the_r
         .await;
     assert_eq!(r.status.as_u16(), 200, "{}", r.body);
     // The timeline names the incident `id`, and its unit's destination as every dispatch read
-    // does: the dispatch's own, else the patient's (issue 43, item 8).
+    // does: the dispatch's own, else the patient's.
     let timeline = shift
         .api()
         .get("admin", &format!("/incident/{id}/timeline"))
