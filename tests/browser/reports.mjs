@@ -93,8 +93,11 @@ async function rows(page, id) {
 }
 
 function compare(shown, json, what) {
-  const phases = json.groups[0].phases;
-  assert.equal(Object.keys(shown).length, 11, `${what}: every phase`);
+  // The telephone's ring-to-answer first (judged from the calls), then the incidents' eleven
+  // phases, as the page's tables list them.
+  const phases = [json.telephone.all.ring_to_answer, ...json.groups[0].phases];
+  assert.equal(phases[0].phase, 'ring_to_answer', `${what}: the telephone first`);
+  assert.equal(Object.keys(shown).length, 12, `${what}: every phase`);
   for (const p of phases) {
     const row = shown[p.phase];
     assert.ok(row, `${what}: ${p.phase} shown`);
