@@ -30,7 +30,14 @@ const LAYERS: &[Layer] = &[
     },
     Layer {
         name: "types",
-        modules: &["config", "problem", "clock", "docs", "text_enum", "in_flight"],
+        modules: &[
+            "config",
+            "problem",
+            "clock",
+            "docs",
+            "text_enum",
+            "in_flight",
+        ],
     },
 ];
 
