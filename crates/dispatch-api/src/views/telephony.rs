@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 
 use crate::domain::times::Phase;
 use crate::store::calls::CallFigures;
-use crate::store::read::PhaseStats;
+use crate::store::read::{PhaseStats, within_target_share};
 
 pub use crate::domain::call::{Call, CallEventKind, CallOutcome};
 
@@ -84,8 +84,7 @@ impl From<CallFigures> for CallGroup {
                 max_seconds: f.max,
                 with_target: f.with_target,
                 within_target: f.within_target,
-                within_target_share: (f.with_target > 0)
-                    .then(|| f.within_target as f64 / f.with_target as f64),
+                within_target_share: within_target_share(f.within_target, f.with_target),
                 missing: 0,
                 out_of_order: 0,
             },

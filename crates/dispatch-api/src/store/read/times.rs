@@ -104,3 +104,8 @@ pub struct PhaseStats {
     /// Its end was recorded before its start.
     pub out_of_order: i64,
 }
+
+/// `within / with`: a phase's share within its target, null when none has a target.
+pub fn within_target_share(within: i64, with: i64) -> Option<f64> {
+    (with > 0).then(|| within as f64 / with as f64)
+}

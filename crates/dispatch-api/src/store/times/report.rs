@@ -16,7 +16,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncC
 use crate::domain::incident::Priority;
 use crate::domain::times::{GroupBy, Phase, PhaseStatus};
 use crate::schema::dispatch::incidents;
-use crate::store::read::{PhaseStats, ReportGroup};
+use crate::store::read::{PhaseStats, ReportGroup, within_target_share};
 
 /// How long one report's statement may run (bench/scale/README.md: a month at 2 M).
 pub const REPORT_TIMEOUT: &str = "20s";
@@ -394,8 +394,7 @@ pub async fn report(
             max_seconds: r.max,
             with_target: r.with_target,
             within_target: r.within_target,
-            within_target_share: (r.with_target > 0)
-                .then(|| r.within_target as f64 / r.with_target as f64),
+            within_target_share: within_target_share(r.within_target, r.with_target),
             missing: r.missing,
             out_of_order: r.out_of_order,
         };
