@@ -5,7 +5,9 @@
 #   bench/dispatch/callgrind.sh                 # builds, then N=200 requests of each route
 #   BIN=/tmp/other-build bench/dispatch/callgrind.sh   # a given binary (built with `bench`)
 #   ROUTE=/incident/2704 bench/dispatch/callgrind.sh   # another GET route (path and query)
-# Prints instructions per request of each route and constant / route: what the
+# Then N GET /healthz on the same process (dump .3), the baseline issue 44 holds the incident
+# detail to (route / healthz).
+# Prints instructions per request of each route, constant / route and route / healthz: what the
 # health-unit search reaches of the framework ceiling in user-space work (the kernel's share
 # of a request, the same for both routes, is not counted, so req/s ratios come out higher).
 # The dumps stay in $OUT (default a temporary directory, printed) for callgrind_annotate.
