@@ -5,7 +5,9 @@
 #   bench/dispatch/callgrind.sh                 # builds, then N=200 requests of each route
 #   BIN=/tmp/other-build bench/dispatch/callgrind.sh   # a given binary (built with `bench`)
 #   ROUTE=/incident/2704 bench/dispatch/callgrind.sh   # another GET route (path and query)
-# Prints instructions per request of each route and constant / route: what the
+# Then N GET /healthz on the same process (dump .3), the baseline issue 44 holds the incident
+# detail to (route / healthz).
+# Prints instructions per request of each route, constant / route and route / healthz: what the
 # health-unit search reaches of the framework ceiling in user-space work (the kernel's share
 # of a request, the same for both routes, is not counted, so req/s ratios come out higher).
 # The dumps stay in $OUT (default a temporary directory, printed) for callgrind_annotate.
@@ -87,14 +89,19 @@ requests "$BASE/bench/constant" "$N"
 callgrind_control -d constant "$SERVER" > /dev/null 2>&1
 requests "$SEARCH" "$N"
 callgrind_control -d route "$SERVER" > /dev/null 2>&1
+requests "$BASE/healthz" "$N"
+callgrind_control -d healthz "$SERVER" > /dev/null 2>&1
 stop
 
 # Each dump's total (the `summary:` line) over N.
 total() { grep -lx "desc: Trigger: dump $1" "$OUT"/callgrind.out.* | head -1 | xargs awk '/^summary:/ {print $2; exit}'; }
 C=$(total constant)
 H=$(total route)
-awk -v c="$C" -v h="$H" -v n="$N" -v out="$OUT" -v route="$ROUTE" 'BEGIN {
+Z=$(total healthz)
+awk -v c="$C" -v h="$H" -v z="$Z" -v n="$N" -v out="$OUT" -v route="$ROUTE" 'BEGIN {
   printf "instructions per request, %d requests each (dumps in %s):\n", n, out
   printf "  GET /bench/constant  %10.0f\n", c / n
   printf "  GET %-16s %10.0f\n", route, h / n
-  printf "constant / route = %.2f\n", c / h }'
+  printf "  GET /healthz         %10.0f\n", z / n
+  printf "constant / route = %.2f\n", c / h
+  printf "route / healthz = %.2f\n", h / z }'

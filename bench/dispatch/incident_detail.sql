@@ -18,4 +18,4 @@ SELECT incidents.id, incidents.number, incidents.state, incidents.version,
   LEFT JOIN users r ON incidents.regulator_id = r.id
   LEFT JOIN users a ON incidents.assigned_to_id = a.id
   LEFT JOIN health_units ON incidents.destination_health_unit_id = health_units.id
- WHERE incidents.id = :id LIMIT 1;
+ WHERE incidents.id = :id;

@@ -220,7 +220,10 @@ async fn run(
     tokio::pin!(expired);
     // The user as the database has it now: a change committed before the socket was
     // registered with the hub (and so not seen by `listener::check_users`) is seen here.
-    let reason: Option<CloseReason> = if let Some(ending) = confirm(&pool, &user).await {
+    // The database reads (here and in `handle`) are boxed: their futures are large and
+    // short-lived, and the socket's task, held as long as the socket, would otherwise be as
+    // large as the largest of them (bench/dispatch/README.md, "Memory per idle socket").
+    let reason: Option<CloseReason> = if let Some(ending) = Box::pin(confirm(&pool, &user)).await {
         ended(ending, user.id)
     } else {
         'socket: loop {
@@ -233,7 +236,7 @@ async fn run(
                 frame = stream.recv() => match frame {
                     Some(Ok(AggregatedMessage::Text(text))) => {
                         last_heard = Instant::now();
-                        let replies = handle(&text, &client, &user, &hub, &pool).await;
+                        let replies = Box::pin(handle(&text, &client, &user, &hub, &pool)).await;
                         // Behind what the hub queued before the request was handled.
                         if !replies.is_empty()
                             && let Err(stop) = out.send(replies.iter().map(ServerMessage::frame)).await

@@ -70,6 +70,7 @@ pub mod incidents;
 pub mod offload;
 pub mod page_sessions;
 pub mod phases;
+mod prebuilt;
 pub mod read;
 pub mod reference;
 pub mod times;

@@ -208,6 +208,56 @@ async fn a_refused_request_is_an_error_message_and_the_socket_stays_open() {
     r.stop().await;
 }
 
+/// Requests longer than a read buffer's small chunks (1 KiB, patches/actix-http/PATCHES.md)
+/// and requests split over continuation frames are read whole, and a socket that idled (its
+/// connection's buffers released) still hears a write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_and_fragmented_requests_are_read_whole_and_an_idle_socket_still_hears() {
+    use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+
+    let api = Api::new().await;
+    let r = Replica::start(&api, WsSettings::default()).await;
+    listeners_up(&api, 1).await;
+    let token = api.token("tarm");
+    let (id, v) = an_incident(&api).await;
+    let mut ws = r.socket(&token).await;
+    // 3,000 bytes of one request (JSON allows the spaces).
+    let long = format!(
+        r#"{{"type": "subscribe",{}"incident_id": {id}}}"#,
+        " ".repeat(3000)
+    );
+    ws.send(Message::text(long)).await.unwrap();
+    assert_eq!(
+        next(&mut ws, 5).await,
+        Some(json!({"type": "subscribed", "incident_id": id, "version": v}))
+    );
+    // One request in three frames: text, then two continuations.
+    let parts = [
+        r#"{"type": "unsub"#,
+        r#"scribe", "incident_"#,
+        &format!(r#"id": {id}}}"#),
+    ];
+    for (i, part) in parts.iter().enumerate() {
+        let opcode = OpCode::Data(if i == 0 { Data::Text } else { Data::Continue });
+        let frame = Frame::message(part.as_bytes().to_vec(), opcode, i == parts.len() - 1);
+        ws.send(Message::Frame(frame)).await.unwrap();
+    }
+    // Unsubscribed (no answer): a subscribe again is answered, after the idle pause a write is
+    // heard.
+    assert_eq!(subscribe(&mut ws, id).await["type"], "subscribed");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let v2 = patch(&r, &token, id, v, json!({"patient": {"name": "Rita"}})).await;
+    assert_eq!(
+        next(&mut ws, 5).await,
+        Some(
+            json!({"type": "incident.updated", "incident_id": id, "version": v2,
+                    "changed": ["patient"]})
+        )
+    );
+    r.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nothing_arrives_for_an_incident_after_unsubscribing() {
     let api = Api::new().await;

@@ -16,6 +16,7 @@ use crate::domain::form::IncidentForm;
 use crate::domain::history::HistoryAction;
 use crate::domain::incident::{Priority, Sex, State};
 use crate::schema::dispatch::*;
+use crate::store::prebuilt;
 use crate::store::read::*;
 use crate::store::{HealthUnitRow, opt_user, ref_option, user_option};
 
@@ -56,7 +57,8 @@ pub async fn detail(
     mut conn: &AsyncPgConnection,
     id: i64,
 ) -> Result<Option<IncidentDetail>, Error> {
-    let row: Option<DetailRow> = incidents::table
+    static TEXT: prebuilt::Text = prebuilt::Text::new();
+    let query = incidents::table
         .inner_join(users::table.on(users::id.eq(incidents::created_by)))
         .left_join(
             regulator_user
@@ -78,8 +80,10 @@ pub async fn detail(
                 .fields((users::id, users::descriptive_name))
                 .nullable(),
             Option::<HealthUnitRow>::as_select(),
-        ))
-        .first(&mut conn)
+        ));
+    // At most one row: the incident by its key, each join by the other table's key.
+    let row: Option<DetailRow> = prebuilt::prebuilt(&TEXT, query, id)?
+        .get_result(&mut conn)
         .await
         .optional()?;
     Ok(row.map(

@@ -6,6 +6,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::fleet::Location;
+use super::instant::{rfc3339, rfc3339_opt};
 use super::people::{RefOption, UserOption};
 use super::reference::HealthUnitOption;
 use crate::domain::history::HistoryAction;
@@ -86,6 +87,7 @@ pub struct Regulation {
     #[schema(required = true)]
     pub regulator: Option<UserOption>,
     #[schema(required = true)]
+    #[serde(serialize_with = "rfc3339_opt")]
     pub regulated_at: Option<DateTime<Utc>>,
     #[schema(required = true)]
     pub assigned_to: Option<UserOption>,
@@ -97,6 +99,7 @@ pub struct Conclusion {
     #[schema(required = true)]
     pub text: Option<String>,
     #[schema(required = true)]
+    #[serde(serialize_with = "rfc3339_opt")]
     pub closed_at: Option<DateTime<Utc>>,
 }
 
@@ -125,8 +128,11 @@ pub struct IncidentDetail {
     /// Raised by every write; also sent as the `ETag` header.
     pub version: i32,
     /// The phone was answered (`POST /incident`'s `call_received_at`, else `created_at`).
+    #[serde(serialize_with = "rfc3339")]
     pub call_received_at: DateTime<Utc>,
+    #[serde(serialize_with = "rfc3339")]
     pub created_at: DateTime<Utc>,
+    #[serde(serialize_with = "rfc3339")]
     pub updated_at: DateTime<Utc>,
     pub created_by: UserOption,
     pub basic_data: BasicData,

@@ -8,6 +8,7 @@ mod access_log;
 mod dispatch;
 mod fleet;
 mod incident;
+mod instant;
 mod offload;
 mod people;
 mod reference;
