@@ -10,7 +10,7 @@
 # Environment: PGURL (server, default postgres://postgres@127.0.0.1:5432), SUBSCRIBERS
 # (1000,5000), WRITES (50), PORTS (18191 18192), CARGO_TARGET_DIR (target-dispatch);
 # BIN=path serves that build of dispatch-api instead of building one (to compare two builds
-# in one sitting); CLIENT=path runs that build of the client.
+# in one sitting); CLIENT=path runs that build of the client; REPLICA_CPUS, CLIENT_CPUS.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PGURL=${PGURL:-postgres://postgres@127.0.0.1:5432}
@@ -19,6 +19,12 @@ read -r -a PORTS <<< "${PORTS:-18191 18192}"
 TARGET_DIR=${CARGO_TARGET_DIR:-target-dispatch}
 export SUBSCRIBERS=${SUBSCRIBERS:-1000,5000} WRITES=${WRITES:-50}
 WORK=$(mktemp -d)
+
+# Pinned (bench/README.md, "Pinned"): REPLICA_CPUS and CLIENT_CPUS (taskset lists, e.g. 0 and
+# 1) put the replicas on one core and the client on the other; unset, both run anywhere.
+replica_pin=(); client_pin=()
+[ -n "${REPLICA_CPUS:-}" ] && replica_pin=(taskset -c "$REPLICA_CPUS")
+[ -n "${CLIENT_CPUS:-}" ] && client_pin=(taskset -c "$CLIENT_CPUS")
 
 # Every subscriber is a file descriptor in the client, and half of them in each replica.
 most=$(tr ',' '\n' <<< "$SUBSCRIBERS" | sort -n | tail -1)
@@ -49,7 +55,7 @@ stop() { for p in "${PIDS[@]}"; do kill "$p" 2> /dev/null && wait "$p" 2> /dev/n
 trap 'stop; rm -rf "$WORK"' EXIT
 REPLICAS=
 for port in "${PORTS[@]}"; do
-  BIND=127.0.0.1:$port "$BIN" serve > "$WORK/replica-$port.log" 2>&1 &
+  BIND=127.0.0.1:$port "${replica_pin[@]}" "$BIN" serve > "$WORK/replica-$port.log" 2>&1 &
   PIDS+=($!)
   REPLICAS+="${REPLICAS:+,}127.0.0.1:$port"
 done
@@ -61,5 +67,5 @@ done
 sleep 1
 
 echo "binary: $BIN ($(stat -c %y "$BIN" | cut -d. -f1)); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-REPLICAS=$REPLICAS REPLICA_PIDS=$(IFS=,; echo "${PIDS[*]}") TOKEN=$TOKEN "$CLIENT"
+REPLICAS=$REPLICAS REPLICA_PIDS=$(IFS=,; echo "${PIDS[*]}") TOKEN=$TOKEN "${client_pin[@]}" "$CLIENT"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -9,7 +9,9 @@ resident memory (VmRSS of /proc/<pid>/status) at each step; prints the slope in 
 socket (a least-squares line through the steps). The clients are plain sockets answering
 the server's pings, so they cost the server nothing but their connections.
 
-Environment: ADDR (host:port), SERVER_PID, TOKEN, COUNTS (0,1000,5000), INCIDENT.
+Environment: ADDR (host:port), SERVER_PID, TOKEN, COUNTS (0,1000,5000), INCIDENT, HOLD=1
+(after the last step, keep the sockets open, answering pings, until killed: the soak's idle
+sockets, bench/soak/run.sh).
 """
 
 import base64
@@ -162,9 +164,14 @@ def main():
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
     sxx = sum((x - mx) ** 2 for x in xs)
     slope = sum((x - mx) * (y - my) for x, y in points) / sxx if sxx else 0.0
-    print(f"slope: {slope:.2f} kB per idle socket (least squares over {len(points)} steps)")
+    if len(points) > 1:
+        print(f"slope: {slope:.2f} kB per idle socket (least squares over {len(points)} steps)")
     for (n0, k0), (n1, k1) in zip(points, points[1:]):
         print(f"  {n0} -> {n1}: {(k1 - k0) / (n1 - n0):.2f} kB per socket")
+    if os.environ.get("HOLD") == "1":
+        print(f"holding {len(sockets)} idle sockets", flush=True)
+        while True:
+            answer_pings(sel, 60.0)
     for s in sockets:
         s.close()
     return 0

@@ -5,6 +5,8 @@
 #
 #   bench/soak/run.sh                      # MINUTES=3 by default
 #   MINUTES=10 DISPATCH_CONNECTIONS=16 bench/soak/run.sh
+#   MINUTES=10 IDLE_SOCKETS=5000 bench/soak/run.sh   # with 5,000 idle WebSockets held open
+# At the end it prints the slope of each RSS and p99 after the first minute (per minute).
 #
 # Needs: PostgreSQL at $PGURL (default the local server), psql, wrk, jq, curl. Builds both
 # services with PROFILE (default `release`, thin LTO off to keep the build short; `debug`
@@ -17,6 +19,9 @@ DB=${SOAK_DB:-soak}
 MINUTES=${MINUTES:-3}
 DISPATCH_CONNECTIONS=${DISPATCH_CONNECTIONS:-8}
 CALLBACK_CONNECTIONS=${CALLBACK_CONNECTIONS:-4}
+# Idle WebSockets held open on dispatch-api through the soak (authenticated, following the
+# `registering` queue; bench/dispatch/ws_idle_memory.py), opened before the start RSS.
+IDLE_SOCKETS=${IDLE_SOCKETS:-0}
 THREADS=1
 PER_THREAD=${PER_THREAD:-150000}
 PROFILE=${PROFILE:-release}
@@ -53,7 +58,8 @@ DPID=$!
 BIND=$CALLBACK_BIND "$BIN/proposal-callback" serve >"$OUT/callback.log" 2>&1 &
 CPID=$!
 APID=
-trap 'kill $DPID $CPID $APID 2>/dev/null || true' EXIT
+IPID=
+trap 'kill $DPID $CPID $APID $IPID 2>/dev/null || true' EXIT
 
 # Production runs with autovacuum on (PostgreSQL's default). Some development servers turn it
 # off; then nothing re-analyses the callback tables as they grow, the pooled connections keep
@@ -71,6 +77,19 @@ DTOKEN=$("$BIN/dispatch-api" token --login regulador --ttl 2h)
 CTOKEN=$(curl -sf -X POST -H "Authorization: Basic $BASIC" "http://$CALLBACK_BIND/callback/auth" | jq -r .access_token)
 
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
+field() { grep ^SOAK "$1" | tr ' ' '\n' | awk -F= -v k="$2" '$1==k {print $2}'; }
+if [ "$IDLE_SOCKETS" -gt 0 ]; then
+  ulimit -n $((IDLE_SOCKETS + 1024))
+  ITOKEN=$("$BIN/dispatch-api" token --login tarm --ttl 2h)
+  ADDR=$DISPATCH_BIND SERVER_PID=$DPID TOKEN=$ITOKEN COUNTS=$IDLE_SOCKETS HOLD=1 \
+    python3 bench/dispatch/ws_idle_memory.py >"$OUT/idle.txt" 2>&1 &
+  IPID=$!
+  until grep -q "^holding" "$OUT/idle.txt"; do
+    kill -0 $IPID 2>/dev/null || { echo "idle sockets failed:"; cat "$OUT/idle.txt"; exit 1; }
+    sleep 1
+  done
+  echo "$(grep 'idle sockets:' "$OUT/idle.txt" | tail -1)"
+fi
 # A short warm-up so the start RSS is the running service, not the empty one.
 MODE=dispatch TOKEN=$DTOKEN THREADS=1 wrk -t 1 -c 2 -d 5s -s bench/soak/soak.lua "http://$DISPATCH_BIND" >/dev/null
 D_RSS0=$(rss $DPID); C_RSS0=$(rss $CPID)
@@ -88,10 +107,10 @@ for m in $(seq 0 $((MINUTES - 1))); do
   echo "minute $((m + 1)): dispatch $(grep ^SOAK "$OUT/dispatch-$m.txt" | cut -c6-)"
   echo "minute $((m + 1)): callback $(grep ^SOAK "$OUT/callback-$m.txt" | cut -c6-)"
   echo "  RSS dispatch-api $(rss $DPID) kB, proposal-callback $(rss $CPID) kB"
+  echo "$((m + 1)) $(rss $DPID) $(rss $CPID) $(field "$OUT/dispatch-$m.txt" p99_ms) $(field "$OUT/callback-$m.txt" p99_ms)" >>"$OUT/minutes.txt"
 done
 D_RSS1=$(rss $DPID); C_RSS1=$(rss $CPID)
 
-field() { grep ^SOAK "$1" | tr ' ' '\n' | awk -F= -v k="$2" '$1==k {print $2}'; }
 sum5xx=0
 for f in "$OUT"/dispatch-*.txt "$OUT"/callback-*.txt; do sum5xx=$((sum5xx + $(field "$f" 5xx))); done
 last=$((MINUTES - 1))
@@ -108,6 +127,11 @@ echo "== soak summary ($(nproc) cores, $MINUTES min, $PROFILE build, dispatch $D
 printf "%-18s %12s %12s %14s %14s\n" service "RSS start kB" "RSS end kB" "p99 min 1 ms" "p99 min $MINUTES ms"
 printf "%-18s %12s %12s %14s %14s\n" dispatch-api "$D_RSS0" "$D_RSS1" "$(field "$OUT/dispatch-0.txt" p99_ms)" "$(field "$OUT/dispatch-$last.txt" p99_ms)"
 printf "%-18s %12s %12s %14s %14s\n" proposal-callback "$C_RSS0" "$C_RSS1" "$(field "$OUT/callback-0.txt" p99_ms)" "$(field "$OUT/callback-$last.txt" p99_ms)"
-echo "5xx: $sum5xx; callbacks sent $SENT, applied $APPLIED"
+echo "5xx: $sum5xx; callbacks sent $SENT, applied $APPLIED; idle sockets held: $IDLE_SOCKETS"
+# The slopes after the first minute (least squares over minutes 2..MINUTES): flat is ~0.
+awk 'NR > 1 {n++; x += $1; xx += $1 * $1; for (i = 2; i <= 5; i++) {y[i] += $i; xy[i] += $1 * $i}}
+  END {if (n < 2) exit; d = n * xx - x * x;
+    printf "slope after minute 1, per minute: dispatch-api RSS %+.1f kB, proposal-callback RSS %+.1f kB, dispatch p99 %+.2f ms, callback p99 %+.2f ms\n",
+      (n * xy[2] - x * y[2]) / d, (n * xy[3] - x * y[3]) / d, (n * xy[4] - x * y[4]) / d, (n * xy[5] - x * y[5]) / d}' "$OUT/minutes.txt"
 echo "raw output in $OUT"
 [ "$sum5xx" -eq 0 ]
