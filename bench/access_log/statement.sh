@@ -14,6 +14,10 @@
 #   COMPARE=sizes, the unnest statement with batches of BATCH (what the writer gathered under
 #     load without lingering) and of LARGE (what a tenth of a second's linger gathers); the
 #     incident ids are drawn by PostgreSQL (pgbench binds at most 255 values), for both.
+#   COMPARE=layout, batches of BATCH in the two layouts of the log: a row per entry (the
+#     table above, its four B-trees) and a row per batch (arrays, GIN indexes on the incident
+#     and user ids, a B-tree on the batch's time: patient_access_batches); ids drawn as in
+#     sizes.
 # It prints, per round, batches per second and the CPU all of PostgreSQL's processes used per
 # entry, then the second / the first for both.
 # Environment: PGURL (default postgres://postgres@127.0.0.1:5432), DURATION (s, 15),
@@ -45,6 +49,17 @@ CREATE TABLE patient_access_log (
 CREATE INDEX ON patient_access_log (incident_id, at, id);
 CREATE INDEX ON patient_access_log (user_id, at, id);
 CREATE INDEX ON patient_access_log (at);
+CREATE TABLE patient_access_batches (
+    id BIGSERIAL PRIMARY KEY,
+    at TIMESTAMPTZ NOT NULL,
+    incident_ids BIGINT[] NOT NULL,
+    user_ids BIGINT[] NOT NULL,
+    routes TEXT[] NOT NULL,
+    ats TIMESTAMPTZ[] NOT NULL
+);
+CREATE INDEX ON patient_access_batches USING gin (incident_ids);
+CREATE INDEX ON patient_access_batches USING gin (user_ids);
+CREATE INDEX ON patient_access_batches (at);
 SQL
 
 # Random incidents of the demo's 3,000, one reader, one route, now: as a regulator's reads.
@@ -68,9 +83,12 @@ drawn() { # size: the ids drawn by PostgreSQL
 }
 drawn "$BATCH" > "$WORK/small.sql"
 drawn "$LARGE" > "$WORK/large.sql"
+echo "INSERT INTO patient_access_batches (at, incident_ids, user_ids, routes, ats)" \
+  "SELECT now(), (SELECT array_agg(1 + (random() * 2999)::int8) FROM generate_series(1, $BATCH))," \
+  "$(rest "$BATCH" | sed "s/)$//");" > "$WORK/batch.sql"
 
 run() { # script protocol entries-per-batch -> "batches/s µs-per-entry"
-  psql -X -q "$PGURL/$DB" -c "TRUNCATE patient_access_log" -c "CHECKPOINT"
+  psql -X -q "$PGURL/$DB" -c "TRUNCATE patient_access_log, patient_access_batches" -c "CHECKPOINT"
   local p0 p1 out n
   p0=$(pg_ticks)
   out=$(pgbench -n -c 1 -T "$DURATION" -M "$2" -f "$WORK/$1.sql" "$PGURL/$DB" 2>&1)
@@ -82,9 +100,10 @@ run() { # script protocol entries-per-batch -> "batches/s µs-per-entry"
 case $COMPARE in
   statements) A=(values extended "$BATCH"); B=(unnest prepared "$BATCH") ;;
   sizes) A=(small prepared "$BATCH"); B=(large prepared "$LARGE") ;;
-  *) echo "COMPARE is statements or sizes"; exit 2 ;;
+  layout) A=(small prepared "$BATCH"); B=(batch prepared "$BATCH") ;;
+  *) echo "COMPARE is statements, sizes or layout"; exit 2 ;;
 esac
-name() { [ "$COMPARE" = sizes ] && echo "$1 of $3" || echo "$1"; }
+name() { [ "$COMPARE" = statements ] && echo "$1" || echo "$1 of $3"; }
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-6s %-12s %12s %20s\n' round append "batches/s" "PostgreSQL µs/entry"
 ab=0; bb=0; ac=0; bc=0
