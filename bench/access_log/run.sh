@@ -38,7 +38,7 @@ if [ -z "${BIN:-}" ]; then
 fi
 if [ "${KEEP_DB:-}" = 1 ] && psql -X -qtA "$DATABASE_URL" -c "SELECT 1 FROM dispatch.incidents LIMIT 1" 2> /dev/null | grep -q 1; then
   echo "KEEP_DB=1: the seeded $DB of an earlier run, its access log emptied"
-  psql -X -q "$DATABASE_URL" -c "DELETE FROM dispatch.patient_access_log" -c "VACUUM ANALYZE"
+  psql -X -q "$DATABASE_URL" -c "DELETE FROM dispatch.patient_access_batches" -c "VACUUM ANALYZE"
 else
   psql -X -q "$PGURL/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
   "$BIN" seed > /dev/null
@@ -66,8 +66,8 @@ ticks() { # -> "service postgres"
   echo "$(pid_ticks "$SERVER") $pg"
 }
 logged() { psql -X -qtA "$DATABASE_URL" -c "SELECT count(*) FROM dispatch.patient_access_log"; }
-# The INSERTs that wrote the log: each is one transaction, so its entries share one xmin.
-inserts() { psql -X -qtA "$DATABASE_URL" -c "SELECT count(DISTINCT xmin::text) FROM dispatch.patient_access_log"; }
+# The INSERTs that wrote the log: each is one batch, one row.
+inserts() { psql -X -qtA "$DATABASE_URL" -c "SELECT count(*) FROM dispatch.patient_access_batches"; }
 
 # CPU ms per 1,000 reads from a tick difference: µs per read.
 per_1k() { us_per "$@"; }

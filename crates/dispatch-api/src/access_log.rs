@@ -169,7 +169,8 @@ impl AccessLog {
     /// Starts the writer on the current runtime; it ends when the last handle is dropped,
     /// after writing what it holds.
     pub fn start(pool: Pool, settings: AccessLogSettings) -> Self {
-        let batch = settings.batch.max(1);
+        // A row holds at most BATCH entries (the table's check).
+        let batch = settings.batch.clamp(1, BATCH);
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue {
                 open: Batch::new(batch),

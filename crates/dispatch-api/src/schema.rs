@@ -245,12 +245,14 @@ pub mod dispatch {
     }
 
     diesel::table! {
-        dispatch.patient_access_log (id) {
+        dispatch.patient_access_batches (id) {
             id -> Int8,
-            incident_id -> Int8,
-            user_id -> Int8,
-            route -> Text,
-            at -> Timestamptz,
+            first_at -> Timestamptz,
+            last_at -> Timestamptz,
+            incident_ids -> Array<Nullable<Int8>>,
+            user_ids -> Array<Nullable<Int8>>,
+            routes -> Array<Nullable<Text>>,
+            ats -> Array<Nullable<Timestamptz>>,
         }
     }
 
@@ -423,7 +425,7 @@ pub mod dispatch {
         occurrence_types,
         offload_alerts,
         page_sessions,
-        patient_access_log,
+        patient_access_batches,
         prank_calls,
         professional_types,
         profiles,

@@ -8,10 +8,11 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use dispatch_api::access_log::{AccessLog, AccessLogSettings};
 use dispatch_api::error::Error;
-use dispatch_api::schema::dispatch::{incidents, patient_access_log, users};
+use dispatch_api::schema::dispatch::{incidents, users};
 use tokio::task::JoinHandle;
 
 use crate::support::Api;
+use crate::support::access_log_view::patient_access_log;
 
 /// (incident, user, route) of every entry, oldest first.
 async fn entries(api: &Api) -> Vec<(i64, i64, String)> {
@@ -21,7 +22,11 @@ async fn entries(api: &Api) -> Vec<(i64, i64, String)> {
             patient_access_log::user_id,
             patient_access_log::route,
         ))
-        .order_by((patient_access_log::at, patient_access_log::id))
+        .order_by((
+            patient_access_log::at,
+            patient_access_log::batch_id,
+            patient_access_log::position,
+        ))
         .load(&mut api.conn().await)
         .await
         .unwrap()
@@ -165,7 +170,7 @@ async fn reads_are_answered_while_the_retention_waits() {
         .execute(&mut holder)
         .await
         .unwrap();
-    diesel::sql_query("SELECT id FROM dispatch.patient_access_log FOR UPDATE")
+    diesel::sql_query("SELECT id FROM dispatch.patient_access_batches FOR UPDATE")
         .execute(&mut holder)
         .await
         .unwrap();
@@ -188,7 +193,7 @@ async fn reads_are_answered_while_the_retention_waits() {
         }
         diesel::sql_query(
             "SELECT count(*) AS n FROM pg_stat_activity \
-             WHERE query LIKE 'DELETE FROM \"dispatch\".\"patient_access_log\"%' AND wait_event_type = 'Lock'",
+             WHERE query LIKE 'DELETE FROM \"dispatch\".\"patient_access_batches\"%' AND wait_event_type = 'Lock'",
         )
         .get_result::<Count>(&mut api.conn().await)
         .await
@@ -237,7 +242,11 @@ async fn the_table_refuses_to_be_rewritten() {
     let mut conn = api.conn().await;
     for statement in [
         "UPDATE dispatch.patient_access_log SET route = 'nothing'",
-        "TRUNCATE dispatch.patient_access_log",
+        "DELETE FROM dispatch.patient_access_log",
+        "INSERT INTO dispatch.patient_access_log (incident_id, user_id, route, at) \
+         VALUES (1, 1, 'GET /incident/{id}', now())",
+        "UPDATE dispatch.patient_access_batches SET routes = ARRAY['nothing']",
+        "TRUNCATE dispatch.patient_access_batches",
     ] {
         let err = diesel::sql_query(statement)
             .execute(&mut conn)
@@ -377,7 +386,7 @@ async fn batches_of_any_size_are_appended_by_one_statement_prepared_once() {
     // One statement text for the three sizes, prepared once on the connection.
     let appends: Vec<Prepared> = diesel::sql_query(
         "SELECT statement FROM pg_prepared_statements \
-         WHERE statement LIKE 'INSERT INTO dispatch.patient_access_log%'",
+         WHERE statement LIKE 'INSERT INTO dispatch.patient_access_batches%'",
     )
     .load(&mut &*conn)
     .await
@@ -389,20 +398,20 @@ async fn batches_of_any_size_are_appended_by_one_statement_prepared_once() {
         appends.iter().map(|p| &p.statement).collect::<Vec<_>>()
     );
     assert!(
-        appends[0].statement.contains("unnest($1::int8[]"),
+        appends[0].statement.contains("$1::int8[]"),
         "{}",
         appends[0].statement
     );
 }
 
-/// How many transactions wrote the log's entries (each INSERT is one): the distinct `xmin`s.
+/// How many transactions wrote the log's entries (each INSERT is one row, one batch).
 async fn transactions(api: &Api) -> i64 {
     #[derive(QueryableByName)]
     struct Count {
         #[diesel(sql_type = diesel::sql_types::BigInt)]
         n: i64,
     }
-    diesel::sql_query("SELECT count(DISTINCT xmin::text) AS n FROM dispatch.patient_access_log")
+    diesel::sql_query("SELECT count(DISTINCT xmin::text) AS n FROM dispatch.patient_access_batches")
         .get_result::<Count>(&mut api.conn().await)
         .await
         .unwrap()
@@ -631,7 +640,7 @@ async fn a_read_whose_entry_is_refused_is_answered_503_and_never_written_later()
     .await
     .unwrap();
     diesel::sql_query(
-        "CREATE TRIGGER refuse_for_the_test BEFORE INSERT ON dispatch.patient_access_log \
+        "CREATE TRIGGER refuse_for_the_test BEFORE INSERT ON dispatch.patient_access_batches \
          FOR EACH STATEMENT EXECUTE FUNCTION dispatch.refuse_for_the_test()",
     )
     .execute(&mut conn)
@@ -642,7 +651,7 @@ async fn a_read_whose_entry_is_refused_is_answered_503_and_never_written_later()
     assert!(refused.body.get("basic_data").is_none(), "{}", refused.body);
     assert_eq!(api.state().access_log.waiting(), 0);
 
-    diesel::sql_query("DROP TRIGGER refuse_for_the_test ON dispatch.patient_access_log")
+    diesel::sql_query("DROP TRIGGER refuse_for_the_test ON dispatch.patient_access_batches")
         .execute(&mut conn)
         .await
         .unwrap();

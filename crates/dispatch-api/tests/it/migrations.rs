@@ -220,3 +220,97 @@ async fn the_notes_migration_turns_an_empty_decisions_notes_into_none() {
     let first = &read.ok()[0];
     assert_eq!(first["notes"], serde_json::Value::Null, "{first}");
 }
+
+/// The entries a row per read held before the log became a row per batch are all kept, in
+/// their order, a batch per transaction that wrote them (docs/dispatch-access-log.md, "How
+/// it is stored"); the incident's listing shows them with the readers' names.
+#[actix_web::test]
+async fn the_batches_migration_keeps_every_entry_a_batch_per_transaction() {
+    const BATCHES: &str = "20261129600001";
+    let api = Api::new().await;
+    let url = api.db.url().to_owned();
+    let (tarm, regulador) = (api.id("tarm"), api.id("regulador"));
+    let incident = tokio::task::spawn_blocking(move || {
+        let mut conn = harness(&url);
+        loop {
+            let reverted = conn.revert_last_migration(MIGRATIONS).unwrap();
+            if reverted.to_string().replace('-', "").starts_with(BATCHES) {
+                break;
+            }
+        }
+        let incident = count(&mut conn, "SELECT min(id) AS n FROM dispatch.incidents");
+        // Two batches the writer committed: three reads, then one.
+        conn.batch_execute(&format!(
+            "INSERT INTO dispatch.patient_access_log (incident_id, user_id, route, at) VALUES
+               ({incident}, {tarm}, 'GET /incident/{{id}}', '2026-11-20T10:00:00Z'),
+               ({incident}, {regulador}, 'GET /incident/{{id}}/regulation', '2026-11-20T10:00:01Z'),
+               ({incident}, {tarm}, 'GET /incident/{{id}}/timeline', '2026-11-20T10:00:02Z')"
+        ))
+        .unwrap();
+        conn.batch_execute(&format!(
+            "INSERT INTO dispatch.patient_access_log (incident_id, user_id, route, at) VALUES
+               ({incident}, {regulador}, 'GET /incident/{{id}}', '2026-11-20T11:00:00Z')"
+        ))
+        .unwrap();
+        conn.run_pending_migrations(MIGRATIONS).unwrap();
+        let batches = count(
+            &mut conn,
+            "SELECT count(*) AS n FROM dispatch.patient_access_batches",
+        );
+        assert_eq!(batches, 2);
+        incident
+    })
+    .await
+    .unwrap();
+    let listed = api
+        .get("admin", &format!("/incident/{incident}/access-log"))
+        .await;
+    let entries: Vec<(String, String, String)> = listed.ok()["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["at"].as_str().unwrap().to_owned(),
+                e["user"]["descriptive_name"].as_str().unwrap().to_owned(),
+                e["route"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let names: std::collections::HashMap<i64, String> = {
+        use diesel::prelude::*;
+        use dispatch_api::schema::dispatch::users;
+        let query = users::table.select((users::id, users::descriptive_name));
+        diesel_async::RunQueryDsl::load::<(i64, String)>(query, &mut api.conn().await)
+            .await
+            .unwrap()
+            .into_iter()
+            .collect()
+    };
+    let name = |login: &str| names[&api.id(login)].clone();
+    assert_eq!(
+        entries,
+        vec![
+            (
+                "2026-11-20T10:00:00Z".to_owned(),
+                name("tarm"),
+                "GET /incident/{id}".to_owned()
+            ),
+            (
+                "2026-11-20T10:00:01Z".to_owned(),
+                name("regulador"),
+                "GET /incident/{id}/regulation".to_owned()
+            ),
+            (
+                "2026-11-20T10:00:02Z".to_owned(),
+                name("tarm"),
+                "GET /incident/{id}/timeline".to_owned()
+            ),
+            (
+                "2026-11-20T11:00:00Z".to_owned(),
+                name("regulador"),
+                "GET /incident/{id}".to_owned()
+            ),
+        ]
+    );
+}

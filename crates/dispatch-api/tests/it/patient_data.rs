@@ -9,12 +9,11 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use dispatch_api::patient_data::{AccessRoute, PATIENT_FIELDS};
-use dispatch_api::schema::dispatch::{
-    dispatches, incidents, patient_access_log, prank_calls, technical_decisions,
-};
+use dispatch_api::schema::dispatch::{dispatches, incidents, prank_calls, technical_decisions};
 use serde_json::Value;
 
 use crate::support::Api;
+use crate::support::access_log_view::patient_access_log;
 
 const PROFILES: [&str; 4] = ["admin", "tarm", "regulador", "frota"];
 
@@ -177,7 +176,7 @@ async fn seeded(api: &Api) -> Seeded {
 
 async fn last_entry(api: &Api) -> i64 {
     patient_access_log::table
-        .select(diesel::dsl::max(patient_access_log::id))
+        .select(diesel::dsl::max(patient_access_log::batch_id))
         .first::<Option<i64>>(&mut api.conn().await)
         .await
         .unwrap()
@@ -188,7 +187,7 @@ async fn last_entry(api: &Api) -> i64 {
 async fn entries_after(api: &Api, after: i64) -> HashSet<(i64, i64, String)> {
     api.state().access_log.flush().await;
     patient_access_log::table
-        .filter(patient_access_log::id.gt(after))
+        .filter(patient_access_log::batch_id.gt(after))
         .select((
             patient_access_log::incident_id,
             patient_access_log::user_id,

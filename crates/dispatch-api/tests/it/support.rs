@@ -357,3 +357,19 @@ pub async fn subscribe_once(url: String, id: i64) -> Value {
         }
     }
 }
+
+/// The access log's entries, one row each: the view over its batches
+/// (docs/dispatch-access-log.md, "How it is stored"), which diesel's generated schema does not
+/// list.
+pub mod access_log_view {
+    diesel::table! {
+        dispatch.patient_access_log (batch_id, position) {
+            batch_id -> Int8,
+            position -> Int8,
+            incident_id -> Int8,
+            user_id -> Int8,
+            route -> Text,
+            at -> Timestamptz,
+        }
+    }
+}
