@@ -14,7 +14,8 @@
 # client, a one-row INSERT into a scratch table with synchronous_commit on): its latency bounds
 # a closed loop whose every read waits for a commit (bench/access_log/README.md, "The disk's
 # flush"), and its CPU is paid once per batch.
-# Environment: PGURL (default postgres://postgres@127.0.0.1:5432), DURATION (s, 15),
+# Environment: PGURL (default postgres://postgres@127.0.0.1:5432), DB (the database, default
+# dispatch_bench_access_log: one per build compared, with KEEP_DB=1), DURATION (s, 15),
 # CONNECTIONS (32), ROUNDS (2), PORT (18091), TARGET_DIR (target-dispatch), BIN, KEEP_DB=1
 # (reuse the database an earlier run seeded, its access log emptied: no 3-minute seed),
 # ACCESS_LOG_LINGER (the service's setting, passed through; unset: its default).
@@ -22,7 +23,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 source bench/lib/cpu.sh
 PGURL=${PGURL:-postgres://postgres@127.0.0.1:5432}
-DB=dispatch_bench_access_log
+DB=${DB:-dispatch_bench_access_log}
 DURATION=${DURATION:-15}
 CONNECTIONS=${CONNECTIONS:-32}
 ROUNDS=${ROUNDS:-2}
@@ -38,7 +39,10 @@ if [ -z "${BIN:-}" ]; then
 fi
 if [ "${KEEP_DB:-}" = 1 ] && psql -X -qtA "$DATABASE_URL" -c "SELECT 1 FROM dispatch.incidents LIMIT 1" 2> /dev/null | grep -q 1; then
   echo "KEEP_DB=1: the seeded $DB of an earlier run, its access log emptied"
-  psql -X -q "$DATABASE_URL" -c "DELETE FROM dispatch.patient_access_batches" -c "VACUUM ANALYZE"
+  # A build from before the log was a row per batch has the table of rows (to compare them).
+  psql -X -q "$DATABASE_URL" -c "DO \$\$ BEGIN
+      IF to_regclass('dispatch.patient_access_batches') IS NOT NULL THEN DELETE FROM dispatch.patient_access_batches;
+      ELSE DELETE FROM dispatch.patient_access_log; END IF; END \$\$" -c "VACUUM ANALYZE"
 else
   psql -X -q "$PGURL/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
   "$BIN" seed > /dev/null
@@ -66,8 +70,15 @@ ticks() { # -> "service postgres"
   echo "$(pid_ticks "$SERVER") $pg"
 }
 logged() { psql -X -qtA "$DATABASE_URL" -c "SELECT count(*) FROM dispatch.patient_access_log"; }
-# The INSERTs that wrote the log: each is one batch, one row.
-inserts() { psql -X -qtA "$DATABASE_URL" -c "SELECT count(*) FROM dispatch.patient_access_batches"; }
+# The INSERTs that wrote the log: each is one batch, one row (before, one transaction: its
+# rows shared one xmin).
+inserts() {
+  if [ "$(psql -X -qtA "$DATABASE_URL" -c "SELECT to_regclass('dispatch.patient_access_batches') IS NOT NULL")" = t ]; then
+    psql -X -qtA "$DATABASE_URL" -c "SELECT count(*) FROM dispatch.patient_access_batches"
+  else
+    psql -X -qtA "$DATABASE_URL" -c "SELECT count(DISTINCT xmin::text) FROM dispatch.patient_access_log"
+  fi
+}
 
 # CPU ms per 1,000 reads from a tick difference: µs per read.
 per_1k() { us_per "$@"; }
