@@ -66,16 +66,7 @@ pub async fn process(
     let at = clock.now();
     let result = conn
         .transaction::<_, Error, _>(async |conn| {
-            if let Some(integration_id) = receipt.integration_id
-                && integrations::hold_shared_is_paused(conn, integration_id).await?
-            {
-                // Not parsed until the resume, but an operator can already find it by
-                // proposal.
-                let proposal = receipt.insurer.proposal_hint(&receipt.body);
-                receipts::record_deferred(conn, receipt.id, proposal.as_deref(), at).await?;
-                return Ok(Processed::deferred());
-            }
-            apply_receipt(conn, receipt, at).await
+            apply_receipt(conn, receipt, receipt.integration_id, at).await
         })
         .await;
     record_failure(conn, receipt, result, at).await
