@@ -1,8 +1,10 @@
 //! Pausing and resuming an integration (docs/proposal-callback.md, "Pause and resume").
 //!
 //! Every stored receipt is processed through [`process`]: in one transaction it reads whether
-//! the integration is paused under a shared lock on the integration's row (`FOR KEY SHARE`)
-//! and either records the receipt `deferred` (answered 202) or applies it. [`pause`] locks the
+//! the integration is paused under a shared lock on the integration's row (`FOR KEY SHARE`,
+//! in the statement that locks the proposal when there is a result to apply:
+//! `flow::apply::apply_receipt`) and either records the receipt `deferred` (answered 202) or
+//! applies it. [`pause`] locks the
 //! row *alone* (`FOR UPDATE`) to set the pause, so it waits for the callbacks being applied and every later one
 //! sees it. [`resume`] applies the deferred receipts oldest first, each in a transaction that
 //! holds the lock alone, and clears the pause in the transaction that finds none left: a
