@@ -12,7 +12,11 @@
 # Also prints where the CPU went per transaction on each side (bench/lib/cpu.sh): PostgreSQL's
 # (every postgres process), the load generator's (pgbench, wrk), the service's, and the rest
 # of the machine's busy time (mostly the kernel's loopback networking). On cores shared by
-# all of them, the ratio cannot pass what that budget allows.
+# all of them, the ratio cannot pass what that budget allows. On a machine whose PostgreSQL
+# other people use, run a private server and count only its processes:
+#
+#   PGURL=postgres://postgres@127.0.0.1:18710 PG_POSTMASTER=$(head -1 $PGDATA/postmaster.pid) \
+#     BENCH_DB=callback-cost_bench BENCH_BIND=127.0.0.1:18712 bench/callback/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source bench/lib/cpu.sh
@@ -36,7 +40,7 @@ if [ -z "${BIN:-}" ]; then
     cargo build --release -q -p proposal-callback
 fi
 
-psql "$PGURL/postgres" -qc "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
+psql "$PGURL/postgres" -qc "DROP DATABASE IF EXISTS \"$DB\" WITH (FORCE)" -c "CREATE DATABASE \"$DB\""
 export DATABASE_URL="$PGURL/$DB"
 "$BIN" migrate >/dev/null
 "$BIN" seed >"$OUT/seed.json"
@@ -52,12 +56,18 @@ VACUUM ANALYZE;
 SQL
 
 echo "== pgbench: the same database work, $CONNECTIONS clients, $DURATION"
-psql "$DATABASE_URL" -qc "ALTER DATABASE $DB SET search_path TO proposal"
+psql "$DATABASE_URL" -qc "ALTER DATABASE \"$DB\" SET search_path TO proposal"
 PGB_SECS=${DURATION%s}
 B0=$(busy) P0=$(pg_ticks)
 { time (cd "$OUT" && pgbench -n -M prepared -c "$CONNECTIONS" -j "$THREADS" -T "$PGB_SECS" \
   -D nprop="$NPROP" -f "$OLDPWD/bench/callback/equivalent.sql" -l --log-prefix=pgb \
   "$DATABASE_URL" >"$OUT/pgbench.txt"); } 2>"$OUT/pgbench.time"
+# pgbench's backends are counted through the postmaster once it has reaped them: wait for
+# them to be gone, or their last ticks would be missed (a run once read 446 µs for ~1,000).
+until [ "$(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pgbench'")" = 0 ]; do
+  sleep 0.1
+done
+sleep 0.5
 B1=$(busy) P1=$(pg_ticks)
 PGB_TPS=$(awk '/^tps/ {print int($3)}' "$OUT/pgbench.txt")
 PGB_P99=$(cat "$OUT"/pgb.* | awk '{print $3/1000}' | sort -n | awk '{a[NR]=$1} END {print a[int(NR*0.99)]}')

@@ -2,7 +2,9 @@
 #   busy        the machine's busy ticks, all cores (user, nice, system, irq, softirq, steal)
 #   steal       the part of busy the host took from this machine's cores
 #   pg_ticks    every PostgreSQL process's ticks on this machine, the backends that have
-#               exited included (the postmaster's children's ticks, counted when it reaps them)
+#               exited included (the postmaster's children's ticks, counted when it reaps them);
+#               with PG_POSTMASTER=<pid> only that cluster's (a private server, so that other
+#               clusters' work on a shared machine is not counted)
 #   pid_ticks P the ticks of process P (user + system)
 # Differences taken around a run, divided by its requests and CLK_TCK, give µs per request;
 # busy less PostgreSQL, the service and the load generator is the kernel's network work on
@@ -23,8 +25,11 @@ pg_ticks() {
       t=$(pid_ticks "$pid")
     fi
     total=$((total + t))
-  done < <(ps -C postgres -o pid=,ppid= | awk '{pid[NR] = $1; ppid[NR] = $2; is[$1] = 1}
-    END {for (i = 1; i <= NR; i++) print pid[i], (ppid[i] in is) ? 0 : 1}')
+  done < <(ps -C postgres -o pid=,ppid= | awk -v only="${PG_POSTMASTER:-}" '{pid[NR] = $1; ppid[NR] = $2; is[$1] = 1}
+    END {for (i = 1; i <= NR; i++) {
+      m = (ppid[i] in is) ? 0 : 1
+      if (only == "" || pid[i] == only || ppid[i] == only) print pid[i], m
+    }}')
   echo "$total"
 }
 # Ticks of the rest of the machine: busy, PostgreSQL's and the service's ticks, then the load

@@ -12,8 +12,9 @@ use crate::domain::machine::{Transition, transition};
 use crate::domain::status::{Outcome, Status};
 use crate::error::Error;
 use crate::hex::hex;
-use crate::store::outbox;
-use crate::store::proposals::{self as p, Event, ProposalRow};
+use crate::store::applied::{self, Accepted};
+use crate::store::integrations;
+use crate::store::proposals::{self as p, Event, Locked, ProposalRow};
 use crate::store::receipts::{self, Answered, Failure, Receipt};
 
 /// What applying one callback did.
@@ -59,7 +60,7 @@ pub async fn handle_receipt(
     at: DateTime<Utc>,
 ) -> Result<Processed, Error> {
     let result = conn
-        .transaction::<_, Error, _>(async |conn| apply_receipt(conn, receipt, at).await)
+        .transaction::<_, Error, _>(async |conn| apply_receipt(conn, receipt, None, at).await)
         .await;
     record_failure(conn, receipt, result, at).await
 }
@@ -111,13 +112,27 @@ fn failure(receipt: &Receipt, e: &Error) -> Failure {
 }
 
 /// Parses `receipt` and applies it at `at`, inside the caller's transaction: on an error the
-/// caller rolls back, so nothing is half written.
+/// caller rolls back, so nothing is half written. With `pause_of` (the receipt's integration:
+/// a live callback, the sweeper, a replay), its row is held shared until the transaction ends
+/// and the receipt is deferred instead while it is paused, whatever its body
+/// (docs/proposal-callback.md, "Pause and resume"); a resume step, which holds the row alone,
+/// passes none.
 pub async fn apply_receipt(
     conn: &mut AsyncPgConnection,
     receipt: &Receipt,
+    pause_of: Option<i64>,
     at: DateTime<Utc>,
 ) -> Result<Processed, Error> {
-    let callback = match receipt.insurer.parser().parse(&receipt.body)? {
+    let parsed = receipt.insurer.parser().parse(&receipt.body);
+    // A callback to apply reads the pause with the proposal's lock; any other body reads it
+    // on its own.
+    if !matches!(parsed, Ok(Notification::Result(_)))
+        && let Some(integration) = pause_of
+        && integrations::hold_shared_is_paused(conn, integration).await?
+    {
+        return defer(conn, receipt, at).await;
+    }
+    let callback = match parsed? {
         Notification::Result(callback) => callback,
         Notification::Ignored { event } => {
             tracing::info!(
@@ -143,7 +158,19 @@ pub async fn apply_receipt(
     // The tenant comes from the URL the callback arrived on (stored on the receipt), never
     // from the payload.
     let key = dedup_key(&callback, &receipt.body_sha256);
-    apply(conn, receipt, &callback, &key, at).await
+    apply(conn, receipt, &callback, &key, pause_of, at).await
+}
+
+/// Records `receipt` deferred at `at`: not parsed until the resume, but an operator can
+/// already find it by proposal.
+async fn defer(
+    conn: &mut AsyncPgConnection,
+    receipt: &Receipt,
+    at: DateTime<Utc>,
+) -> Result<Processed, Error> {
+    let proposal = receipt.insurer.proposal_hint(&receipt.body);
+    receipts::record_deferred(conn, receipt.id, proposal.as_deref(), at).await?;
+    Ok(Processed::deferred())
 }
 
 /// Is `callback` older than the last callback applied to the proposal? Equal times are not
@@ -155,7 +182,8 @@ fn is_stale(proposal: &ProposalRow, callback: &Callback) -> bool {
         .is_some_and(|last| callback.occurred_at < last)
 }
 
-/// In the caller's transaction: lock the proposal, claim the dedup key, drop it if stale, validate the
+/// In the caller's transaction: unless `pause_of` is paused, lock the proposal and claim the
+/// dedup key (one statement, `proposals::lock_for_callback`), drop it if stale, validate the
 /// transition, write the proposal, history, events, outbox and the receipt's outcome, all
 /// timestamped `at`.
 async fn apply(
@@ -163,17 +191,26 @@ async fn apply(
     receipt: &Receipt,
     callback: &Callback,
     key: &str,
+    pause_of: Option<i64>,
     at: DateTime<Utc>,
 ) -> Result<Processed, Error> {
-    let (proposal, tenant_name) = p::lock(conn, &receipt.tenant_id, &callback.proposal_id)
-        .await?
-        .ok_or_else(|| Error::ProposalNotFound {
-            proposal_id: callback.proposal_id.clone(),
-        })?;
+    // The proposal row is locked, so a racing twin waits there and then finds the key taken;
+    // a racing older callback waits there too and then finds the newer time recorded.
+    let (proposal, tenant_name, claimed) =
+        match p::lock_for_callback(conn, pause_of, receipt, callback, key, at).await? {
+            Locked::Paused => return defer(conn, receipt, at).await,
+            Locked::NotFound => {
+                return Err(Error::ProposalNotFound {
+                    proposal_id: callback.proposal_id.clone(),
+                });
+            }
+            Locked::Found {
+                proposal,
+                tenant_name,
+                claimed,
+            } => (proposal, tenant_name, claimed),
+        };
     let current = proposal.status;
-    // The proposal row is locked, so a racing twin waits here and then finds the key taken;
-    // a racing older callback waits here too and then finds the newer time recorded.
-    let claimed = p::claim_dedup_key(conn, receipt, proposal.id, key, callback.status, at).await?;
     let (outcome, status, email_id) = if !claimed {
         // Checked before the time: the same event id with another `sent_at` is the same
         // event delivered again.
@@ -191,24 +228,36 @@ async fn apply(
                 });
             }
             Transition::Unchanged => {
-                let event = p::received_event(receipt, callback);
-                p::insert_events(conn, proposal.id, receipt.id, &[event], at).await?;
                 // The insurer confirmed the status at this time: an older callback is stale.
-                p::set_last_event_at(conn, proposal.id, callback.occurred_at).await?;
-                (Outcome::Unchanged, current, None)
+                // Its writes record the receipt's outcome too.
+                let event = p::received_event(receipt, callback);
+                applied::write_unchanged(conn, proposal.id, receipt, callback, key, &event, at)
+                    .await?;
+                return Ok(Processed {
+                    outcome: Outcome::Unchanged,
+                    proposal_id: Some(callback.proposal_id.clone()),
+                    status: Some(current),
+                    email_id: None,
+                });
             }
             Transition::Allowed => {
+                // Its writes record the receipt's outcome too.
                 let email_id = apply_transition(
                     conn,
                     receipt,
                     &proposal,
                     tenant_name.as_deref(),
-                    current,
                     callback,
+                    key,
                     at,
                 )
                 .await?;
-                (Outcome::Processed, callback.status, Some(email_id))
+                return Ok(Processed {
+                    outcome: Outcome::Processed,
+                    proposal_id: Some(callback.proposal_id.clone()),
+                    status: Some(callback.status),
+                    email_id: Some(email_id),
+                });
             }
         }
     };
@@ -227,19 +276,19 @@ async fn apply(
     })
 }
 
-/// The writes of an accepted transition, made at `at`; returns the queued email's id.
+/// The writes of an accepted transition from the proposal's current status, made at `at` in
+/// one statement (`store::applied`), the receipt's outcome included; returns the queued
+/// email's id.
 async fn apply_transition(
     conn: &mut AsyncPgConnection,
     receipt: &Receipt,
     proposal: &ProposalRow,
     tenant_name: Option<&str>,
-    from: Status,
     callback: &Callback,
+    key: &str,
     at: DateTime<Utc>,
 ) -> Result<i64, Error> {
-    let to = callback.status;
-    p::set_status(conn, proposal.id, to, callback.occurred_at, at).await?;
-    let history_id = p::insert_history(conn, proposal.id, receipt, from, callback, at).await?;
+    let (from, to) = (proposal.status, callback.status);
     let about = About {
         proposal_id: &proposal.proposal_id,
         tenant_name: tenant_name.unwrap_or(&proposal.tenant_id),
@@ -247,16 +296,6 @@ async fn apply_transition(
     };
     let email = compose(about, to, callback)
         .map_err(|e| Error::Internal(format!("rendering the email: {e}")))?;
-    let email_id = outbox::enqueue(
-        conn,
-        &proposal.tenant_id,
-        proposal.id,
-        history_id,
-        &proposal.contact_email,
-        &email,
-        at,
-    )
-    .await?;
     let mut events = vec![
         p::received_event(receipt, callback),
         Event::new("status_changed", json!({"from": from, "to": to})),
@@ -264,9 +303,19 @@ async fn apply_transition(
     if from.in_queue() && !to.in_queue() {
         events.push(Event::new("left_queue", json!({"status": to})));
     }
-    events.push(Event::new("email_queued", json!({"email_id": email_id})));
-    p::insert_events(conn, proposal.id, receipt.id, &events, at).await?;
-    Ok(email_id)
+    // `email_queued` follows them, written by the statement that queues the email.
+    let accepted = Accepted {
+        proposal_pk: proposal.id,
+        tenant: &proposal.tenant_id,
+        receipt,
+        callback,
+        from,
+        key,
+        recipient: &proposal.contact_email,
+        email: &email,
+        events: &events,
+    };
+    Ok(applied::write_transition(conn, &accepted, at).await?)
 }
 
 #[cfg(test)]

@@ -1,8 +1,10 @@
 //! Pausing and resuming an integration (docs/proposal-callback.md, "Pause and resume").
 //!
 //! Every stored receipt is processed through [`process`]: in one transaction it reads whether
-//! the integration is paused under a shared lock on the integration's row (`FOR KEY SHARE`)
-//! and either records the receipt `deferred` (answered 202) or applies it. [`pause`] locks the
+//! the integration is paused under a shared lock on the integration's row (`FOR KEY SHARE`,
+//! in the statement that locks the proposal when there is a result to apply:
+//! `flow::apply::apply_receipt`) and either records the receipt `deferred` (answered 202) or
+//! applies it. [`pause`] locks the
 //! row *alone* (`FOR UPDATE`) to set the pause, so it waits for the callbacks being applied and every later one
 //! sees it. [`resume`] applies the deferred receipts oldest first, each in a transaction that
 //! holds the lock alone, and clears the pause in the transaction that finds none left: a
@@ -66,16 +68,7 @@ pub async fn process(
     let at = clock.now();
     let result = conn
         .transaction::<_, Error, _>(async |conn| {
-            if let Some(integration_id) = receipt.integration_id
-                && integrations::hold_shared_is_paused(conn, integration_id).await?
-            {
-                // Not parsed until the resume, but an operator can already find it by
-                // proposal.
-                let proposal = receipt.insurer.proposal_hint(&receipt.body);
-                receipts::record_deferred(conn, receipt.id, proposal.as_deref(), at).await?;
-                return Ok(Processed::deferred());
-            }
-            apply_receipt(conn, receipt, at).await
+            apply_receipt(conn, receipt, receipt.integration_id, at).await
         })
         .await;
     record_failure(conn, receipt, result, at).await

@@ -101,7 +101,6 @@ async fn receive_checked(
     let body = read_body(req, payload.into_inner(), BODY_LIMIT).await?;
 
     let mut conn = state.pool.get().await?;
-    who.still_live(&mut conn).await?;
     let arrival = Arrival {
         tenant,
         insurer,
@@ -112,7 +111,7 @@ async fn receive_checked(
     let Received {
         receipt_id,
         processed,
-    } = receive::receive(&mut conn, &state.clock, &arrival).await?;
+    } = receive::receive_for_token(&mut conn, &state.clock, &arrival, who.issued_at).await?;
     if let Some(email) = processed.email_id {
         tracing::info!(
             receipt = receipt_id,

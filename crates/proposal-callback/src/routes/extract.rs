@@ -18,7 +18,6 @@ use crate::auth::jwt::CallbackClaims;
 use crate::domain::insurer::Insurer;
 use crate::error::Error;
 use crate::state::AppState;
-use crate::store::integrations;
 
 /// The integration a callback's Bearer token was issued to.
 #[derive(Debug, Clone)]
@@ -27,7 +26,8 @@ pub struct InsurerIntegration {
     pub tenant: String,
     pub insurer: Insurer,
     /// The token's `iat`: the integration's Basic token must not have been revoked or
-    /// replaced since ([`InsurerIntegration::still_live`]).
+    /// replaced since, checked when the callback's receipt is stored
+    /// (`flow::receive::receive_for_token`).
     pub issued_at: i64,
 }
 
@@ -40,27 +40,6 @@ impl InsurerIntegration {
             Err(Error::Forbidden(
                 "this token belongs to another tenant or insurer",
             ))
-        }
-    }
-
-    /// 401 unless the token's integration is the tenant's and insurer's it names (a token is
-    /// bound to the integration it was issued for: the signature covers `sub`, `tenant` and
-    /// `insurer`, and here `sub` must still be that tenant's integration with that insurer)
-    /// and still has the live Basic token it had when this JWT was issued: a token revoked
-    /// (integration deactivated) or replaced (rotated, registered again) since then ends the
-    /// JWTs issued with it at once, not at their `exp`.
-    pub async fn still_live(
-        &self,
-        conn: &mut diesel_async::AsyncPgConnection,
-    ) -> Result<(), Error> {
-        match integrations::token_binding(conn, self.integration_id, self.issued_at).await? {
-            Some(b) if b.tenant_id != self.tenant || b.insurer != self.insurer => Err(
-                Error::Unauthorized("this token was not issued for this tenant's integration"),
-            ),
-            Some(b) if b.live => Ok(()),
-            Some(_) | None => Err(Error::Unauthorized(
-                "the integration's Basic token was revoked or replaced after this token was issued; authenticate again at /callback/auth",
-            )),
         }
     }
 

@@ -322,7 +322,9 @@ pub async fn abandon(conn: &mut AsyncPgConnection, token_id: i64) -> QueryResult
 /// arriving meanwhile waits for that step and then reads the row as the step left it
 /// (a locking read returns the newest committed version). One statement: the lock and the
 /// read cannot disagree (docs/proposal-callback.md, "Pause and resume"). An unknown
-/// integration is not paused.
+/// integration is not paused. A callback with a result to apply takes the same lock in the
+/// statement that locks its proposal (`proposals::lock_for_callback`); this one serves the
+/// bodies that are not applied (unparsable, or an event without a result).
 pub async fn hold_shared_is_paused(
     conn: &mut AsyncPgConnection,
     integration_id: i64,

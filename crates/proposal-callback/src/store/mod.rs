@@ -2,6 +2,7 @@
 //! functions take a connection (the caller owns the transaction) and return diesel's own
 //! errors; `error::Error` turns them into answers.
 
+pub mod applied;
 pub mod auth_failures;
 pub mod console_sessions;
 pub mod integrations;

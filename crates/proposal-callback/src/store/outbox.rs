@@ -189,35 +189,6 @@ macro_rules! tenants_sender {
     };
 }
 
-/// Queues `email` from `tenant`'s sender, due at once: queued at `at`, first attempt at `at`.
-pub async fn enqueue(
-    conn: &mut AsyncPgConnection,
-    tenant: &str,
-    proposal_pk: i64,
-    history_id: i64,
-    recipient: &str,
-    email: &Email,
-    at: DateTime<Utc>,
-) -> QueryResult<i64> {
-    diesel::insert_into(o::table)
-        .values((
-            o::proposal_id.eq(proposal_pk),
-            o::history_id.eq(history_id),
-            o::recipient.eq(recipient),
-            o::subject.eq(&email.subject),
-            o::body.eq(&email.text),
-            o::html_body.eq(Some(&email.html)),
-            o::created_at.eq(at),
-            o::next_attempt_at.eq(at),
-            o::from_name.eq(tenants_sender!(tenant, from_name)),
-            o::from_address.eq(tenants_sender!(tenant, from_address)),
-            o::reply_to.eq(tenants_sender!(tenant, reply_to)),
-        ))
-        .returning(o::id)
-        .get_result(conn)
-        .await
-}
-
 /// Queues an email to a tenant's operator, about no proposal (docs/proposal-callback.md,
 /// "Silent insurers"), due at once: queued at `at`, first attempt at `at`. The same worker
 /// sends it, with the same retries, from `tenant`'s sender.

@@ -9,10 +9,10 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use crate::domain::insurer::Callback;
 use crate::domain::insurer::Insurer;
 use crate::domain::status::Status;
-use crate::schema::proposal::{applied_callbacks, integration_history, proposal_events, proposals};
+use crate::schema::proposal::{integration_history, proposal_events, proposals};
 use crate::store::receipts::Receipt;
 
-#[derive(Debug, Clone, Queryable, Selectable)]
+#[derive(Debug, Clone, Queryable, QueryableByName, Selectable)]
 #[diesel(table_name = proposals)]
 pub struct ProposalRow {
     pub id: i64,
@@ -76,91 +76,110 @@ pub async fn insert_if_absent(
     Ok(n == 1)
 }
 
-/// True when this callback's key was not applied before (claimed at `at`). Inside the
-/// applying transaction, so a rollback frees the key again.
-pub async fn claim_dedup_key(
+/// What [`lock_for_callback`] found.
+#[derive(Debug, Clone)]
+pub enum Locked {
+    /// The integration is paused: nothing was locked but its row (shared), nothing claimed.
+    Paused,
+    /// The tenant has no proposal by that id: nothing claimed.
+    NotFound,
+    /// The proposal, row-locked until the transaction ends, with its tenant's name (what the
+    /// email calls the tenant; read, not locked), and whether this callback's redelivery key
+    /// was claimed now (false: it was applied before, a `duplicate`).
+    Found {
+        proposal: ProposalRow,
+        tenant_name: Option<String>,
+        claimed: bool,
+    },
+}
+
+/// The row [`LOCK_FOR_CALLBACK`] answers: always one, its proposal's columns null when none
+/// was locked.
+#[derive(QueryableByName)]
+struct LockedRow {
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    paused: bool,
+    #[diesel(embed)]
+    proposal: Option<ProposalRow>,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+    tenant_name: Option<String>,
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    claimed: bool,
+}
+
+/// One statement for what a callback reads before it writes (docs/proposal-callback.md,
+/// "The callback, in order", steps 9 and 10), in this order:
+///
+/// 1. `i`: the integration `$1` (null: none to check) read under `FOR KEY SHARE`, held until
+///    the transaction ends; paused or not (flow::pause);
+/// 2. `p`: unless paused, the proposal locked `FOR UPDATE`, with its tenant's name. The pause
+///    is a one-time filter on the proposal's scan, so PostgreSQL evaluates it, and takes the
+///    integration's lock, before it scans or locks any proposal: the locks are taken in the
+///    order pause and resume take them (no deadlock), and a paused integration's callback
+///    locks no proposal;
+/// 3. `k`: the redelivery key claimed for that proposal (`ON CONFLICT DO NOTHING`); it reads
+///    the locked row, so it runs after the lock (docs/proposal-callback.md, "Exactly once").
+///
+/// One text whatever its input: kept prepared (`common::db::cached_by_text`).
+const LOCK_FOR_CALLBACK: &str = r#"WITH i AS MATERIALIZED (
+    SELECT paused_at IS NOT NULL AS paused FROM "proposal"."integrations" WHERE id = $1 FOR KEY SHARE
+), p AS (
+    SELECT p.id, p.tenant_id, p.proposal_id, p.status, p.contact_email, p.in_queue, p.last_event_at,
+           (SELECT t.name FROM "proposal"."tenants" t WHERE t.id = p.tenant_id) AS tenant_name
+    FROM "proposal"."proposals" p
+    WHERE p.tenant_id = $2 AND p.proposal_id = $3 AND NOT coalesce((SELECT paused FROM i), false)
+    FOR UPDATE OF p
+), k AS (
+    INSERT INTO "proposal"."applied_callbacks" (tenant_id, insurer, dedup_key, proposal_id, receipt_id, status, created_at)
+    SELECT $2, $4, $5, p.id, $6, $7, $8 FROM p
+    ON CONFLICT DO NOTHING
+    RETURNING 1
+)
+SELECT coalesce((SELECT paused FROM i), false) AS paused, p.*, EXISTS (SELECT FROM k) AS claimed
+FROM (SELECT) AS one LEFT JOIN p ON true"#;
+
+/// For `receipt`'s `callback`, claimed at `at` under redelivery `key`, in the caller's transaction and one statement
+/// ([`LOCK_FOR_CALLBACK`]): unless `integration` (the receipt's, held shared until the
+/// transaction ends; none for a resume step, which holds it alone) is paused, the proposal
+/// row-locked and the key claimed. The claim is rolled back with the transaction, so a
+/// failing callback leaves its key free. A racing twin waits on the proposal's lock and then
+/// finds the key taken.
+pub async fn lock_for_callback(
     conn: &mut AsyncPgConnection,
+    integration: Option<i64>,
     receipt: &Receipt,
-    proposal_pk: i64,
-    key: &str,
-    status: Status,
-    at: DateTime<Utc>,
-) -> QueryResult<bool> {
-    let n = diesel::insert_into(applied_callbacks::table)
-        .values((
-            applied_callbacks::tenant_id.eq(&receipt.tenant_id),
-            applied_callbacks::insurer.eq(receipt.insurer),
-            applied_callbacks::dedup_key.eq(key),
-            applied_callbacks::proposal_id.eq(proposal_pk),
-            applied_callbacks::receipt_id.eq(Some(receipt.id)),
-            applied_callbacks::status.eq(status),
-            applied_callbacks::created_at.eq(at),
-        ))
-        .on_conflict_do_nothing()
-        .execute(conn)
-        .await?;
-    Ok(n == 1)
-}
-
-/// The new status, and `event_at` as the last applied event time (the caller has checked it
-/// is not older than the current one); `at` is when the change was made.
-pub async fn set_status(
-    conn: &mut AsyncPgConnection,
-    id: i64,
-    to: Status,
-    event_at: DateTime<Utc>,
-    at: DateTime<Utc>,
-) -> QueryResult<()> {
-    cached_by_text(diesel::update(proposals::table.find(id)).set((
-        proposals::status.eq(to),
-        proposals::in_queue.eq(to.in_queue()),
-        proposals::last_event_at.eq(Some(event_at)),
-        proposals::updated_at.eq(at),
-    )))
-    .execute(conn)
-    .await?;
-    Ok(())
-}
-
-/// Records `event_at` as the last applied event time, for a callback that confirmed the
-/// status the proposal already had (`unchanged`): the status stays, the time moves on.
-pub async fn set_last_event_at(
-    conn: &mut AsyncPgConnection,
-    id: i64,
-    event_at: DateTime<Utc>,
-) -> QueryResult<()> {
-    cached_by_text(
-        diesel::update(proposals::table.find(id)).set(proposals::last_event_at.eq(Some(event_at))),
-    )
-    .execute(conn)
-    .await?;
-    Ok(())
-}
-
-/// The transition's history row, recorded at `at`.
-pub async fn insert_history(
-    conn: &mut AsyncPgConnection,
-    proposal_pk: i64,
-    receipt: &Receipt,
-    from: Status,
     callback: &Callback,
+    key: &str,
     at: DateTime<Utc>,
-) -> QueryResult<i64> {
-    diesel::insert_into(integration_history::table)
-        .values((
-            integration_history::proposal_id.eq(proposal_pk),
-            integration_history::insurer.eq(receipt.insurer),
-            integration_history::receipt_id.eq(Some(receipt.id)),
-            integration_history::from_status.eq(from),
-            integration_history::to_status.eq(callback.status),
-            integration_history::insurer_event_id.eq(callback.event_id.as_deref()),
-            integration_history::insurer_note.eq(callback.note.as_deref()),
-            integration_history::insurer_time.eq(callback.occurred_at),
-            integration_history::created_at.eq(at),
-        ))
-        .returning(integration_history::id)
-        .get_result(conn)
-        .await
+) -> QueryResult<Locked> {
+    use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz};
+    let row: LockedRow = cached_by_text(
+        diesel::sql_query(LOCK_FOR_CALLBACK)
+            .bind::<Nullable<BigInt>, _>(integration)
+            .bind::<Text, _>(&receipt.tenant_id)
+            .bind::<Text, _>(&callback.proposal_id)
+            .bind::<Text, _>(receipt.insurer)
+            .bind::<Text, _>(key)
+            .bind::<Nullable<BigInt>, _>(Some(receipt.id))
+            .bind::<Text, _>(callback.status)
+            .bind::<Timestamptz, _>(at),
+    )
+    .get_result(conn)
+    .await?;
+    Ok(match row {
+        LockedRow { paused: true, .. } => Locked::Paused,
+        LockedRow {
+            proposal: Some(proposal),
+            tenant_name,
+            claimed,
+            ..
+        } => Locked::Found {
+            proposal,
+            tenant_name,
+            claimed,
+        },
+        LockedRow { proposal: None, .. } => Locked::NotFound,
+    })
 }
 
 /// An event to record on a proposal.
@@ -184,36 +203,6 @@ pub fn received_event(receipt: &Receipt, callback: &Callback) -> Event {
             "event_id": callback.event_id,
         }),
     )
-}
-
-/// The events as two arrays turned back into rows, in their order: one statement text
-/// whatever their number, so it stays prepared on the connection
-/// (`common::db::cached_by_text`); an insert of a `Vec` of rows would have one text per
-/// number of events.
-const INSERT_EVENTS: &str = r#"INSERT INTO "proposal"."proposal_events" (proposal_id, kind, receipt_id, data, created_at) SELECT $1, e.kind, $2, e.data, $3 FROM unnest($4::text[], $5::jsonb[]) WITH ORDINALITY AS e(kind, data, n) ORDER BY e.n"#;
-
-/// The proposal's events, all recorded at `at`.
-pub async fn insert_events(
-    conn: &mut AsyncPgConnection,
-    proposal_pk: i64,
-    receipt_id: i64,
-    events: &[Event],
-    at: DateTime<Utc>,
-) -> QueryResult<()> {
-    use diesel::sql_types::{Array, BigInt, Jsonb, Text, Timestamptz};
-    let kinds: Vec<&str> = events.iter().map(|e| e.kind).collect();
-    let data: Vec<&serde_json::Value> = events.iter().map(|e| &e.data).collect();
-    cached_by_text(
-        diesel::sql_query(INSERT_EVENTS)
-            .bind::<BigInt, _>(proposal_pk)
-            .bind::<BigInt, _>(receipt_id)
-            .bind::<Timestamptz, _>(at)
-            .bind::<Array<Text>, _>(kinds)
-            .bind::<Array<Jsonb>, _>(data),
-    )
-    .execute(conn)
-    .await?;
-    Ok(())
 }
 
 /// Everything an operator sees of a proposal itself.

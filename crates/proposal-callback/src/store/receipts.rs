@@ -75,6 +75,66 @@ pub async fn insert(conn: &mut AsyncPgConnection, new: &NewReceipt<'_>) -> Query
     .await
 }
 
+/// Stored as [`insert`] does, only while the integration it names is the tenant's with that
+/// insurer and still holds a live Basic token that was live before `token_issued_at`'s next
+/// second (a callback JWT's `iat`: `integrations::token_binding` says why not). One
+/// statement, `INSERT ... SELECT` from the integration's row: the JWT's check and the
+/// receipt cannot disagree, and cost one round trip. None: nothing stored.
+pub async fn insert_for_token(
+    conn: &mut AsyncPgConnection,
+    new: &NewReceipt<'_>,
+    token_issued_at: i64,
+) -> QueryResult<Option<Receipt>> {
+    use diesel::dsl::exists;
+    use diesel::sql_types::{Bytea, Jsonb, Timestamptz};
+
+    use crate::schema::proposal::{integrations as i, tokens as t};
+    use crate::store::integrations::REGISTER_CALLBACK;
+
+    let (Some(integration_id), Some(next_second)) = (
+        new.integration_id,
+        DateTime::from_timestamp(token_issued_at.saturating_add(1), 0),
+    ) else {
+        return Ok(None);
+    };
+    let live_token = t::table
+        .filter(t::integration_id.eq(i::id))
+        .filter(t::token_type.eq(REGISTER_CALLBACK))
+        .filter(t::revoked_at.is_null())
+        .filter(t::activated_at.lt(next_second));
+    let from_integration = i::table
+        .filter(i::id.eq(integration_id))
+        .filter(i::tenant_id.eq(new.tenant_id))
+        .filter(i::insurer.eq(new.insurer))
+        .filter(exists(live_token))
+        .select((
+            i::tenant_id,
+            new.received_at.into_sql::<Timestamptz>(),
+            i::insurer,
+            i::id.nullable(),
+            (&new.headers).into_sql::<Jsonb>(),
+            new.body.into_sql::<Bytea>(),
+            new.body_sha256.into_sql::<Bytea>(),
+        ));
+    cached_by_text(
+        diesel::insert_into(r::table)
+            .values(from_integration)
+            .into_columns((
+                r::tenant_id,
+                r::received_at,
+                r::insurer,
+                r::integration_id,
+                r::headers,
+                r::body,
+                r::body_sha256,
+            ))
+            .returning(Receipt::as_returning()),
+    )
+    .get_result(conn)
+    .await
+    .optional()
+}
+
 pub async fn find(
     conn: &mut AsyncPgConnection,
     tenant: &str,

@@ -485,10 +485,11 @@ fn fixtures_equal_the_shared_examples() {
     }
 }
 
-/// A callback's statements that diesel would not cache (the receipt's insert, the proposal's
-/// lock and update, the events, the receipt's outcome) are kept prepared on the connection
-/// (`common::db::cached_by_text`): after three callbacks on a pool of one connection, each is there
-/// once, so PostgreSQL parsed and planned it once (docs/operations.md, bench/callback).
+/// A callback's statements, which diesel would not cache (the receipt's insert with the JWT's
+/// check; the pause, the proposal's lock and the key; the transition's writes), are kept
+/// prepared on the connection (`common::db::cached_by_text`): after three callbacks on a pool
+/// of one connection, each is there once, so PostgreSQL parsed and planned it once
+/// (docs/operations.md, bench/callback).
 #[actix_web::test]
 async fn a_callbacks_statements_are_prepared_once_per_connection() {
     use diesel::sql_types::{BigInt, Text};
@@ -539,23 +540,18 @@ async fn a_callbacks_statements_are_prepared_once_per_connection() {
         .iter()
         .map(|p| (p.statement.as_str(), p.n))
         .collect();
-    // Every statement of a callback, each prepared once; the events' insert too, whatever
-    // their number (three for a pending proposal, four for a final status): one array per
-    // column, one text.
+    // Every statement of a callback, each prepared once; the transition's writes too,
+    // whatever the number of events (three for a pending proposal, four for a final status):
+    // one array per column, one text.
     assert_eq!(
         prepared,
         [
-            (r#"INSERT INTO "proposal"."applied_callback"#, 1),
+            // The receipt, stored while the JWT's integration holds its live Basic token.
             (r#"INSERT INTO "proposal"."callback_receipt"#, 1),
-            (r#"INSERT INTO "proposal"."email_outbox" (""#, 1),
-            (r#"INSERT INTO "proposal"."integration_hist"#, 1),
-            (r#"INSERT INTO "proposal"."proposal_events""#, 1),
-            // The token's integration: its tenant, insurer and live Basic token.
-            (r#"SELECT "proposal"."integrations"."tenant"#, 1),
-            (r#"SELECT "proposal"."proposals"."id", "pro"#, 1),
-            (r#"SELECT ("proposal"."integrations"."pause"#, 1),
-            (r#"UPDATE "proposal"."callback_receipts" SE"#, 1),
-            (r#"UPDATE "proposal"."proposals" SET "statu"#, 1),
+            // The pause, the proposal's lock and the redelivery key.
+            ("WITH i AS MATERIALIZED (\n    SELECT paus", 1),
+            // The proposal, history, outbox, events and the receipt's outcome.
+            ("WITH u AS (\n    UPDATE \"proposal\".\"propo", 1),
         ]
     );
 }
