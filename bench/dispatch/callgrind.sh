@@ -11,13 +11,14 @@
 # health-unit search reaches of the framework ceiling in user-space work (the kernel's share
 # of a request, the same for both routes, is not counted, so req/s ratios come out higher).
 # The dumps stay in $OUT (default a temporary directory, printed) for callgrind_annotate.
-# Environment: PGURL (default postgres://postgres@127.0.0.1:5432), N (200), PORT (18091), ROUTE,
+# Environment: PGURL (default postgres://postgres@127.0.0.1:5432), DB (dispatch_callgrind: the
+# database it seeds), N (200), PORT (18091), ROUTE,
 # TARGET_DIR (target-dispatch), OUT, CALLGRIND_ARGS (more valgrind options, such as
 # --cache-sim=yes for L1 misses).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PGURL=${PGURL:-postgres://postgres@127.0.0.1:5432}
-DB=dispatch_callgrind
+DB=${DB:-dispatch_callgrind}
 N=${N:-200}
 PORT=${PORT:-18091}
 TARGET_DIR=${TARGET_DIR:-target-dispatch}
@@ -37,7 +38,7 @@ if [ -z "${BIN:-}" ]; then
     CARGO_TARGET_DIR=$TARGET_DIR cargo build --release -q -p dispatch-api --features bench
 fi
 
-psql -X -q "$PGURL/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
+psql -X -q "$PGURL/postgres" -c "DROP DATABASE IF EXISTS \"$DB\" WITH (FORCE)" -c "CREATE DATABASE \"$DB\""
 "$BIN" seed > /dev/null
 TOKEN=$("$BIN" token --login regulador --ttl 1h)
 BASE=http://127.0.0.1:$PORT

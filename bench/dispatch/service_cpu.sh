@@ -5,14 +5,15 @@
 #   BIN=/tmp/some-build bench/dispatch/service_cpu.sh
 # The figures in µs move with the machine's load (other processes' cache use); the ratio much
 # less; instructions per request (callgrind.sh) not at all: state them beside.
-# Environment: PGURL (default postgres://postgres@127.0.0.1:5432), BIN (a release build),
+# Environment: PGURL (default postgres://postgres@127.0.0.1:5432), DB (dispatch_callgrind, as
+# callgrind.sh), BIN (a release build),
 # PORT (18394), CONNECTIONS (32), DURATION (10 s), REUSE=1 (keep dispatch_callgrind's demo
 # data, seeded by callgrind.sh, instead of seeding again: seeding takes minutes).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 HERE=bench/dispatch
 PGURL=${PGURL:-postgres://postgres@127.0.0.1:5432}
-DB=dispatch_callgrind
+DB=${DB:-dispatch_callgrind}
 PORT=${PORT:-18394}
 CONNECTIONS=${CONNECTIONS:-32}
 DURATION=${DURATION:-10}
@@ -20,7 +21,7 @@ DURATION=${DURATION:-10}
 export DATABASE_URL=$PGURL/$DB JWT_SECRET=bench-secret-bench-secret-bench-secret-0
 export BIND=127.0.0.1:$PORT RUST_LOG=warn LOG_FORMAT=json
 if [ "${REUSE:-0}" != 1 ]; then
-  psql -X -q "$PGURL/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
+  psql -X -q "$PGURL/postgres" -c "DROP DATABASE IF EXISTS \"$DB\" WITH (FORCE)" -c "CREATE DATABASE \"$DB\""
   "$BIN" seed > /dev/null
 fi
 TOKEN=$("$BIN" token --login regulador --ttl 1h)

@@ -97,27 +97,42 @@ impl<T> NameIndex<T> {
                 .map(|e| &e.1),
         );
         let whole = term.as_bytes();
-        let words: Vec<&[u8]> = term.split_whitespace().map(str::as_bytes).collect();
         // Fewer than `wanted`: that was the whole run, and the other matches follow, as many
-        // as the page still needs: the term inside a name, then every word, apart.
-        let groups: [Group<'_>; 2] = [
-            (&[whole], |key, term| {
-                !key.starts_with(term) && contains(key, term)
-            }),
-            (&words, |key, term| !contains(key, term)),
-        ];
-        for (n, (needles, fits)) in groups.into_iter().enumerate() {
-            if page.len() >= wanted || (n == 1 && words.len() < 2) {
+        // as the page still needs: the term inside a name, then every word, apart. Each
+        // group's needles are tested once per candidate (`fits` adds only what tells the
+        // group from the earlier ones), and the words are split only when their group is
+        // reached.
+        let term_alone = [whole];
+        let mut words: Vec<&[u8]> = Vec::new();
+        for n in 0..2 {
+            if page.len() >= wanted {
                 break;
             }
+            let (needles, fits): Group<'_> = if n == 0 {
+                (&term_alone, |key, term| !key.starts_with(term))
+            } else {
+                words.extend(term.split_whitespace().map(str::as_bytes));
+                if words.len() < 2 {
+                    break;
+                }
+                (&words, |key, term| !contains(key, term))
+            };
             let rarest = needles
                 .iter()
                 .filter_map(|w| self.rarest_trigram(w))
                 .min_by_key(|list| list.len());
-            let candidates: Box<dyn Iterator<Item = usize>> = match rarest {
-                Some(list) => Box::new(list.iter().map(|pos| *pos as usize)),
+            // On the stack: no allocation per group.
+            let (mut listed, mut every);
+            let candidates: &mut dyn Iterator<Item = usize> = match rarest {
+                Some(list) => {
+                    listed = list.iter().map(|pos| *pos as usize);
+                    &mut listed
+                }
                 // Words of one or two bytes: every entry may hold them.
-                None => Box::new(0..self.entries.len()),
+                None => {
+                    every = 0..self.entries.len();
+                    &mut every
+                }
             };
             for pos in candidates {
                 let (key, item) = &self.entries[pos];

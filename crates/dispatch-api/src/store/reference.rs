@@ -41,8 +41,7 @@ impl Snapshot {
         let found = self
             .health_units
             .search(search, |h| city.is_none_or(|c| h.city == c));
-        let units: Vec<&Serialised<HealthUnitOption>> = found.iter().map(|h| &h.unit).collect();
-        json_array(&units)
+        json_array(found.iter().map(|h| &h.unit))
     }
 
     pub fn lookups(&self) -> Lookups {

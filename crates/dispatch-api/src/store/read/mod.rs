@@ -43,12 +43,15 @@ impl<T: Serialize> Serialised<T> {
 }
 
 /// `[a,b,...]` of the items' JSON: the bytes `serde_json` writes for the list of their values.
-pub fn json_array<T>(items: &[&Serialised<T>]) -> Vec<u8> {
-    let commas = items.len().saturating_sub(1);
-    let len = items.iter().map(|i| i.json.len()).sum::<usize>() + commas + 2;
+/// Read twice (the exact size, then the bytes), so nothing is collected on the way.
+pub fn json_array<'a, T: 'a>(items: impl Iterator<Item = &'a Serialised<T>> + Clone) -> Vec<u8> {
+    let (count, bytes) = items
+        .clone()
+        .fold((0, 0), |(n, len), i| (n + 1, len + i.json.len()));
+    let len = bytes + usize::saturating_sub(count, 1) + 2;
     let mut out = Vec::with_capacity(len);
     out.push(b'[');
-    for (n, item) in items.iter().enumerate() {
+    for (n, item) in items.enumerate() {
         if n > 0 {
             out.push(b',');
         }
@@ -85,7 +88,7 @@ mod tests {
             units.iter().cloned().map(Serialised::new).collect();
         for n in 0..=units.len() {
             let page: Vec<&Serialised<HealthUnitOption>> = serialised[..n].iter().collect();
-            let bytes = json_array(&page);
+            let bytes = json_array(page.iter().copied());
             assert_eq!(bytes, serde_json::to_vec(&units[..n]).unwrap(), "{n} items");
             assert_eq!(
                 bytes.len(),
