@@ -4,9 +4,13 @@
 //! `domain::times` (`store::phases`), against the targets as they are when the report is
 //! read.
 
+mod hours;
 mod report;
 
-pub use report::{JudgedRow, REPORT_TIMEOUT, ResponseBar, judged, report, response_distribution};
+pub use report::{
+    JudgedRow, REPORT_TIMEOUT, ResponseBar, judged, report, report_from_kept_phases,
+    response_distribution,
+};
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
