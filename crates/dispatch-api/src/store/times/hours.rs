@@ -116,40 +116,33 @@ fn side(by: Option<GroupBy>, hours: &str, phases: &str, of: &[Phase], calls: boo
     )
 }
 
-/// The rows of one side, one per phase with something counted, and its calls in a row of
-/// their own (no phase).
+/// The rows of one side, one per phase with something counted, and (`calls`) its calls in a
+/// row of their own (no phase). One pass over the side: PostgreSQL then reads it in line,
+/// never materialised.
 fn unpivot(side: &str, of: &[Phase], calls: bool) -> String {
-    let values: Vec<String> = of
+    let mut values: Vec<String> = of
         .iter()
         .map(|p| {
             let name = p.as_str();
             format!(
-                "({}, {side}.{name}_seconds, {side}.{name}_missing, {side}.{name}_out_of_order)",
+                "({}, 0, {side}.{name}_seconds, {side}.{name}_missing, \
+                 {side}.{name}_out_of_order)",
                 lit(name)
             )
         })
         .collect();
-    let phases = format!(
+    if calls {
+        values.insert(0, format!("(NULL, {side}.calls, '{{}}', 0, 0)"));
+    }
+    format!(
         "SELECT {side}.key, nullif({side}.priority, '') AS priority, {side}.split, p.phase,
-                0 AS calls, p.seconds, p.missing, p.out_of_order
+                p.calls, p.seconds, p.missing, p.out_of_order
            FROM {side} CROSS JOIN LATERAL (VALUES
                 {values}
-           ) AS p(phase, seconds, missing, out_of_order)
-          WHERE cardinality(p.seconds) + p.missing + p.out_of_order > 0",
+           ) AS p(phase, calls, seconds, missing, out_of_order)
+          WHERE p.calls + cardinality(p.seconds) + p.missing + p.out_of_order > 0",
         values = values.join(",\n                "),
-    );
-    if calls {
-        format!(
-            "SELECT {side}.key, nullif({side}.priority, '') AS priority, {side}.split,
-                    NULL::text AS phase, {side}.calls, '{{}}'::float8[] AS seconds,
-                    0 AS missing, 0 AS out_of_order
-               FROM {side}
-             UNION ALL
-             {phases}"
-        )
-    } else {
-        phases
-    }
+    )
 }
 
 /// The statement for a grouping the hours answer.
