@@ -332,28 +332,6 @@ static SETTINGS_SQL: LazyLock<String> = LazyLock::new(|| {
         .join("; ")
 });
 
-/// `GET /reports/response-times`: per group and phase, over the calls received in
-/// `[from, to)`: counts, `percentile_cont(0.5)` and `(0.9)` (interpolated between the two
-/// nearest values), the maximum and the share within target of the `complete` phases;
-/// `missing` and `out_of_order` ones counted apart. Every group lists every phase, in order
-/// (zero when none was measured). From the kept hours when they answer the grouping
-/// (`hours`: none, priority, hour, day), else from the kept phases; the same figures either
-/// way (tests/it/times.rs compares them).
-pub async fn report(
-    conn: &mut AsyncPgConnection,
-    from: DateTime<Utc>,
-    to: DateTime<Utc>,
-    by: Option<GroupBy>,
-    time_zone: &str,
-) -> Result<(i64, Vec<ReportGroup>), diesel::result::Error> {
-    if super::hours::answers(by)
-        && let Some(report) = super::hours::report(conn, from, to, by, time_zone).await?
-    {
-        return Ok(report);
-    }
-    report_from_kept_phases(conn, from, to, by, time_zone).await
-}
-
 /// The report in one statement over every kept phase of the range (one aggregate per phase:
 /// [`report_sql`]); the groupings by a unit's type, base or destination are computed so, and
 /// the tests hold the kept hours to it.
