@@ -7,7 +7,8 @@
 -- Shape:
 -- * Every incident is a copy of a demo incident (its template): state, forms, users, history,
 --   technical decision, dispatch, intercurrence, prank call and the phases the reports read
---   (incident_phases, unit_phases: the demo's were judged by its writes), every time shifted
+--   (incident_phases, unit_phases: the demo's were judged by its writes; their hours summed
+--   again at the end), every time shifted
 --   by the same amount, so each incident keeps the demo's durations and its invariants.
 -- * Generated incidents copy only demo incidents in a final state (closed, cancelled,
 --   prank). The demo incidents themselves become the newest 3,000 (the last ~20 hours at
@@ -239,9 +240,11 @@ SELECT format('DROP INDEX dispatch.%I', name) FROM scale_build.ddl WHERE kind = 
 -- below. TRUNCATE fires no row trigger (incident_history's append-only trigger is for
 -- UPDATE and DELETE) and restarts the ids. The access log (append-only, TRUNCATE refused)
 -- names incidents too: its foreign key is dropped above and rebuilt below (the seed reads
--- nothing, so it is empty).
+-- nothing, so it is empty). The switch's calls name incidents as well; the seed rings none,
+-- so they are emptied with the incidents. Emptying the kept phases empties their hours (a
+-- trigger).
 TRUNCATE incidents, incident_history, technical_decisions, dispatches, incident_intercurrences,
-         prank_calls, offload_alerts, incident_phases, unit_phases RESTART IDENTITY;
+         prank_calls, offload_alerts, incident_phases, unit_phases, calls RESTART IDENTITY;
 
 INSERT INTO incidents (id, number, state, version, created_by, created_at, updated_at,
                        caller_name, caller_phone, caller_phone_key, address, city, complaint,
@@ -303,7 +306,11 @@ CREATE UNIQUE INDEX ON scale_build.dispatch_map (incident_id, template_id);
 
 -- The phases: the template's, judged by the demo's writes; only the call's time moves (every
 -- time moved by the same amount, so every status and interval stays), and the dispatches
--- named are the copies'.
+-- named are the copies'. Their hours (incident_phase_hours, unit_phase_hours: kept row by row
+-- by triggers as the writes change the phases) are summed once afterwards, set-based, as the
+-- migration that made them does.
+ALTER TABLE incident_phases DISABLE TRIGGER incident_phases_to_hours;
+ALTER TABLE unit_phases DISABLE TRIGGER unit_phases_to_hours;
 INSERT INTO incident_phases (incident_id, call_received_at, priority,
                              call_taking_status, call_taking_seconds, regulation_status,
                              regulation_seconds, activation_status, activation_seconds,
@@ -342,6 +349,10 @@ SELECT m.id, m.incident_id, x.call_received_at + p.delta, x.priority, x.mobile_u
   JOIN scale_build.plan p ON p.p = m.incident_id
   JOIN scale_build.demo_unit_phases x ON x.dispatch_id = m.template_id
  ORDER BY x.call_received_at + p.delta, m.id;
+
+SELECT dispatch.response_hours_rebuild();
+ALTER TABLE incident_phases ENABLE TRIGGER incident_phases_to_hours;
+ALTER TABLE unit_phases ENABLE TRIGGER unit_phases_to_hours;
 
 INSERT INTO incident_intercurrences (incident_id, intercurrence_id, notes, recorded_by,
                                      recorded_at)

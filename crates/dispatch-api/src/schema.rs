@@ -114,6 +114,29 @@ pub mod dispatch {
     }
 
     diesel::table! {
+        dispatch.incident_phase_hours (hour, priority) {
+            hour -> Timestamptz,
+            priority -> Text,
+            calls -> Int4,
+            call_taking_seconds -> Array<Nullable<Float8>>,
+            call_taking_missing -> Int4,
+            call_taking_out_of_order -> Int4,
+            regulation_seconds -> Array<Nullable<Float8>>,
+            regulation_missing -> Int4,
+            regulation_out_of_order -> Int4,
+            activation_seconds -> Array<Nullable<Float8>>,
+            activation_missing -> Int4,
+            activation_out_of_order -> Int4,
+            response_seconds -> Array<Nullable<Float8>>,
+            response_missing -> Int4,
+            response_out_of_order -> Int4,
+            total_seconds -> Array<Nullable<Float8>>,
+            total_missing -> Int4,
+            total_out_of_order -> Int4,
+        }
+    }
+
+    diesel::table! {
         dispatch.incident_phases (incident_id) {
             incident_id -> Int8,
             call_received_at -> Timestamptz,
@@ -333,6 +356,31 @@ pub mod dispatch {
     }
 
     diesel::table! {
+        dispatch.unit_phase_hours (hour, priority) {
+            hour -> Timestamptz,
+            priority -> Text,
+            turnout_seconds -> Array<Nullable<Float8>>,
+            turnout_missing -> Int4,
+            turnout_out_of_order -> Int4,
+            travel_seconds -> Array<Nullable<Float8>>,
+            travel_missing -> Int4,
+            travel_out_of_order -> Int4,
+            on_scene_seconds -> Array<Nullable<Float8>>,
+            on_scene_missing -> Int4,
+            on_scene_out_of_order -> Int4,
+            transport_seconds -> Array<Nullable<Float8>>,
+            transport_missing -> Int4,
+            transport_out_of_order -> Int4,
+            hospital_hold_seconds -> Array<Nullable<Float8>>,
+            hospital_hold_missing -> Int4,
+            hospital_hold_out_of_order -> Int4,
+            return_to_service_seconds -> Array<Nullable<Float8>>,
+            return_to_service_missing -> Int4,
+            return_to_service_out_of_order -> Int4,
+        }
+    }
+
+    diesel::table! {
         dispatch.unit_phases (dispatch_id) {
             dispatch_id -> Int8,
             incident_id -> Int8,
@@ -416,6 +464,7 @@ pub mod dispatch {
         idempotency_keys,
         incident_history,
         incident_intercurrences,
+        incident_phase_hours,
         incident_phases,
         incidents,
         intercurrences,
@@ -434,6 +483,7 @@ pub mod dispatch {
         technical_decision_actions,
         technical_decisions,
         unallocated,
+        unit_phase_hours,
         unit_phases,
         users,
     );

@@ -1188,3 +1188,266 @@ async fn a_centre_in_another_zone_reads_its_own_hours() {
         "{html}"
     );
 }
+
+/// Both ways of computing the report (from the kept hours and from every kept phase) over
+/// `[from, to)`, in `zone`, for every grouping: the same incidents and the same groups, to
+/// the last bit of every figure.
+async fn assert_hours_report_as_kept_phases(
+    api: &Api,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    zone: &str,
+) -> Value {
+    use dispatch_api::domain::times::GroupBy;
+    use dispatch_api::store::times::{report, report_from_kept_phases};
+    let mut conn = api.conn().await;
+    let mut by_day = Value::Null;
+    for by in std::iter::once(None).chain(GroupBy::ALL.map(Some)) {
+        let hours = report(&mut conn, from, to, by, zone).await.unwrap();
+        let raw = report_from_kept_phases(&mut conn, from, to, by, zone)
+            .await
+            .unwrap();
+        let (hours, raw) = (json!(hours), json!(raw));
+        assert_eq!(hours, raw, "group_by {by:?}, {from} to {to} in {zone}");
+        if by == Some(GroupBy::Day) {
+            by_day = raw;
+        }
+    }
+    by_day
+}
+
+/// The kept hours hold what rebuilding them from the kept phases gives (each hour's seconds
+/// as a multiset; an hour the writes emptied is the same as none).
+async fn assert_hours_as_rebuilt(api: &Api) {
+    use diesel_async::SimpleAsyncConnection;
+    #[derive(diesel::QueryableByName)]
+    struct Hours {
+        #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Jsonb>)]
+        hours: Option<Value>,
+    }
+    const READ: &str = "SELECT jsonb_agg(n ORDER BY n) AS hours FROM (
+        SELECT (SELECT jsonb_object_agg(k, CASE WHEN jsonb_typeof(v) = 'array'
+                    THEN coalesce((SELECT jsonb_agg(e ORDER BY e) FROM jsonb_array_elements(v) e),
+                                  '[]') ELSE v END)
+                  FROM jsonb_each(t.h || jsonb_build_object('kind', t.kind)) AS x(k, v)) AS n
+          FROM (SELECT 'incident' AS kind, to_jsonb(i) AS h FROM dispatch.incident_phase_hours i
+                UNION ALL
+                SELECT 'unit', to_jsonb(u) FROM dispatch.unit_phase_hours u) t(kind, h)
+         WHERE EXISTS (SELECT 1 FROM jsonb_each(t.h) AS x(k, v)
+                        WHERE k NOT IN ('hour', 'priority') AND v NOT IN ('0', '[]'))) s";
+    let mut conn = api.conn().await;
+    let kept: Hours = diesel::sql_query(READ).get_result(&mut conn).await.unwrap();
+    // Rebuilt in a transaction rolled back: the kept hours stay the writes'.
+    conn.batch_execute("BEGIN; SELECT dispatch.response_hours_rebuild()")
+        .await
+        .unwrap();
+    let rebuilt: Hours = diesel::sql_query(READ).get_result(&mut conn).await.unwrap();
+    conn.batch_execute("ROLLBACK").await.unwrap();
+    assert!(kept.hours.is_some());
+    assert_eq!(kept.hours, rebuilt.hours);
+}
+
+/// The report of whole hours is read from the hours the writes keep (migration
+/// `2026-11-29-700001_response_hours`), the rest of the range from the kept phases: over three
+/// days of calls of every priority (one never submitted), with phases measured, missing, out
+/// of order and still running, a call of the first day closed on the third, a priority changed
+/// a day later, it gives the very figures of the statement over every kept phase, for every
+/// grouping, for whole days, ranges cut inside an hour and less than an hour, in the centre's
+/// zone, in UTC and in a zone half an hour off (whose days the hours do not divide); over the
+/// demo data too. The hours themselves stay what rebuilding them from the kept phases gives.
+#[actix_web::test]
+async fn the_report_from_the_kept_hours_is_the_report_from_every_kept_phase() {
+    let shift = Shift::new().await;
+    let units = shift.w.free_units().await;
+    assert!(units.len() >= 16, "{units:?}");
+    // Received 10 min after t0 on the first day; its unit on scene, then nothing until the
+    // third day.
+    let mut late = full(600);
+    late.priority = "high";
+    late.steps.truncate(2);
+    late.close = None;
+    let (late_id, late_dispatch) = shift.drive(&late, units[0]).await;
+    let priorities = ["critical", "high", "medium", "low"];
+    let mut ids = Vec::new();
+    for k in 0..14usize {
+        // Every 5 h 7 min: calls at every hour of the centre's day, across its midnights.
+        let mut s = full(4000 + k as i64 * (5 * 3600 + 420));
+        s.priority = priorities[k % 4];
+        match k % 5 {
+            1 => s.steps.retain(|(step, _)| *step != "handed_over"),
+            2 => s.decide = s.submit - 30,
+            3 => {
+                s.steps.truncate(2);
+                s.close = None;
+            }
+            4 => {
+                s.steps.truncate(4);
+                s.close = None;
+            }
+            _ => {}
+        }
+        ids.push(shift.drive(&s, units[k + 1]).await.0);
+    }
+    // A call registered and never submitted: counted, in no phase.
+    shift.at(4000 + 14 * (5 * 3600 + 420));
+    let r = shift
+        .w
+        .post(
+            "/incident",
+            "tarm",
+            None,
+            json!({"caller_name": "Rui Costa", "caller_phone": "(11) 97777-1234",
+                   "address": "Rua Dois, 2", "complaint": "dor"}),
+        )
+        .await;
+    assert_eq!(r.status.as_u16(), 201, "{}", r.body);
+
+    let t = |secs: i64| t0() + Duration::seconds(secs);
+    // Whole days of the centre (midnight is 03:00 UTC), a range cut inside its first and last
+    // hours, and one shorter than an hour.
+    let ranges = [
+        (t(-9 * 3600), t(87 * 3600)),
+        (t(1234), t(50 * 3600 + 1900)),
+        (t(4000 + 5 * 3600), t(4000 + 5 * 3600 + 2000)),
+    ];
+    let check = async || {
+        for (from, to) in ranges {
+            for zone in ["America/Sao_Paulo", "UTC", "Asia/Kolkata"] {
+                assert_hours_report_as_kept_phases(shift.api(), from, to, zone).await;
+            }
+        }
+        assert_hours_as_rebuilt(shift.api()).await;
+    };
+    check().await;
+    let rfc3339 = |t: DateTime<Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let (from, to) = (rfc3339(ranges[0].0), rfc3339(ranges[0].1));
+    let uri = format!("/reports/response-times?from={from}&to={to}&group_by=day");
+    let before = shift.api().get("admin", &uri).await.ok().clone();
+
+    // The first day's call closes on the third; another call's priority changes a day later.
+    let end = 4000 + 14 * (5 * 3600 + 420) + 600;
+    let steps = [
+        ("transporting", end),
+        ("at_destination", end + 900),
+        ("handed_over", end + 1500),
+        ("released", end + 1800),
+    ];
+    for (status, at) in steps {
+        shift.at(at);
+        let r = shift
+            .w
+            .post(
+                &format!("/dispatch/{}/status", late_dispatch.unwrap()),
+                "frota",
+                None,
+                json!({"status": status}),
+            )
+            .await;
+        assert_eq!(r.status.as_u16(), 200, "{status}: {}", r.body);
+    }
+    shift.at(end + 1900);
+    let v = shift.w.version(late_id).await;
+    ok_version(
+        shift
+            .w
+            .post(
+                &format!("/incident/{late_id}/close"),
+                "regulador",
+                Some(v),
+                json!({"conclusion": "Atendido."}),
+            )
+            .await,
+    );
+    shift.at(end + 2000);
+    let moved = ids[3]; // low, still open (its unit on scene)
+    let v = shift.w.version(moved).await;
+    let r = shift
+        .w
+        .call(
+            Method::PATCH,
+            &format!("/incident/{moved}"),
+            "regulador",
+            Some(v),
+            Some(json!({"occurrence": {"priority": "critical"}})),
+        )
+        .await;
+    assert_eq!(r.status.as_u16(), 200, "{}", r.body);
+    check().await;
+
+    // Over HTTP: the whole body the kept phases give, and the first day moved with its call.
+    let after = shift.api().get("admin", &uri).await.ok().clone();
+    let by_day = assert_hours_report_as_kept_phases(
+        shift.api(),
+        ranges[0].0,
+        ranges[0].1,
+        "America/Sao_Paulo",
+    )
+    .await;
+    // As the client reads it: the same text, parsed the same way (serde_json's parser may
+    // land a digit string a bit off the double it was written from, alike on both sides).
+    let by_day: Value = serde_json::from_str(&by_day.to_string()).unwrap();
+    assert_eq!(after["incidents"], by_day[0]);
+    assert_eq!(after["incidents"], 16);
+    assert_eq!(after["groups"], by_day[1]);
+    let days: Vec<&Value> = after["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| &g["key"])
+        .collect();
+    assert_eq!(
+        days,
+        [
+            &json!("2031-03-10"),
+            &json!("2031-03-11"),
+            &json!("2031-03-12"),
+            &json!("2031-03-13")
+        ]
+    );
+    let first = |body: &Value, name: &str| phase(&body["groups"][0]["phases"], name).clone();
+    let closed_before = first(&before, "total")["count"].as_i64().unwrap();
+    assert_eq!(first(&after, "total")["count"], json!(closed_before + 1));
+    assert_eq!(
+        first(&after, "total")["max_seconds"],
+        json!((end + 1800 - 600) as f64)
+    );
+    assert_ne!(
+        first(&before, "hospital_hold"),
+        first(&after, "hospital_hold")
+    );
+    // Every kind of figure was compared: measured, missing and out of order.
+    let total = |name: &str, field: &str| -> i64 {
+        after["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| phase(&g["phases"], name)[field].as_i64().unwrap())
+            .sum()
+    };
+    assert!(total("hospital_hold", "missing") > 0);
+    assert!(total("regulation", "out_of_order") > 0);
+    assert!(total("response", "count") >= 10);
+
+    // The demo data (microsecond times, every status), by whole days and cut anywhere.
+    let (oldest, newest): (Option<DateTime<Utc>>, Option<DateTime<Utc>>) = incidents::table
+        .filter(incidents::call_received_at.lt(t0() - Duration::days(300)))
+        .select((
+            diesel::dsl::min(incidents::call_received_at),
+            diesel::dsl::max(incidents::call_received_at),
+        ))
+        .first(&mut shift.api().conn().await)
+        .await
+        .unwrap();
+    let (oldest, newest) = (oldest.unwrap(), newest.unwrap() + Duration::seconds(1));
+    for zone in ["America/Sao_Paulo", "Asia/Kolkata"] {
+        let by_day = assert_hours_report_as_kept_phases(shift.api(), oldest, newest, zone).await;
+        assert!(by_day[1].as_array().unwrap().len() >= 2, "{by_day}");
+        assert_hours_report_as_kept_phases(
+            shift.api(),
+            oldest + Duration::minutes(90),
+            newest - Duration::minutes(30),
+            zone,
+        )
+        .await;
+    }
+}

@@ -4,9 +4,12 @@
 //! `domain::times` (`store::phases`), against the targets as they are when the report is
 //! read.
 
+mod hours;
 mod report;
 
-pub use report::{JudgedRow, REPORT_TIMEOUT, ResponseBar, judged, report, response_distribution};
+pub use report::{
+    JudgedRow, REPORT_TIMEOUT, ResponseBar, judged, report_from_kept_phases, response_distribution,
+};
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -336,4 +339,26 @@ pub async fn local_date(
         .get_result(&mut conn)
         .await?;
     Ok(row.day)
+}
+
+/// `GET /reports/response-times`: per group and phase, over the calls received in
+/// `[from, to)`: counts, `percentile_cont(0.5)` and `(0.9)` (interpolated between the two
+/// nearest values), the maximum and the share within target of the `complete` phases;
+/// `missing` and `out_of_order` ones counted apart. Every group lists every phase, in order
+/// (zero when none was measured). From the kept hours when they answer the grouping
+/// (`hours`: none, priority, hour, day), else from the kept phases; the same figures either
+/// way (tests/it/times.rs compares them).
+pub async fn report(
+    conn: &mut AsyncPgConnection,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    by: Option<crate::domain::times::GroupBy>,
+    time_zone: &str,
+) -> Result<(i64, Vec<crate::store::read::ReportGroup>), diesel::result::Error> {
+    if hours::answers(by)
+        && let Some(report) = hours::report(conn, from, to, by, time_zone).await?
+    {
+        return Ok(report);
+    }
+    report::report_from_kept_phases(conn, from, to, by, time_zone).await
 }

@@ -49,7 +49,7 @@ const COUNTED: [PhaseStatus; 3] = [
 
 /// A word of a text enum as an SQL literal. The words are the enums' own (lower case and
 /// `_`), so they need no escaping; the assertion holds any new word to that.
-fn lit(word: &str) -> String {
+pub(super) fn lit(word: &str) -> String {
     debug_assert!(
         word.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'),
         "{word:?} is not a plain word"
@@ -332,12 +332,10 @@ static SETTINGS_SQL: LazyLock<String> = LazyLock::new(|| {
         .join("; ")
 });
 
-/// `GET /reports/response-times`: per group and phase, over the calls received in
-/// `[from, to)`, one statement: counts, `percentile_cont(0.5)` and `(0.9)` (interpolated
-/// between the two nearest values), the maximum and the share within target of the
-/// `complete` phases; `missing` and `out_of_order` ones counted apart. Every group lists
-/// every phase, in order (zero when none was measured).
-pub async fn report(
+/// The report in one statement over every kept phase of the range (one aggregate per phase:
+/// [`report_sql`]); the groupings by a unit's type, base or destination are computed so, and
+/// the tests hold the kept hours to it.
+pub async fn report_from_kept_phases(
     conn: &mut AsyncPgConnection,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
@@ -402,7 +400,7 @@ pub async fn report(
     Ok((incidents, groups))
 }
 
-fn empty_stats(phase: Phase) -> PhaseStats {
+pub(super) fn empty_stats(phase: Phase) -> PhaseStats {
     PhaseStats {
         phase,
         count: 0,

@@ -1,0 +1,13 @@
+DROP TRIGGER incident_phases_truncated ON dispatch.incident_phases;
+DROP TRIGGER unit_phases_truncated ON dispatch.unit_phases;
+DROP TRIGGER incident_phases_to_hours ON dispatch.incident_phases;
+DROP TRIGGER unit_phases_to_hours ON dispatch.unit_phases;
+DROP FUNCTION dispatch.phases_truncated();
+DROP FUNCTION dispatch.response_hours_rebuild();
+DROP FUNCTION dispatch.incident_phases_to_hours();
+DROP FUNCTION dispatch.unit_phases_to_hours();
+DROP FUNCTION dispatch.incident_phase_hours_keep(dispatch.incident_phases, INTEGER);
+DROP FUNCTION dispatch.unit_phase_hours_keep(dispatch.unit_phases, INTEGER);
+DROP FUNCTION dispatch.seconds_without(DOUBLE PRECISION[], DOUBLE PRECISION);
+DROP TABLE dispatch.unit_phase_hours;
+DROP TABLE dispatch.incident_phase_hours;
