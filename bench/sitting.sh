@@ -19,7 +19,9 @@
 # 5,000 subscribers), idle_memory (dispatch/ws_idle_memory.sh), report (scale/report.sh),
 # soak (soak/run.sh, SOAK_MINUTES (10) with 5,000 idle sockets).
 # Environment: PG_CORE, APP_CORE, PG_PORT (55432), ONLY, OUT, SHARED_PGURL (the report's
-# server, default postgres://postgres@127.0.0.1:5432), SOAK_MINUTES.
+# server, default postgres://postgres@127.0.0.1:5432), SOAK_MINUTES, BIN (a release build of
+# dispatch-api with the `bench` feature to measure instead of building one; then the
+# fan-out's client is not built either, and the fan-out needs CLIENT).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib/pinned.sh
@@ -42,10 +44,13 @@ part() {
 
 echo "sitting of $(git rev-parse --short HEAD) on $(nproc) cores; PostgreSQL on core $PG_CORE, the rest on core $APP_CORE; output in $OUT"
 # The release builds first, so no part's build runs while another part measures.
-if wanted detail || wanted service_cpu || wanted instructions || wanted access_log || wanted fanout || wanted idle_memory; then
+if [ -n "${BIN:-}" ]; then
+  DBIN=$BIN
+  unset BIN
+elif wanted detail || wanted service_cpu || wanted instructions || wanted access_log || wanted fanout || wanted idle_memory; then
   CARGO_TARGET_DIR=target-dispatch cargo build --release -q -p dispatch-api --features bench --bin dispatch-api --example ws_fanout
+  DBIN=$PWD/target-dispatch/release/dispatch-api
 fi
-DBIN=$PWD/target-dispatch/release/dispatch-api
 
 trap pinned_pg_stop EXIT
 pinned_pg_start "$PG_CORE" "$PG_PORT"
@@ -61,7 +66,7 @@ if wanted access_log; then
   part access_log_32 pin "$APP_CORE" env BIN="$DBIN" CONNECTIONS=32 ROUNDS=3 bench/access_log/run.sh
   part access_log_256 pin "$APP_CORE" env BIN="$DBIN" KEEP_DB=1 CONNECTIONS=256 ROUNDS=3 bench/access_log/run.sh
 fi
-wanted fanout && part fanout env BIN="$DBIN" CLIENT="$PWD/target-dispatch/release/examples/ws_fanout" \
+wanted fanout && part fanout env BIN="$DBIN" CLIENT="${CLIENT:-$PWD/target-dispatch/release/examples/ws_fanout}" \
   REPLICA_CPUS="$PG_CORE" CLIENT_CPUS="$APP_CORE" bench/dispatch/ws_fanout.sh
 wanted idle_memory && part idle_memory pin "$APP_CORE" env BIN="$DBIN" bench/dispatch/ws_idle_memory.sh
 wanted report && part report env PGURL="$SHARED_PGURL" bench/scale/report.sh
