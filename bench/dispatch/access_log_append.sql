@@ -5,5 +5,5 @@
 -- weights), so both sides do the same work.
 \set id random(1, 3000)
 INSERT INTO dispatch.patient_access_batches (first_at, last_at, incident_ids, user_ids, routes, ats)
-SELECT now(), now(), array_fill(:id::int8, ARRAY[:batch]), array_fill(3::int8, ARRAY[:batch]),
-       array_fill('GET /incident/{id}'::text, ARRAY[:batch]), array_fill(now(), ARRAY[:batch]);
+SELECT now(), now(), array_fill(:id::int8, ARRAY[(:batch)::int]), array_fill(3::int8, ARRAY[(:batch)::int]),
+       array_fill('GET /incident/{id}'::text, ARRAY[(:batch)::int]), array_fill(now(), ARRAY[(:batch)::int]);
