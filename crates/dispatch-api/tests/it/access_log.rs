@@ -742,3 +742,38 @@ async fn reads_of_several_incidents_at_once_have_an_entry_each_when_recorded() {
         .unwrap();
     assert_eq!(entries(&api).await.len(), 5);
 }
+
+/// A listing answers at most a page (1,000 entries), oldest first, and says when more matched.
+#[actix_web::test]
+async fn a_listing_answers_a_page_and_says_it_was_truncated() {
+    let api = Api::new().await;
+    let id = first_incidents(&api, 1).await[0];
+    let log = AccessLog::start(api.db.pool(), AccessLogSettings::default());
+    let t0 = Utc::now() - Duration::hours(1);
+    let reads: Vec<i64> = vec![id; 1001];
+    log.record_all(api.id("tarm"), &reads, "GET /incident/{id}", t0)
+        .await
+        .unwrap();
+    log.record(
+        api.id("regulador"),
+        id,
+        "GET /incident/{id}",
+        t0 + Duration::seconds(1),
+    )
+    .await
+    .unwrap();
+    let listed = api
+        .get("admin", &format!("/incident/{id}/access-log"))
+        .await;
+    let body = listed.ok();
+    assert_eq!(body["truncated"], true);
+    let entries = body["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1000);
+    assert!(
+        entries
+            .iter()
+            .all(|e| e["user"]["id"] == api.id("tarm") && e["incident_id"] == id),
+        "the page holds the oldest entries: {}",
+        entries[999]
+    );
+}
