@@ -64,7 +64,7 @@ SQL
 
 # Random incidents of the demo's 3,000, one reader, one route, now: as a regulator's reads.
 INSERT="INSERT INTO patient_access_log (incident_id, user_id, route, at)"
-rest() { echo "array_fill(3::int8, ARRAY[$1]), array_fill('GET /incident/{id}'::text, ARRAY[$1]), array_fill(now(), ARRAY[$1]))"; }
+rest() { echo "array_fill(3::int8, ARRAY[$1]), array_fill('GET /incident/{id}'::text, ARRAY[$1]), array_fill(now(), ARRAY[$1])"; }
 for i in $(seq "$BATCH"); do echo "\\set i$i random(1, 3000)"; done > "$WORK/sets.sql"
 {
   cat "$WORK/sets.sql"
@@ -75,17 +75,17 @@ for i in $(seq "$BATCH"); do echo "\\set i$i random(1, 3000)"; done > "$WORK/set
 } > "$WORK/values.sql"
 {
   cat "$WORK/sets.sql"
-  echo "$INSERT SELECT * FROM unnest(ARRAY[$(seq -s, -f ':i%g' "$BATCH")]::int8[], $(rest "$BATCH");"
+  echo "$INSERT SELECT * FROM unnest(ARRAY[$(seq -s, -f ':i%g' "$BATCH")]::int8[], $(rest "$BATCH"));"
 } > "$WORK/unnest.sql"
 drawn() { # size: the ids drawn by PostgreSQL
   echo "$INSERT SELECT * FROM unnest((SELECT array_agg(1 + (random() * 2999)::int8)" \
-    "FROM generate_series(1, $1)), $(rest "$1");"
+    "FROM generate_series(1, $1)), $(rest "$1"));"
 }
 drawn "$BATCH" > "$WORK/small.sql"
 drawn "$LARGE" > "$WORK/large.sql"
 echo "INSERT INTO patient_access_batches (at, incident_ids, user_ids, routes, ats)" \
   "SELECT now(), (SELECT array_agg(1 + (random() * 2999)::int8) FROM generate_series(1, $BATCH))," \
-  "$(rest "$BATCH" | sed "s/)$//");" > "$WORK/batch.sql"
+  "$(rest "$BATCH");" > "$WORK/batch.sql"
 
 run() { # script protocol entries-per-batch -> "batches/s µs-per-entry"
   psql -X -q "$PGURL/$DB" -c "TRUNCATE patient_access_log, patient_access_batches" -c "CHECKPOINT"
