@@ -18,13 +18,16 @@
 # (access_log/run.sh at 32 and 256 connections), fanout (dispatch/ws_fanout.sh, 1,000 and
 # 5,000 subscribers), idle_memory (dispatch/ws_idle_memory.sh), report (scale/report.sh),
 # soak (soak/run.sh, SOAK_MINUTES (10) with 5,000 idle sockets).
-# Environment: PG_CORE, APP_CORE, PG_PORT (55432), ONLY, OUT, SHARED_PGURL (the report's
+# PROFILE=1 also samples both cores with perf while each part runs (bench/lib/profile.sh) and
+# keeps where the time went in OUT/NAME.profile.txt (perf costs the parts a few per cent).
+# Environment: PG_CORE, APP_CORE, PG_PORT (55432), ONLY, OUT, PROFILE, SHARED_PGURL (the report's
 # server, default postgres://postgres@127.0.0.1:5432), SOAK_MINUTES, BIN (a release build of
 # dispatch-api with the `bench` feature to measure instead of building one; then the
 # fan-out's client is not built either, and the fan-out needs CLIENT).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib/pinned.sh
+source bench/lib/profile.sh
 PG_CORE=${PG_CORE:-0}
 APP_CORE=${APP_CORE:-1}
 PG_PORT=${PG_PORT:-55432}
@@ -39,6 +42,7 @@ wanted() { [[ ",$ONLY," == *",$1,"* ]]; }
 part() {
   local name=$1; shift
   echo "=== $name: $* (load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%H:%M:%S) UTC)" | tee -a "$OUT/summary.txt"
+  if [ "${PROFILE:-}" = 1 ]; then set -- profiled "$PG_CORE,$APP_CORE" "$OUT/$name.profile.txt" "$@"; fi
   if ! "$@" 2>&1 | tee "$OUT/$name.txt"; then echo "part $name failed" | tee -a "$OUT/summary.txt"; fi
 }
 

@@ -18,7 +18,8 @@
 # dispatch_bench_access_log: one per build compared, with KEEP_DB=1), DURATION (s, 15),
 # CONNECTIONS (32), ROUNDS (2), PORT (18091), TARGET_DIR (target-dispatch), BIN, KEEP_DB=1
 # (reuse the database an earlier run seeded, its access log emptied: no 3-minute seed),
-# ACCESS_LOG_LINGER (the service's setting, passed through; unset: its default).
+# ACCESS_LOG_LINGER and ACCESS_LOG_WRITERS (the service's settings, passed through; unset:
+# their defaults).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source bench/lib/cpu.sh

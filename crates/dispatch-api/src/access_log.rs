@@ -1,10 +1,13 @@
 //! The access log's writer (docs/dispatch-access-log.md): every read of an incident's patient
 //! data is recorded before its answer leaves. A route hands its entry to the writer
 //! ([`AccessLog::record`]) and waits until the batch holding it is committed: group commit,
-//! as PostgreSQL's own. One task per process writes the batches in order, each in one INSERT
-//! (`store::access_log::append`); while it writes one, the next gathers the reads answered
-//! meanwhile, and a batch may linger [`AccessLogSettings::linger`] from its first entry to
-//! gather more. One wake tells every read of a batch its outcome. An entry that cannot be
+//! as PostgreSQL's own. One task per process takes the batches in order and writes each in one
+//! INSERT (`store::access_log::append`) on one of its [`AccessLogSettings::writers`]
+//! connections; while they write, the next batch gathers the reads answered meanwhile, and a
+//! batch may linger [`AccessLogSettings::linger`] from its first entry to gather more. With
+//! two connections a batch's INSERT runs while the one before it is still being flushed, and
+//! the outcomes are told in the batches' order all the same. One wake tells every read of a
+//! batch its outcome. An entry that cannot be
 //! written within [`AccessLogSettings::give_up`] makes its read a 503: no answered read
 //! without its entry. Once an hour of the log's own time, a task of its own removes the
 //! entries past the retention, beside the writer.
@@ -23,6 +26,8 @@ use common::db::Pool;
 use common::in_flight::InFlight;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel_async::AsyncPgConnection;
+use futures_util::StreamExt;
+use futures_util::stream::FuturesOrdered;
 use tokio::sync::{Notify, OwnedMutexGuard, watch};
 use tokio::time::Instant;
 
@@ -37,6 +42,11 @@ pub const BATCH: usize = 1_000;
 /// requests in flight may still join it (bench/access_log/README.md, 2026-11-29 "Lingering
 /// while a request can join").
 pub const LINGER: Duration = Duration::from_millis(2);
+/// The writer's connections when `ACCESS_LOG_WRITERS` is unset: a batch is written while the
+/// one before it is flushed (bench/access_log/README.md, "Two writer connections").
+pub const WRITERS: usize = 2;
+/// The most connections `ACCESS_LOG_WRITERS` may ask for.
+pub const MAX_WRITERS: usize = 8;
 /// How long a batch is tried while the database cannot be reached, from its first entry,
 /// before its reads are answered 503.
 pub const GIVE_UP: Duration = Duration::from_secs(5);
@@ -59,6 +69,9 @@ pub struct AccessLogSettings {
     pub linger: Duration,
     /// How long a batch is tried while the database cannot be reached before its reads fail.
     pub give_up: Duration,
+    /// How many batches may be written at once, each on a connection of its own beside the
+    /// pool (1 to [`MAX_WRITERS`]); their outcomes are told in order.
+    pub writers: usize,
 }
 
 impl Default for AccessLogSettings {
@@ -68,6 +81,7 @@ impl Default for AccessLogSettings {
             batch: BATCH,
             linger: LINGER,
             give_up: GIVE_UP,
+            writers: WRITERS,
         }
     }
 }
@@ -351,25 +365,42 @@ impl Drop for Stopped {
     }
 }
 
-/// The writer: writes the batches in order until every handle is gone.
+/// The writer: takes the batches in order and writes each on a free connection of its own,
+/// up to `settings.writers` at once, until every handle is gone; a batch's outcome is told
+/// after those of every batch before it (a flush relies on it).
 async fn write(shared: Arc<Shared>, pool: Pool, settings: AccessLogSettings) {
     let _stopped = Stopped(shared.clone());
     let retention =
         chrono::TimeDelta::from_std(settings.retention).unwrap_or(chrono::TimeDelta::MAX);
     let mut pruned_at: Option<DateTime<Utc>> = None;
-    let mut conn: Own = None;
-    while let Some(batch) = next(&shared, settings.linger).await {
-        let outcome = if batch.entries.is_empty() {
-            Outcome::Written
-        } else {
-            append(
-                &pool,
-                &mut conn,
-                &batch.entries,
-                batch.opened + settings.give_up,
-            )
-            .await
+    // The connections no batch is being written on (each made when first needed).
+    let mut free: Vec<Own> = (0..settings.writers.clamp(1, MAX_WRITERS))
+        .map(|_| None)
+        .collect();
+    let mut writing = FuturesOrdered::new();
+    let mut taking = true;
+    loop {
+        let written = tokio::select! {
+            // An outcome first: it frees a connection and tells its reads.
+            biased;
+            Some(written) = writing.next(), if !writing.is_empty() => written,
+            batch = next(&shared, settings.linger), if taking && !free.is_empty() => {
+                match batch {
+                    Some(batch) => {
+                        let conn = free.pop().flatten();
+                        writing.push_back(write_one(pool.clone(), conn, batch, settings.give_up));
+                    }
+                    // Every handle is gone and nothing is left to take.
+                    None => taking = false,
+                }
+                continue;
+            }
+            else => break,
         };
+        // `next` may have been left waiting: nobody watches the requests in flight now.
+        shared.in_flight.watch(false);
+        let (batch, outcome, conn): (Batch, Outcome, Own) = written;
+        free.push(conn);
         {
             let mut q = shared.queue();
             q.waiting -= batch.entries.len();
@@ -398,6 +429,22 @@ async fn write(shared: Arc<Shared>, pool: Pool, settings: AccessLogSettings) {
             tokio::spawn(prune(pool.clone(), newest - retention, guard));
         }
     }
+}
+
+/// Writes one batch on `conn` (or a new connection), handing the connection back with the
+/// outcome unless it was lost.
+async fn write_one(
+    pool: Pool,
+    mut conn: Own,
+    batch: Batch,
+    give_up: Duration,
+) -> (Batch, Outcome, Own) {
+    let outcome = if batch.entries.is_empty() {
+        Outcome::Written
+    } else {
+        append(&pool, &mut conn, &batch.entries, batch.opened + give_up).await
+    };
+    (batch, outcome, conn)
 }
 
 /// The next batch to write: a closed one first, else the open one once its linger is over or
@@ -456,12 +503,12 @@ async fn next(shared: &Shared, linger: Duration) -> Option<Batch> {
     }
 }
 
-/// The writer's own connection, never a pooled one: the reads waiting for their entries
-/// may hold every pooled connection, and the writer must not wait for one of them.
+/// One of the writer's own connections, never a pooled one: the reads waiting for their
+/// entries may hold every pooled connection, and the writer must not wait for one of them.
 type Own = Option<AsyncPgConnection>;
 
-/// The writer's connection: its own, or a new one made beside the pool (`common::db::
-/// dedicated`: the process holds one more than the pool's size).
+/// A writer's connection: its own, or a new one made beside the pool (`common::db::
+/// dedicated`: the process holds `writers` more than the pool's size).
 async fn own(pool: &Pool, conn: &mut Own) -> Result<AsyncPgConnection, Error> {
     match conn.take() {
         Some(c) => Ok(c),

@@ -16,7 +16,7 @@ use common::settings::{
 };
 use secrecy::{ExposeSecret, SecretString};
 
-use crate::access_log::{AccessLogSettings, DEFAULT_RETENTION, LINGER};
+use crate::access_log::{AccessLogSettings, DEFAULT_RETENTION, LINGER, MAX_WRITERS, WRITERS};
 
 use crate::auth::{DEFAULT_MAX_LIFETIME, TokenSettings};
 use crate::cors::{self, CorsSettings};
@@ -59,6 +59,10 @@ pub struct Settings {
     /// How long a batch of access-log entries gathers from its first entry before one INSERT writes it (0ms: as soon as the writer is free; at most 10s); each read waits for its entry's commit, so this adds to those reads' latency
     #[arg(long, env = "ACCESS_LOG_LINGER", default_value = show(LINGER), value_parser = linger)]
     pub access_log_linger: Duration,
+
+    /// How many batches of access-log entries may be written at once, each on a connection of its own beside the pool (1 to 8): with 2, a batch's INSERT runs while the one before it is flushed; their reads are answered in order all the same
+    #[arg(long, env = "ACCESS_LOG_WRITERS", default_value_t = WRITERS, value_parser = writers)]
+    pub access_log_writers: usize,
 
     /// Age after which a unit's reported position is stale and its base counts instead, in the unit recommendation
     #[arg(long, env = "POSITION_MAX_AGE", default_value = show(DEFAULT_POSITION_MAX_AGE), value_parser = lifetime)]
@@ -104,6 +108,15 @@ fn linger(raw: &str) -> Result<Duration, String> {
     }
 }
 
+/// The access log's writer connections: 1 to [`MAX_WRITERS`].
+fn writers(raw: &str) -> Result<usize, String> {
+    raw.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|n| (1..=MAX_WRITERS).contains(n))
+        .ok_or_else(|| format!("`{raw}` is not a number of connections from 1 to {MAX_WRITERS}"))
+}
+
 /// A speed in km/h: 1 to 300.
 fn speed(raw: &str) -> Result<f64, String> {
     raw.trim()
@@ -144,6 +157,7 @@ impl Settings {
         AccessLogSettings {
             retention: self.access_log_retention,
             linger: self.access_log_linger,
+            writers: self.access_log_writers,
             ..AccessLogSettings::default()
         }
     }

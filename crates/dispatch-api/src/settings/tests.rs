@@ -115,6 +115,20 @@ fn the_maximum_lifetime_comes_from_jwt_max_lifetime() {
 }
 
 #[test]
+fn the_access_log_writes_on_two_connections_unless_told_one_to_eight() {
+    let writers = |pairs: &[(&str, &str)]| read(pairs).map(|s| s.access_log().writers);
+    assert_eq!(writers(&[]).unwrap(), 2);
+    assert_eq!(writers(&[("ACCESS_LOG_WRITERS", "1")]).unwrap(), 1);
+    assert_eq!(writers(&[("ACCESS_LOG_WRITERS", "8")]).unwrap(), 8);
+    for bad in ["0", "9", "two", "-1"] {
+        assert!(
+            matches!(writers(&[("ACCESS_LOG_WRITERS", bad)]), Err(ConfigError::Invalid { name, .. }) if name == "ACCESS_LOG_WRITERS"),
+            "{bad}"
+        );
+    }
+}
+
+#[test]
 fn the_access_log_lingers_two_milliseconds_unless_told_and_never_past_ten_seconds() {
     let linger = |pairs: &[(&str, &str)]| read(pairs).map(|s| s.access_log().linger);
     assert_eq!(linger(&[]).unwrap(), Duration::from_millis(2));

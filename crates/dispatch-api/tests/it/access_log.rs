@@ -735,7 +735,11 @@ async fn reads_of_several_incidents_at_once_have_an_entry_each_when_recorded() {
         .iter()
         .map(|id| (*id, user, "GET /incident/mask".to_owned()))
         .collect();
-    assert_eq!(entries(&api).await, expected);
+    // One instant for all five: across batches written at once (two writer connections),
+    // which batch the database numbered first is theirs to decide.
+    let mut written = entries(&api).await;
+    written.sort();
+    assert_eq!(written, expected);
     assert_eq!(transactions(&api).await, 3);
     log.record_all(user, &[], "GET /incident/mask", Utc::now())
         .await
@@ -776,4 +780,118 @@ async fn a_listing_answers_a_page_and_says_it_was_truncated() {
         "the page holds the oldest entries: {}",
         entries[999]
     );
+}
+
+/// docs/dispatch-access-log.md, "Group commit": with two writer connections a batch is written
+/// while the one before it is still in the database, and its reads are answered only after
+/// the earlier batch's (the outcomes in the batches' order, which a flush relies on). Here the
+/// first batch's INSERT waits on an advisory lock the test holds (a trigger takes it for one
+/// incident only): the second batch commits meanwhile, its read still waiting; with one
+/// writer connection the second batch is not even written.
+#[actix_web::test]
+async fn a_batch_is_written_while_the_one_before_waits_and_answered_after_it() {
+    use diesel_async::AsyncConnection;
+    let api = Api::new().await;
+    let ids = first_incidents(&api, 2).await;
+    let user = api.id("regulador");
+    for statement in [
+        format!(
+            "CREATE FUNCTION dispatch.hold_batch() RETURNS trigger LANGUAGE plpgsql AS $$
+             BEGIN
+               IF {} = ANY (NEW.incident_ids) THEN PERFORM pg_advisory_xact_lock(4242); END IF;
+               RETURN NEW;
+             END $$",
+            ids[0]
+        ),
+        "CREATE TRIGGER hold_batch BEFORE INSERT ON dispatch.patient_access_batches \
+         FOR EACH ROW EXECUTE FUNCTION dispatch.hold_batch()"
+            .to_owned(),
+    ] {
+        diesel::sql_query(statement)
+            .execute(&mut api.conn().await)
+            .await
+            .unwrap();
+    }
+    let mut holder = diesel_async::AsyncPgConnection::establish(api.db.url())
+        .await
+        .unwrap();
+    let held = async |api: &Api| -> i64 {
+        #[derive(QueryableByName)]
+        struct Count {
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            n: i64,
+        }
+        diesel::sql_query(
+            "SELECT count(*) AS n FROM pg_stat_activity \
+             WHERE query LIKE 'INSERT INTO dispatch.patient_access_batches%' \
+             AND wait_event_type = 'Lock' AND wait_event = 'advisory'",
+        )
+        .get_result::<Count>(&mut api.conn().await)
+        .await
+        .unwrap()
+        .n
+    };
+    let until_held = async |api: &Api| {
+        tokio::time::timeout(std::time::Duration::from_secs(5), async {
+            while held(api).await == 0 {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+        })
+        .await
+        .expect("the first batch's INSERT waits on the lock");
+    };
+    let route = "GET /incident/{id}";
+    let t0 = Utc::now();
+    for (round, writers) in [2, 1].into_iter().enumerate() {
+        // Each round's reads after the one before's (the entries are listed by time).
+        let ms = (
+            t0 + Duration::seconds(round as i64),
+            Duration::milliseconds(1),
+        );
+        diesel::sql_query("SELECT pg_advisory_lock(4242)")
+            .execute(&mut holder)
+            .await
+            .unwrap();
+        let log = AccessLog::start(
+            api.db.pool(),
+            AccessLogSettings {
+                linger: std::time::Duration::ZERO,
+                writers,
+                ..AccessLogSettings::default()
+            },
+        );
+        let before = entries(&api).await.len();
+        // The first read's batch (incident ids[0]) waits on the lock.
+        let first = reads_waiting(&log, user, &ids, 0..1, route, ms);
+        until_held(&api).await;
+        // The second read's batch (ids[1]) needs no lock.
+        let second = reads_waiting(&log, user, &ids, 1..2, route, ms);
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        let written = entries(&api).await[before..].to_vec();
+        if writers == 2 {
+            assert_eq!(written, vec![(ids[1], user, route.to_owned())]);
+        } else {
+            assert_eq!(
+                written,
+                vec![],
+                "one connection: the second batch waits its turn"
+            );
+        }
+        // Committed or not, the second read is not answered before the first.
+        assert!(!second[0].is_finished() && !first[0].is_finished());
+        diesel::sql_query("SELECT pg_advisory_unlock(4242)")
+            .execute(&mut holder)
+            .await
+            .unwrap();
+        answered(first.into_iter().chain(second).collect()).await;
+        let mut written = entries(&api).await[before..].to_vec();
+        written.sort();
+        let mut expected = vec![
+            (ids[0], user, route.to_owned()),
+            (ids[1], user, route.to_owned()),
+        ];
+        expected.sort();
+        assert_eq!(written, expected, "{writers} writer connection(s)");
+        assert_eq!(log.waiting(), 0);
+    }
 }
