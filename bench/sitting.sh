@@ -18,12 +18,14 @@
 # (access_log/run.sh at 32 and 256 connections), fanout (dispatch/ws_fanout.sh, 1,000 and
 # 5,000 subscribers), idle_memory (dispatch/ws_idle_memory.sh), report (scale/report.sh),
 # soak (soak/run.sh, SOAK_MINUTES (10) with 5,000 idle sockets).
-# PROFILE=1 also samples both cores with perf while each part runs (bench/lib/profile.sh) and
-# keeps where the time went in OUT/NAME.profile.txt (perf costs the parts a few per cent).
+# PROFILE=1 also samples both cores with perf while each part runs (bench/lib/profile.sh; the
+# detail part only during its measured runs) and keeps where the time went in
+# OUT/NAME.profile.txt (perf costs the parts a few per cent).
 # Environment: PG_CORE, APP_CORE, PG_PORT (55432), ONLY, OUT, PROFILE, SHARED_PGURL (the report's
 # server, default postgres://postgres@127.0.0.1:5432), SOAK_MINUTES, BIN (a release build of
 # dispatch-api with the `bench` feature to measure instead of building one; then the
-# fan-out's client is not built either, and the fan-out needs CLIENT).
+# fan-out's client is not built either, and the fan-out needs CLIENT), CALLBACK_BIN (a release
+# build of proposal-callback for the callbacks, instead of building one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib/pinned.sh
@@ -42,7 +44,8 @@ wanted() { [[ ",$ONLY," == *",$1,"* ]]; }
 part() {
   local name=$1; shift
   echo "=== $name: $* (load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%H:%M:%S) UTC)" | tee -a "$OUT/summary.txt"
-  if [ "${PROFILE:-}" = 1 ]; then set -- profiled "$PG_CORE,$APP_CORE" "$OUT/$name.profile.txt" "$@"; fi
+  # The detail part profiles only its measured runs itself (dispatch/run.sh, PROFILE_DIR).
+  if [ "${PROFILE:-}" = 1 ] && [ "$name" != detail ]; then set -- profiled "$PG_CORE,$APP_CORE" "$OUT/$name.profile.txt" "$@"; fi
   if ! "$@" 2>&1 | tee "$OUT/$name.txt"; then echo "part $name failed" | tee -a "$OUT/summary.txt"; fi
 }
 
@@ -59,13 +62,15 @@ fi
 trap pinned_pg_stop EXIT
 pinned_pg_start "$PG_CORE" "$PG_PORT"
 
-wanted detail && part detail pin "$APP_CORE" env BIN="$DBIN" bench/dispatch/run.sh
+profile_dir=(); [ "${PROFILE:-}" = 1 ] && profile_dir=(PROFILE_DIR="$OUT" PROFILE_CPUS="$PG_CORE,$APP_CORE")
+wanted detail && part detail pin "$APP_CORE" env BIN="$DBIN" "${profile_dir[@]}" bench/dispatch/run.sh
 wanted service_cpu && part service_cpu pin "$APP_CORE" env BIN="$DBIN" bench/dispatch/service_cpu.sh
 if wanted instructions; then
-  part instructions_search env BIN="$DBIN" bench/dispatch/callgrind.sh
-  part instructions_detail env BIN="$DBIN" ROUTE=/incident/40 bench/dispatch/callgrind.sh
+  # Each keeps its callgrind dumps in a directory of its own (callgrind.sh empties its OUT).
+  part instructions_search env BIN="$DBIN" OUT="$OUT/instructions_search" bench/dispatch/callgrind.sh
+  part instructions_detail env BIN="$DBIN" OUT="$OUT/instructions_detail" ROUTE=/incident/40 bench/dispatch/callgrind.sh
 fi
-wanted callbacks && part callbacks pin "$APP_CORE" bench/callback/run.sh
+wanted callbacks && part callbacks pin "$APP_CORE" env ${CALLBACK_BIN:+BIN="$CALLBACK_BIN"} bench/callback/run.sh
 if wanted access_log; then
   part access_log_32 pin "$APP_CORE" env BIN="$DBIN" CONNECTIONS=32 ROUNDS=3 bench/access_log/run.sh
   part access_log_256 pin "$APP_CORE" env BIN="$DBIN" KEEP_DB=1 CONNECTIONS=256 ROUNDS=3 bench/access_log/run.sh

@@ -11,10 +11,13 @@
 # Environment: PGURL (server, default postgres://postgres@127.0.0.1:5432), DURATION (s, 15),
 # CONNECTIONS (32), PORT (18090), TARGET_DIR (target-dispatch), LOG_BATCH (500); BIN=path runs
 # that binary (built with `--features bench`) instead of building one, to compare two builds in
-# one sitting.
+# one sitting. PROFILE_DIR=dir samples PROFILE_CPUS (0,1) with perf during each measured run
+# (not the warm-ups) and keeps where the time went in dir/NAME.profile.txt (bench/lib/profile.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source bench/lib/cpu.sh
+source bench/lib/profile.sh
+PROFILE_CPUS=${PROFILE_CPUS:-0,1}
 TIMEFORMAT='%U %S'
 PGURL=${PGURL:-postgres://postgres@127.0.0.1:5432}
 DB=dispatch_bench
@@ -61,9 +64,11 @@ wrk_run() { # name, then wrk arguments; prints "name rps p99 server-CPU-µs-per-
   local name=$1; shift
   wrk -t2 -c"$CONNECTIONS" -d3s "$@" > /dev/null  # warm-up
   local before after b0 b1 p0 p1
+  [ -n "${PROFILE_DIR:-}" ] && profile_start "$PROFILE_CPUS"
   before=$(server_ticks) b0=$(busy) p0=$(pg_ticks)
   { time wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --latency "$@" > "$WORK/$name.txt"; } 2> "$WORK/$name.time"
   after=$(server_ticks) b1=$(busy) p1=$(pg_ticks)
+  [ -n "${PROFILE_DIR:-}" ] && PROFILE_LABEL="wrk $name" profile_stop "$PROFILE_DIR/$name.profile.txt"
   # PostgreSQL, wrk and the rest, in ticks and wrk's "user system" seconds.
   local self; self=$(tail -n1 "$WORK/$name.time")
   echo "$((p1 - p0)) $self $(rest_ticks $((b1 - b0)) $((p1 - p0)) $((after - before)) "$self")" > "$WORK/$name.cpu"
@@ -85,12 +90,14 @@ LOG_BATCH=${LOG_BATCH:-500}
 PGOPTIONS="-c search_path=dispatch,public" pgbench -n -M prepared -c "$DATABASE_POOL_SIZE" -j 2 \
   -T 3 -D batch="$LOG_BATCH" -f "$HERE/incident_detail.sql@$LOG_BATCH" -f "$HERE/access_log_append.sql@1" \
   "$DATABASE_URL" > /dev/null
+[ -n "${PROFILE_DIR:-}" ] && profile_start "$PROFILE_CPUS"
 B0=$(busy) P0=$(pg_ticks)
 { time (cd "$WORK" && PGOPTIONS="-c search_path=dispatch,public" pgbench -n -M prepared \
   -c "$DATABASE_POOL_SIZE" -j 2 -T "$DURATION" -l --log-prefix=pgb \
   -D batch="$LOG_BATCH" -f "$OLDPWD/$HERE/incident_detail.sql@$LOG_BATCH" -f "$OLDPWD/$HERE/access_log_append.sql@1" \
   "$DATABASE_URL" > pgbench.txt); } 2> "$WORK/pgbench.time"
 B1=$(busy) P1=$(pg_ticks)
+[ -n "${PROFILE_DIR:-}" ] && PROFILE_LABEL="pgbench, the route's SQL" profile_stop "$PROFILE_DIR/pgbench.profile.txt"
 # The detail reads' own rate and count (script 1; script 2 is the access log's append).
 TPS=$(awk '/^SQL script 1:/ {f = 1} f && /tps = / {sub(/.*tps = /, ""); sub(/\).*/, ""); print; exit}' "$WORK/pgbench.txt")
 P99=$(cat "$WORK"/pgb* | awk '{print $3}' | sort -n | awk '{a[NR]=$1} END {printf "%.2fms", a[int(NR*0.99)]/1000}')

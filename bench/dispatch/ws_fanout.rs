@@ -31,6 +31,7 @@ use dispatch_api::store::writes::Author;
 use futures_util::{SinkExt, StreamExt};
 use tokio::sync::Notify;
 use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
@@ -99,11 +100,18 @@ fn version_of(text: &str) -> Option<i32> {
     rest[..end].parse().ok()
 }
 
+/// A socket's read buffer: a frame of the fan-out is a few hundred bytes.
+const READ_BUFFER: usize = 4 * 1024;
+
 /// Opens a socket on `addr` and subscribes it to `incident`; returns once `subscribed`
 /// arrived.
 async fn subscriber(addr: &str, token: &str, incident: i64) -> anyhow::Result<Socket> {
     let url = format!("ws://{addr}/ws?access_token={token}");
-    let (mut ws, _) = tokio_tungstenite::connect_async(url)
+    // tungstenite zeroes its whole read buffer (128 KiB by default) before every read: 5,000
+    // sockets reading one small frame each made the client spend 640 MB of memset per write,
+    // more CPU than the replicas (bench/dispatch/README.md, "The fan-out's client").
+    let config = WebSocketConfig::default().read_buffer_size(READ_BUFFER);
+    let (mut ws, _) = tokio_tungstenite::connect_async_with_config(url, Some(config), false)
         .await
         .with_context(|| format!("connecting to {addr}"))?;
     ws.send(Message::text(format!(

@@ -4,6 +4,7 @@
 #   pinned_pg_start CORE PORT   initdb in a temporary directory, start it with every process
 #                               on CORE (taskset: its backends inherit it), wait until it
 #                               answers, export PGURL=postgres://postgres@127.0.0.1:PORT
+#                               and PG_POSTMASTER (its postmaster's pid, for bench/lib/cpu.sh)
 #   pinned_pg_stop              stop it (fast) and remove its directory
 #   pin CORE COMMAND...         run COMMAND on CORE
 # The settings are the Debian package's defaults that matter here (shared_buffers 128MB,
@@ -24,6 +25,9 @@ pinned_pg_start() { # core port
         -c max_connections=300 -c shared_preload_libraries=pg_stat_statements" start > /dev/null ||
     { cat "$PINNED_PG_DIR/server.log"; return 1; }
   export PGURL=postgres://postgres@127.0.0.1:$port
+  # Only this cluster's processes count as PostgreSQL's CPU (bench/lib/cpu.sh).
+  PG_POSTMASTER=$(head -1 "$PINNED_PG_DIR/data/postmaster.pid")
+  export PG_POSTMASTER
   echo "private PostgreSQL on core $core at $PGURL ($PINNED_PG_DIR)"
 }
 

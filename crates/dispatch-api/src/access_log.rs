@@ -3,10 +3,10 @@
 //! ([`AccessLog::record`]) and waits until the batch holding it is committed: group commit,
 //! as PostgreSQL's own. One task per process takes the batches in order and writes each in one
 //! INSERT (`store::access_log::append`) on one of its [`AccessLogSettings::writers`]
-//! connections; while they write, the next batch gathers the reads answered meanwhile, and a
-//! batch may linger [`AccessLogSettings::linger`] from its first entry to gather more. With
-//! two connections a batch's INSERT runs while the one before it is still being flushed, and
-//! the outcomes are told in the batches' order all the same. One wake tells every read of a
+//! connections (one unless told); while they write, the next batch gathers the reads answered
+//! meanwhile, and a batch may linger [`AccessLogSettings::linger`] from its first entry to
+//! gather more. With two connections a batch's INSERT runs while the one before it is still
+//! being flushed, and the outcomes are told in the batches' order all the same. One wake tells every read of a
 //! batch its outcome. An entry that cannot be
 //! written within [`AccessLogSettings::give_up`] makes its read a 503: no answered read
 //! without its entry. Once an hour of the log's own time, a task of its own removes the
@@ -42,9 +42,10 @@ pub const BATCH: usize = 1_000;
 /// requests in flight may still join it (bench/access_log/README.md, 2026-11-29 "Lingering
 /// while a request can join").
 pub const LINGER: Duration = Duration::from_millis(2);
-/// The writer's connections when `ACCESS_LOG_WRITERS` is unset: a batch is written while the
-/// one before it is flushed (bench/access_log/README.md, "Two writer connections").
-pub const WRITERS: usize = 2;
+/// The writer's connections when `ACCESS_LOG_WRITERS` is unset: one, each batch written once
+/// the one before it is committed; two did not measure better on this project's machine
+/// (bench/access_log/README.md, "Two writer connections").
+pub const WRITERS: usize = 1;
 /// The most connections `ACCESS_LOG_WRITERS` may ask for.
 pub const MAX_WRITERS: usize = 8;
 /// How long a batch is tried while the database cannot be reached, from its first entry,

@@ -60,7 +60,7 @@ pub struct Settings {
     #[arg(long, env = "ACCESS_LOG_LINGER", default_value = show(LINGER), value_parser = linger)]
     pub access_log_linger: Duration,
 
-    /// How many batches of access-log entries may be written at once, each on a connection of its own beside the pool (1 to 8): with 2, a batch's INSERT runs while the one before it is flushed; their reads are answered in order all the same
+    /// How many batches of access-log entries may be written at once, each on a connection of its own beside the pool (1 to 8): with 2, a batch's INSERT runs while the one before it is still committing, where a commit is slow (a synchronous standby); their reads are answered in order all the same
     #[arg(long, env = "ACCESS_LOG_WRITERS", default_value_t = WRITERS, value_parser = writers)]
     pub access_log_writers: usize,
 

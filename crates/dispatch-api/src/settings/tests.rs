@@ -115,10 +115,10 @@ fn the_maximum_lifetime_comes_from_jwt_max_lifetime() {
 }
 
 #[test]
-fn the_access_log_writes_on_two_connections_unless_told_one_to_eight() {
+fn the_access_log_writes_on_one_connection_unless_told_one_to_eight() {
     let writers = |pairs: &[(&str, &str)]| read(pairs).map(|s| s.access_log().writers);
-    assert_eq!(writers(&[]).unwrap(), 2);
-    assert_eq!(writers(&[("ACCESS_LOG_WRITERS", "1")]).unwrap(), 1);
+    assert_eq!(writers(&[]).unwrap(), 1);
+    assert_eq!(writers(&[("ACCESS_LOG_WRITERS", "2")]).unwrap(), 2);
     assert_eq!(writers(&[("ACCESS_LOG_WRITERS", "8")]).unwrap(), 8);
     for bad in ["0", "9", "two", "-1"] {
         assert!(

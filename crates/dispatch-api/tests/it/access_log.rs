@@ -143,6 +143,24 @@ async fn a_burst_is_written_whole_and_the_retention_removes_only_what_is_past_it
     );
 }
 
+/// How many sessions run a statement beginning with `start` and wait on a lock.
+async fn waiting_on_a_lock(api: &Api, start: &str) -> i64 {
+    #[derive(QueryableByName)]
+    struct Count {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        n: i64,
+    }
+    diesel::sql_query(
+        "SELECT count(*) AS n FROM pg_stat_activity \
+         WHERE starts_with(query, $1) AND wait_event_type = 'Lock'",
+    )
+    .bind::<diesel::sql_types::Text, _>(start)
+    .get_result::<Count>(&mut api.conn().await)
+    .await
+    .unwrap()
+    .n
+}
+
 /// The retention runs beside the writer (docs/dispatch-access-log.md, "Retention"): while its
 /// DELETE waits (here on a lock another session holds on the old entries), reads are still
 /// recorded and answered; once it ends, a flush finds the old entries gone.
@@ -186,19 +204,7 @@ async fn reads_are_answered_while_the_retention_waits() {
     )
     .await;
     let waiting_delete = async |api: &Api| -> i64 {
-        #[derive(QueryableByName)]
-        struct Count {
-            #[diesel(sql_type = diesel::sql_types::BigInt)]
-            n: i64,
-        }
-        diesel::sql_query(
-            "SELECT count(*) AS n FROM pg_stat_activity \
-             WHERE query LIKE 'DELETE FROM \"dispatch\".\"patient_access_batches\"%' AND wait_event_type = 'Lock'",
-        )
-        .get_result::<Count>(&mut api.conn().await)
-        .await
-        .unwrap()
-        .n
+        waiting_on_a_lock(api, "DELETE FROM \"dispatch\".\"patient_access_batches\"").await
     };
     tokio::time::timeout(std::time::Duration::from_secs(5), async {
         while waiting_delete(&api).await == 0 {
@@ -816,20 +822,7 @@ async fn a_batch_is_written_while_the_one_before_waits_and_answered_after_it() {
         .await
         .unwrap();
     let held = async |api: &Api| -> i64 {
-        #[derive(QueryableByName)]
-        struct Count {
-            #[diesel(sql_type = diesel::sql_types::BigInt)]
-            n: i64,
-        }
-        diesel::sql_query(
-            "SELECT count(*) AS n FROM pg_stat_activity \
-             WHERE query LIKE 'INSERT INTO dispatch.patient_access_batches%' \
-             AND wait_event_type = 'Lock' AND wait_event = 'advisory'",
-        )
-        .get_result::<Count>(&mut api.conn().await)
-        .await
-        .unwrap()
-        .n
+        waiting_on_a_lock(api, "INSERT INTO dispatch.patient_access_batches").await
     };
     let until_held = async |api: &Api| {
         tokio::time::timeout(std::time::Duration::from_secs(5), async {
