@@ -6,11 +6,11 @@
 //! connections (one unless told); while they write, the next batch gathers the reads answered
 //! meanwhile, and a batch may linger [`AccessLogSettings::linger`] from its first entry to
 //! gather more. With two connections a batch's INSERT runs while the one before it is still
-//! being flushed, and the outcomes are told in the batches' order all the same. One wake tells every read of a
-//! batch its outcome. An entry that cannot be
-//! written within [`AccessLogSettings::give_up`] makes its read a 503: no answered read
-//! without its entry. Once an hour of the log's own time, a task of its own removes the
-//! entries past the retention, beside the writer.
+//! being flushed, and the outcomes are told in the batches' order all the same. One wake
+//! tells every read of a batch its outcome. An entry that cannot be written within
+//! [`AccessLogSettings::give_up`] makes its read a 503: no answered read without its entry.
+//! Once an hour of the log's own time, a task of its own removes the entries past the
+//! retention, beside the writer.
 //!
 //! A batch lingers only while a request in flight may still join it: once every HTTP request
 //! the process is serving ([`InFlight`]) is already waiting for a commit, nobody else can
