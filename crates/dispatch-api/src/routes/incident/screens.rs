@@ -12,7 +12,7 @@ use crate::patient_data::AccessRoute;
 use crate::routes::extract::{
     Caller, Fleet, FleetOrRegulator, Regulator, RegulatorOrTarm, TimesReader,
 };
-use crate::routes::recorded::record;
+use crate::routes::recorded::announce;
 use crate::routes::{Reply, Routes};
 use crate::state::AppState;
 use crate::store::{dispatches, incidents, times};
@@ -36,6 +36,9 @@ pub async fn unit_selection(
     user: Caller<FleetOrRegulator>,
     id: Path<i64>,
 ) -> Reply {
+    // The entry goes to the writer before the screen is read: its commit overlaps the read
+    // (docs/dispatch-access-log.md, "Handed over before the read").
+    let announced = announce(&state, &user, AccessRoute::UnitSelection, id.0)?;
     let conn = state.pool.get().await?;
     let (row, units) = dispatches::fleet_row_and_units(&conn, id.0)
         .await?
@@ -53,7 +56,8 @@ pub async fn unit_selection(
             .filter(|d| d.status != Status::Released)
             .collect(),
     };
-    record(&state, &user, AccessRoute::UnitSelection, view, conn)
+    announced
+        .record(&state, view, conn)
         .await?
         .with_etag(s.version)
 }
@@ -67,12 +71,14 @@ pub async fn fleet_summary(
     user: Caller<Fleet>,
     id: Path<i64>,
 ) -> Reply {
+    let announced = announce(&state, &user, AccessRoute::FleetSummary, id.0)?;
     let conn = state.pool.get().await?;
     let row = incidents::fleet_row(&conn, id.0)
         .await?
         .ok_or_else(|| Refusal::not_found("incident", id.0))?;
     let version = row.summary.version;
-    record(&state, &user, AccessRoute::FleetSummary, row.summary, conn)
+    announced
+        .record(&state, row.summary, conn)
         .await?
         .with_etag(version)
 }
@@ -86,7 +92,9 @@ pub async fn fleet_occurrence(
     user: Caller<Fleet>,
     id: Path<i64>,
 ) -> Reply {
-    let (id, conn) = (id.0, state.pool.get().await?);
+    let id = id.0;
+    let announced = announce(&state, &user, AccessRoute::FleetOccurrence, id)?;
+    let conn = state.pool.get().await?;
     let (row, decisions, units, intercurrences, timeline) = try_join!(
         incidents::fleet_row(&conn, id),
         incidents::decisions(&conn, id),
@@ -109,7 +117,8 @@ pub async fn fleet_occurrence(
         intercurrences,
         response_times,
     };
-    record(&state, &user, AccessRoute::FleetOccurrence, view, conn)
+    announced
+        .record(&state, view, conn)
         .await?
         .with_etag(version)
 }
@@ -124,7 +133,9 @@ pub async fn regulation(
     user: Caller<Regulator>,
     id: Path<i64>,
 ) -> Reply {
-    let (id, conn) = (id.0, state.pool.get().await?);
+    let id = id.0;
+    let announced = announce(&state, &user, AccessRoute::Regulation, id)?;
+    let conn = state.pool.get().await?;
     let (incident, units, pranks, intercurrences) = try_join!(
         incidents::detail(&conn, id),
         dispatches::of_incident(&conn, id),
@@ -143,7 +154,8 @@ pub async fn regulation(
         prank_calls,
         intercurrences,
     };
-    record(&state, &user, AccessRoute::Regulation, view, conn)
+    announced
+        .record(&state, view, conn)
         .await?
         .with_etag(version)
 }
@@ -158,7 +170,9 @@ pub async fn occurrence_view(
     user: Caller<RegulatorOrTarm>,
     id: Path<i64>,
 ) -> Reply {
-    let (id, conn) = (id.0, state.pool.get().await?);
+    let id = id.0;
+    let announced = announce(&state, &user, AccessRoute::OccurrenceView, id)?;
+    let conn = state.pool.get().await?;
     let (incident, decisions, units, intercurrences, timeline) = try_join!(
         incidents::detail(&conn, id),
         incidents::decisions(&conn, id),
@@ -177,7 +191,8 @@ pub async fn occurrence_view(
         intercurrences,
         response_times,
     };
-    record(&state, &user, AccessRoute::OccurrenceView, view, conn)
+    announced
+        .record(&state, view, conn)
         .await?
         .with_etag(version)
 }
@@ -193,11 +208,10 @@ pub async fn timeline(
     user: Caller<TimesReader>,
     id: Path<i64>,
 ) -> Reply {
+    let announced = announce(&state, &user, AccessRoute::Timeline, id.0)?;
     let conn = state.pool.get().await?;
     let timeline = times::timeline(&conn, id.0, state.clock.now())
         .await?
         .ok_or_else(|| Refusal::not_found("incident", id.0))?;
-    record(&state, &user, AccessRoute::Timeline, timeline, conn)
-        .await?
-        .ok()
+    announced.record(&state, timeline, conn).await?.ok()
 }
