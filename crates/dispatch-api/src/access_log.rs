@@ -1,7 +1,6 @@
 //! The access log's writer (docs/dispatch-access-log.md): every read of an incident's patient
 //! data is recorded before its answer leaves. A route hands its entry to the writer
-//! ([`AccessLog::record`], or [`AccessLog::enqueue`] before it loads the incident, then
-//! [`Pending::written`]) and waits until the batch holding it is committed: group commit,
+//! ([`AccessLog::record`]) and waits until the batch holding it is committed: group commit,
 //! as PostgreSQL's own. One task per process takes the batches in order and writes each in one
 //! INSERT (`store::access_log::append`) on one of its [`AccessLogSettings::writers`]
 //! connections (one unless told); while they write, the next batch gathers the reads answered
@@ -91,8 +90,7 @@ impl Default for AccessLogSettings {
 /// What became of a batch, told once to every read it holds.
 #[derive(Debug, Clone)]
 enum Outcome {
-    /// Committed, less the entries of the incidents that did not exist (their ids).
-    Written(Arc<[i64]>),
+    Written,
     /// Not written (the cause, for the log): its reads are not answered.
     Failed(Arc<str>),
 }
@@ -219,8 +217,6 @@ impl AccessLog {
     /// Records that `user_id` read incident `incident_id`'s patient data through `route` at
     /// `at`, and returns once the entry is committed. `Err` (a 503) when it could not be
     /// written: the read must not be answered.
-    // Its own building blocks, which clippy.toml keeps to `routes::recorded` elsewhere.
-    #[allow(clippy::disallowed_methods)]
     pub async fn record(
         &self,
         user_id: i64,
@@ -233,7 +229,6 @@ impl AccessLog {
 
     /// [`AccessLog::record`] for several incidents read at once (one entry each), with one
     /// wait for them all.
-    #[allow(clippy::disallowed_methods)]
     pub async fn record_all(
         &self,
         user_id: i64,
@@ -241,31 +236,8 @@ impl AccessLog {
         route: &'static str,
         at: DateTime<Utc>,
     ) -> Result<(), Error> {
-        let missing = self
-            .enqueue(user_id, incident_ids, route, at)?
-            .written()
-            .await?;
-        match incident_ids.iter().find(|id| missing.contains(id)) {
-            // Loaded by the read, then gone: its entry could not be written.
-            Some(id) => Err(unrecorded(&format!("incident {id} does not exist"))),
-            None => Ok(()),
-        }
-    }
-
-    /// Hands the entries to the writer and returns at once: [`Pending::written`] is the wait
-    /// for their commit. What a route does between the two overlaps the batch's commit
-    /// (docs/dispatch-access-log.md, "Handed over before the read"). The entries are written
-    /// whether or not anyone waits, but for an incident that does not exist when its batch is
-    /// written (left out, and told). `Err` (a 503) when the writer has stopped.
-    pub fn enqueue(
-        &self,
-        user_id: i64,
-        incident_ids: &[i64],
-        route: &'static str,
-        at: DateTime<Utc>,
-    ) -> Result<Pending, Error> {
         let Some(handle) = &self.writer else {
-            return Ok(Pending(Vec::new()));
+            return Ok(());
         };
         let shared = &handle.shared;
         // The batches these entries went into (more than one only past a batch's size).
@@ -316,7 +288,10 @@ impl AccessLog {
         if wake {
             shared.wake.notify_one();
         }
-        Ok(Pending(waits))
+        for wait in waits {
+            outcome(wait).await?;
+        }
+        Ok(())
     }
 
     /// Waits until everything recorded before is written, ending a batch's linger, and the
@@ -357,27 +332,10 @@ impl AccessLog {
     }
 }
 
-/// Entries handed to the writer ([`AccessLog::enqueue`]), not yet known to be committed.
-#[must_use = "a read is answered only once its entries are written"]
-pub struct Pending(Vec<watch::Receiver<Option<Outcome>>>);
-
-impl Pending {
-    /// Waits until the entries are committed; answers the ids their batches left out (an
-    /// incident that did not exist when the batch was written), or `Err` (a 503) when they
-    /// could not be written.
-    pub async fn written(self) -> Result<Vec<i64>, Error> {
-        let mut missing = Vec::new();
-        for wait in self.0 {
-            missing.extend_from_slice(&outcome(wait).await?);
-        }
-        Ok(missing)
-    }
-}
-
 /// Waits for a batch's outcome.
-async fn outcome(mut wait: watch::Receiver<Option<Outcome>>) -> Result<Arc<[i64]>, Error> {
+async fn outcome(mut wait: watch::Receiver<Option<Outcome>>) -> Result<(), Error> {
     match wait.wait_for(Option::is_some).await.as_deref() {
-        Ok(Some(Outcome::Written(missing))) => Ok(missing.clone()),
+        Ok(Some(Outcome::Written)) => Ok(()),
         Ok(Some(Outcome::Failed(why))) => Err(unrecorded(why)),
         // The writer dropped the batch untold: it failed.
         Ok(None) | Err(_) => Err(unrecorded("the access log's writer has stopped")),
@@ -454,7 +412,7 @@ async fn write(shared: Arc<Shared>, pool: Pool, settings: AccessLogSettings) {
         // are told, so a flush that follows them waits for it too; one runs at a time (a
         // retention still running when the next is due lets it wait for a later batch).
         let retain = match (&outcome, batch.entries.iter().map(|a| a.at).max()) {
-            (Outcome::Written(_), Some(newest))
+            (Outcome::Written, Some(newest))
                 if pruned_at.is_none_or(|p| newest - p >= PRUNE_EVERY) =>
             {
                 shared
@@ -483,7 +441,7 @@ async fn write_one(
     give_up: Duration,
 ) -> (Batch, Outcome, Own) {
     let outcome = if batch.entries.is_empty() {
-        Outcome::Written(Arc::new([]))
+        Outcome::Written
     } else {
         append(&pool, &mut conn, &batch.entries, batch.opened + give_up).await
     };
@@ -565,7 +523,7 @@ async fn own(pool: &Pool, conn: &mut Own) -> Result<AsyncPgConnection, Error> {
 /// answered 503 (a commit whose answer was lost), never the other way round.
 async fn append(pool: &Pool, own_conn: &mut Own, batch: &[Access], give_up_at: Instant) -> Outcome {
     loop {
-        let written: Result<Vec<i64>, Error> = async {
+        let written: Result<usize, Error> = async {
             let conn = own(pool, own_conn).await?;
             let bound = give_up_at.max(Instant::now() + ATTEMPT);
             let attempt = tokio::time::timeout_at(bound, access_log::append(&conn, batch)).await;
@@ -584,7 +542,7 @@ async fn append(pool: &Pool, own_conn: &mut Own, batch: &[Access], give_up_at: I
         }
         .await;
         match written {
-            Ok(missing) => return Outcome::Written(missing.into()),
+            Ok(_) => return Outcome::Written,
             Err(e) if unavailable(&e) && Instant::now() + RETRY < give_up_at => {
                 tracing::warn!(error = %e, entries = batch.len(), "access log not written yet; trying again");
                 tokio::time::sleep(RETRY).await;

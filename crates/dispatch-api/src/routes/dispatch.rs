@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 
 use super::extract::Judge;
 use super::extract::{Fleet, Post};
-use super::recorded::announce;
+use super::recorded::record;
 use super::{Reply, Routes, ok};
 use crate::domain::Refusal;
 use crate::domain::dispatch::Status;
@@ -46,7 +46,6 @@ pub async fn dispatches_of_incident(
     responses((status = 200, body = DispatchData,
         headers(("ETag" = String, description = "the incident's version, quoted: the `If-Match` its writes take")))))]
 pub async fn dispatch_data(state: web::Data<AppState>, user: CurrentUser, id: Path<i64>) -> Reply {
-    let announced = announce(&state, &user, AccessRoute::DispatchData, id.0)?;
     let conn = state.pool.get().await?;
     let (row, units) = dispatches::fleet_row_and_units(&conn, id.0)
         .await?
@@ -56,8 +55,7 @@ pub async fn dispatch_data(state: web::Data<AppState>, user: CurrentUser, id: Pa
         incident: row.summary,
         dispatches: units,
     };
-    announced
-        .record(&state, view, conn)
+    record(&state, &user, AccessRoute::DispatchData, view, conn)
         .await?
         .with_etag(version)
 }

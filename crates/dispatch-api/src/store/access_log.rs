@@ -27,44 +27,28 @@ pub struct Access {
 /// The batch as one row of four arrays (docs/dispatch-access-log.md, "How it is stored"): one
 /// statement text whatever the batch's size, so it stays prepared on the connection
 /// (`common::db::cached_by_text`) instead of being parsed and planned for every batch. The
-/// batch's first and last times are the database's own reading of `ats`. An entry whose
-/// incident does not exist is left out, and its id answered (docs/dispatch-access-log.md,
-/// "Handed over before the read": a read handed over before a 404); the row is written
-/// only when an entry is left. The INSERT runs whether or not the outer query reads it.
-const APPEND: &str = "WITH e AS (\
-     SELECT e.*, EXISTS (SELECT FROM dispatch.incidents i WHERE i.id = e.incident_id) AS known \
-     FROM unnest($1::int8[], $2::int8[], $3::text[], $4::timestamptz[]) WITH ORDINALITY \
-     AS e (incident_id, user_id, route, at, n)), \
-     kept AS (INSERT INTO dispatch.patient_access_batches \
+/// batch's first and last times are the database's own reading of `ats`.
+const APPEND: &str = "INSERT INTO dispatch.patient_access_batches \
      (first_at, last_at, incident_ids, user_ids, routes, ats) \
-     SELECT min(at), max(at), array_agg(incident_id ORDER BY n), array_agg(user_id ORDER BY n), \
-     array_agg(route ORDER BY n), array_agg(at ORDER BY n) \
-     FROM e WHERE known HAVING count(*) > 0 RETURNING 1) \
-     SELECT incident_id AS missing FROM e WHERE NOT known";
+     SELECT min(a), max(a), $1::int8[], $2::int8[], $3::text[], $4::timestamptz[] \
+     FROM unnest($4::timestamptz[]) AS a";
 
-#[derive(QueryableByName)]
-struct Missing {
-    #[diesel(sql_type = BigInt)]
-    missing: i64,
-}
-
-/// Appends a batch in one statement (one row); answers the ids of the incidents that do not
-/// exist, whose entries were left out (none, but for a read of an id that names nothing).
-pub async fn append(mut conn: &AsyncPgConnection, batch: &[Access]) -> Result<Vec<i64>, Error> {
+/// Appends a batch in one statement (one row).
+pub async fn append(mut conn: &AsyncPgConnection, batch: &[Access]) -> Result<usize, Error> {
     let incident_ids: Vec<i64> = batch.iter().map(|a| a.incident_id).collect();
     let user_ids: Vec<i64> = batch.iter().map(|a| a.user_id).collect();
     let routes: Vec<&str> = batch.iter().map(|a| a.route).collect();
     let ats: Vec<DateTime<Utc>> = batch.iter().map(|a| a.at).collect();
-    let missing: Vec<Missing> = cached_by_text(
+    cached_by_text(
         diesel::sql_query(APPEND)
             .bind::<Array<BigInt>, _>(incident_ids)
             .bind::<Array<BigInt>, _>(user_ids)
             .bind::<Array<Text>, _>(routes)
             .bind::<Array<Timestamptz>, _>(ats),
     )
-    .load(&mut conn)
+    .execute(&mut conn)
     .await?;
-    Ok(missing.into_iter().map(|m| m.missing).collect())
+    Ok(batch.len())
 }
 
 /// Removes the batches whose every entry is older than `before` (the retention; a batch

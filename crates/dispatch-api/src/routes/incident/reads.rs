@@ -12,7 +12,7 @@ use crate::domain::phone::Phone;
 use crate::domain::user::CurrentUser;
 use crate::patient_data::AccessRoute;
 use crate::routes::cache::{IfNoneMatch, IfNoneMatchHeader};
-use crate::routes::recorded::{announce, record};
+use crate::routes::recorded::record;
 use crate::routes::{Reply, Routes};
 use crate::search::MaskParams;
 use crate::state::AppState;
@@ -93,9 +93,6 @@ pub async fn detail(
     cached: IfNoneMatch,
 ) -> Reply {
     let id = id.0;
-    // The entry goes to the writer before the incident is loaded: its commit overlaps the
-    // read (docs/dispatch-access-log.md, "Handed over before the read").
-    let announced = announce(&state, &user, AccessRoute::Detail, id)?;
     let conn = state.pool.get().await?;
     let incident = if params.0.include_history == Some(true) {
         // Both statements in one pipeline: one round trip.
@@ -110,8 +107,7 @@ pub async fn detail(
     };
     let incident = incident.ok_or_else(|| Refusal::not_found("incident", id))?;
     let version = incident.version;
-    announced
-        .record(&state, incident, conn)
+    record(&state, &user, AccessRoute::Detail, incident, conn)
         .await?
         .versioned(&cached, version)
 }

@@ -12,7 +12,7 @@ use crate::patient_data::AccessRoute;
 use crate::routes::extract::{
     Caller, Fleet, FleetOrRegulator, Regulator, RegulatorOrTarm, TimesReader,
 };
-use crate::routes::recorded::announce;
+use crate::routes::recorded::record;
 use crate::routes::{Reply, Routes};
 use crate::state::AppState;
 use crate::store::{dispatches, incidents, times};
@@ -36,9 +36,6 @@ pub async fn unit_selection(
     user: Caller<FleetOrRegulator>,
     id: Path<i64>,
 ) -> Reply {
-    // The entry goes to the writer before the screen is read: its commit overlaps the read
-    // (docs/dispatch-access-log.md, "Handed over before the read").
-    let announced = announce(&state, &user, AccessRoute::UnitSelection, id.0)?;
     let conn = state.pool.get().await?;
     let (row, units) = dispatches::fleet_row_and_units(&conn, id.0)
         .await?
@@ -56,8 +53,7 @@ pub async fn unit_selection(
             .filter(|d| d.status != Status::Released)
             .collect(),
     };
-    announced
-        .record(&state, view, conn)
+    record(&state, &user, AccessRoute::UnitSelection, view, conn)
         .await?
         .with_etag(s.version)
 }
@@ -71,14 +67,12 @@ pub async fn fleet_summary(
     user: Caller<Fleet>,
     id: Path<i64>,
 ) -> Reply {
-    let announced = announce(&state, &user, AccessRoute::FleetSummary, id.0)?;
     let conn = state.pool.get().await?;
     let row = incidents::fleet_row(&conn, id.0)
         .await?
         .ok_or_else(|| Refusal::not_found("incident", id.0))?;
     let version = row.summary.version;
-    announced
-        .record(&state, row.summary, conn)
+    record(&state, &user, AccessRoute::FleetSummary, row.summary, conn)
         .await?
         .with_etag(version)
 }
@@ -92,9 +86,7 @@ pub async fn fleet_occurrence(
     user: Caller<Fleet>,
     id: Path<i64>,
 ) -> Reply {
-    let id = id.0;
-    let announced = announce(&state, &user, AccessRoute::FleetOccurrence, id)?;
-    let conn = state.pool.get().await?;
+    let (id, conn) = (id.0, state.pool.get().await?);
     let (row, decisions, units, intercurrences, timeline) = try_join!(
         incidents::fleet_row(&conn, id),
         incidents::decisions(&conn, id),
@@ -117,8 +109,7 @@ pub async fn fleet_occurrence(
         intercurrences,
         response_times,
     };
-    announced
-        .record(&state, view, conn)
+    record(&state, &user, AccessRoute::FleetOccurrence, view, conn)
         .await?
         .with_etag(version)
 }
@@ -133,9 +124,7 @@ pub async fn regulation(
     user: Caller<Regulator>,
     id: Path<i64>,
 ) -> Reply {
-    let id = id.0;
-    let announced = announce(&state, &user, AccessRoute::Regulation, id)?;
-    let conn = state.pool.get().await?;
+    let (id, conn) = (id.0, state.pool.get().await?);
     let (incident, units, pranks, intercurrences) = try_join!(
         incidents::detail(&conn, id),
         dispatches::of_incident(&conn, id),
@@ -154,8 +143,7 @@ pub async fn regulation(
         prank_calls,
         intercurrences,
     };
-    announced
-        .record(&state, view, conn)
+    record(&state, &user, AccessRoute::Regulation, view, conn)
         .await?
         .with_etag(version)
 }
@@ -170,9 +158,7 @@ pub async fn occurrence_view(
     user: Caller<RegulatorOrTarm>,
     id: Path<i64>,
 ) -> Reply {
-    let id = id.0;
-    let announced = announce(&state, &user, AccessRoute::OccurrenceView, id)?;
-    let conn = state.pool.get().await?;
+    let (id, conn) = (id.0, state.pool.get().await?);
     let (incident, decisions, units, intercurrences, timeline) = try_join!(
         incidents::detail(&conn, id),
         incidents::decisions(&conn, id),
@@ -191,8 +177,7 @@ pub async fn occurrence_view(
         intercurrences,
         response_times,
     };
-    announced
-        .record(&state, view, conn)
+    record(&state, &user, AccessRoute::OccurrenceView, view, conn)
         .await?
         .with_etag(version)
 }
@@ -208,10 +193,11 @@ pub async fn timeline(
     user: Caller<TimesReader>,
     id: Path<i64>,
 ) -> Reply {
-    let announced = announce(&state, &user, AccessRoute::Timeline, id.0)?;
     let conn = state.pool.get().await?;
     let timeline = times::timeline(&conn, id.0, state.clock.now())
         .await?
         .ok_or_else(|| Refusal::not_found("incident", id.0))?;
-    announced.record(&state, timeline, conn).await?.ok()
+    record(&state, &user, AccessRoute::Timeline, timeline, conn)
+        .await?
+        .ok()
 }

@@ -13,7 +13,7 @@ use crate::domain::refusal::FieldFault;
 use crate::patient_data::AccessRoute;
 use crate::routes::extract::Caller;
 use crate::routes::extract::{FleetOrRegulator, Judge, Locator, Post, Versioned};
-use crate::routes::recorded::announce;
+use crate::routes::recorded::record;
 use crate::routes::{Reply, Routes};
 use crate::state::AppState;
 use crate::store::fleet;
@@ -97,7 +97,6 @@ pub async fn recommendation(
     id: Path<i64>,
     params: Query<RecommendationParams>,
 ) -> Reply {
-    let announced = announce(&state, &user, AccessRoute::UnitRecommendation, id.0)?;
     let conn = state.pool.get().await?;
     let now = state.clock.now();
     let rules = state.fleet;
@@ -182,5 +181,7 @@ pub async fn recommendation(
         left_out,
         other_types,
     };
-    announced.record(&state, view, conn).await?.ok()
+    record(&state, &user, AccessRoute::UnitRecommendation, view, conn)
+        .await?
+        .ok()
 }
