@@ -143,8 +143,9 @@ async fn a_burst_is_written_whole_and_the_retention_removes_only_what_is_past_it
     );
 }
 
-/// How many sessions run a statement beginning with `start` and wait on a lock.
-async fn waiting_on_a_lock(api: &Api, start: &str) -> i64 {
+/// How many sessions run a statement beginning with `start` and wait on a lock of the kind
+/// `event` (`pg_stat_activity.wait_event`: `relation`, `advisory`, ...; `None`: any).
+async fn waiting_on_a_lock(api: &Api, start: &str, event: Option<&str>) -> i64 {
     #[derive(QueryableByName)]
     struct Count {
         #[diesel(sql_type = diesel::sql_types::BigInt)]
@@ -152,9 +153,11 @@ async fn waiting_on_a_lock(api: &Api, start: &str) -> i64 {
     }
     diesel::sql_query(
         "SELECT count(*) AS n FROM pg_stat_activity \
-         WHERE starts_with(query, $1) AND wait_event_type = 'Lock'",
+         WHERE starts_with(query, $1) AND wait_event_type = 'Lock' \
+         AND wait_event = coalesce($2, wait_event)",
     )
     .bind::<diesel::sql_types::Text, _>(start)
+    .bind::<diesel::sql_types::Nullable<diesel::sql_types::Text>, _>(event)
     .get_result::<Count>(&mut api.conn().await)
     .await
     .unwrap()
@@ -204,7 +207,12 @@ async fn reads_are_answered_while_the_retention_waits() {
     )
     .await;
     let waiting_delete = async |api: &Api| -> i64 {
-        waiting_on_a_lock(api, "DELETE FROM \"dispatch\".\"patient_access_batches\"").await
+        waiting_on_a_lock(
+            api,
+            "DELETE FROM \"dispatch\".\"patient_access_batches\"",
+            None,
+        )
+        .await
     };
     tokio::time::timeout(std::time::Duration::from_secs(5), async {
         while waiting_delete(&api).await == 0 {
@@ -818,7 +826,13 @@ async fn a_batch_is_written_while_the_one_before_waits_and_answered_after_it() {
         .await
         .unwrap();
     let held = async |api: &Api| -> i64 {
-        waiting_on_a_lock(api, "INSERT INTO dispatch.patient_access_batches").await
+        // On the test's advisory lock, nothing else.
+        waiting_on_a_lock(
+            api,
+            "INSERT INTO dispatch.patient_access_batches",
+            Some("advisory"),
+        )
+        .await
     };
     let until_held = async |api: &Api| {
         tokio::time::timeout(std::time::Duration::from_secs(5), async {
