@@ -26,6 +26,10 @@ export DATABASE_URL=$PGURL/$DB JWT_SECRET=bench-secret-bench-secret-bench-secret
 "$BIN" seed > /dev/null
 psql -X -q "$DATABASE_URL" -c "VACUUM ANALYZE" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"
 TOKEN=$("$BIN" token --login regulador --ttl 1h)
+# The benchmark database's statements by execution time: calls and µs per read of READS.
+statements() { # reads, rows shown
+  psql -X -P pager=off "$DATABASE_URL" -c "SELECT calls, round((calls::numeric / $1), 4) AS per_read, round(mean_exec_time::numeric * 1000, 1) AS mean_us, round((total_exec_time * 1000 / $1)::numeric, 1) AS us_per_read, rows, left(regexp_replace(query, '\s+', ' ', 'g'), 90) AS query FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$DB') ORDER BY total_exec_time DESC LIMIT $2"
+}
 taskset -c "$APP_CORE" "$BIN" serve > /dev/null 2>&1 &
 S=$!
 for _ in $(seq 50); do curl -sf http://127.0.0.1:$PORT/healthz >/dev/null && break; sleep 0.2; done
@@ -36,7 +40,7 @@ taskset -c "$APP_CORE" wrk -t2 -c32 -d15s -H "Authorization: Bearer $TOKEN" -s b
 p1=$(pg_ticks)
 N=$(awk '/requests in/ {print $1}' "$PINNED_PG_DIR/wrk.txt")
 echo "service: $N reads, PostgreSQL $(( (p1 - p0) * 1000000 / CPU_HZ / N )) us CPU per read"
-psql -X -P pager=off "$DATABASE_URL" -c "SELECT calls, round((calls::numeric / $N), 4) AS per_read, round(mean_exec_time::numeric * 1000, 1) AS mean_us, round((total_exec_time * 1000 / $N)::numeric, 1) AS us_per_read, rows, left(regexp_replace(query, '\s+', ' ', 'g'), 90) AS query FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$DB') ORDER BY total_exec_time DESC LIMIT 12"
+statements "$N" 12
 kill -TERM $S; wait $S 2>/dev/null
 psql -X -q "$DATABASE_URL" -c "SELECT pg_stat_statements_reset()" > /dev/null
 p0=$(pg_ticks)
@@ -45,4 +49,4 @@ sleep 1
 p1=$(pg_ticks)
 T=$(awk '/^SQL script 1:/ {f = 1} f && / transactions \(/ {print $2; exit}' "$PINNED_PG_DIR/pgbench.txt")
 echo "pgbench: $T reads, PostgreSQL $(( (p1 - p0) * 1000000 / CPU_HZ / T )) us CPU per read"
-psql -X -P pager=off "$DATABASE_URL" -c "SELECT calls, round((calls::numeric / $T), 4) AS per_read, round(mean_exec_time::numeric * 1000, 1) AS mean_us, round((total_exec_time * 1000 / $T)::numeric, 1) AS us_per_read, rows, left(regexp_replace(query, '\s+', ' ', 'g'), 90) AS query FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$DB') ORDER BY total_exec_time DESC LIMIT 8"
+statements "$T" 8
