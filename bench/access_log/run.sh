@@ -18,8 +18,8 @@
 # dispatch_bench_access_log: one per build compared, with KEEP_DB=1), DURATION (s, 15),
 # CONNECTIONS (32), ROUNDS (2), PORT (18091), TARGET_DIR (target-dispatch), BIN, KEEP_DB=1
 # (reuse the database an earlier run seeded, its access log emptied: no 3-minute seed),
-# ACCESS_LOG_LINGER and ACCESS_LOG_WRITERS (the service's settings, passed through; unset:
-# their defaults).
+# ACCESS_LOG_LINGER, ACCESS_LOG_WRITERS and DATABASE_POOL_SIZE (the service's settings, passed
+# through; unset: their defaults).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source bench/lib/cpu.sh
@@ -32,7 +32,10 @@ PORT=${PORT:-18091}
 TARGET_DIR=${TARGET_DIR:-target-dispatch}
 WORK=$(mktemp -d)
 export DATABASE_URL=$PGURL/$DB JWT_SECRET=bench-secret-bench-secret-bench-secret-0 BIND=127.0.0.1:$PORT
-export RUST_LOG=warn LOG_FORMAT=json DATABASE_POOL_SIZE=${DATABASE_POOL_SIZE:-16}
+export RUST_LOG=warn LOG_FORMAT=json
+# The pool is the service's own default (2 x cores + 1, docs/operations.md "Sizing the pool")
+# unless DATABASE_POOL_SIZE is set: what a deployment that sets nothing runs with.
+POOL=${DATABASE_POOL_SIZE:-"the service's default, $((2 * $(nproc) + 1)) on $(nproc) cores"}
 
 if [ -z "${BIN:-}" ]; then
   BIN=$TARGET_DIR/release/dispatch-api
@@ -119,6 +122,7 @@ commit_probe() {
 read -r commit_ms commit_us <<< "$(commit_probe)"
 echo "a durable commit alone (one-row INSERT, one client): $commit_ms ms, $commit_us µs of PostgreSQL's CPU"
 
+echo "clients: $CONNECTIONS; the service's pool: $POOL"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-8s %-5s %12s %10s %10s %14s %14s %12s %14s %12s\n' round log "req/s" p99 requests \
   "service ms/1k" "backends ms/1k" "pg all ms/1k" "machine ms/1k" "steal ms/1k"
