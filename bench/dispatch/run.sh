@@ -17,6 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 source bench/lib/cpu.sh
 source bench/lib/profile.sh
+source bench/dispatch/route_sql.sh
 PROFILE_CPUS=${PROFILE_CPUS:-0,1}
 TIMEFORMAT='%U %S'
 PGURL=${PGURL:-postgres://postgres@127.0.0.1:5432}
@@ -85,17 +86,13 @@ R3=$(wrk_run incident "${AUTH[@]}" -s "$HERE/random_incident.lua" "http://127.0.
 stop
 
 # pgbench: same SQL, prepared like diesel's, as many clients as the server's pool, and the
-# access log's append of LOG_BATCH entries once per LOG_BATCH reads (access_log_append.sql).
+# access log's append of LOG_BATCH entries once per LOG_BATCH reads (route_sql.sh).
 LOG_BATCH=${LOG_BATCH:-500}
-PGOPTIONS="-c search_path=dispatch,public" pgbench -n -M prepared -c "$DATABASE_POOL_SIZE" -j 2 \
-  -T 3 -D batch="$LOG_BATCH" -f "$HERE/incident_detail.sql@$LOG_BATCH" -f "$HERE/access_log_append.sql@1" \
-  "$DATABASE_URL" > /dev/null
+route_sql_pgbench "$DATABASE_POOL_SIZE" 3 "$LOG_BATCH" > /dev/null
 [ -n "${PROFILE_DIR:-}" ] && profile_start "$PROFILE_CPUS"
 B0=$(busy) P0=$(pg_ticks)
-{ time (cd "$WORK" && PGOPTIONS="-c search_path=dispatch,public" pgbench -n -M prepared \
-  -c "$DATABASE_POOL_SIZE" -j 2 -T "$DURATION" -l --log-prefix=pgb \
-  -D batch="$LOG_BATCH" -f "$OLDPWD/$HERE/incident_detail.sql@$LOG_BATCH" -f "$OLDPWD/$HERE/access_log_append.sql@1" \
-  "$DATABASE_URL" > pgbench.txt); } 2> "$WORK/pgbench.time"
+{ time (cd "$WORK" && route_sql_pgbench "$DATABASE_POOL_SIZE" "$DURATION" "$LOG_BATCH" \
+  -l --log-prefix=pgb > pgbench.txt); } 2> "$WORK/pgbench.time"
 B1=$(busy) P1=$(pg_ticks)
 [ -n "${PROFILE_DIR:-}" ] && PROFILE_LABEL="pgbench, the route's SQL" profile_stop "$PROFILE_DIR/pgbench.profile.txt"
 # The detail reads' own rate and count (script 1; script 2 is the access log's append).

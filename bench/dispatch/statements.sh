@@ -15,11 +15,11 @@ PG_CORE=${PG_CORE:-0}
 APP_CORE=${APP_CORE:-1}
 source bench/lib/pinned.sh
 source bench/lib/cpu.sh
+source bench/dispatch/route_sql.sh
 trap pinned_pg_stop EXIT
 pinned_pg_start "$PG_CORE" "${PG_PORT:-55433}"
 BIN=${BIN:-$PWD/target-dispatch/release/dispatch-api}
 PORT=${PORT:-18097}
-HERE=$PWD/bench/dispatch
 DB=pss
 psql -X -q "$PGURL/postgres" -c "CREATE DATABASE $DB"
 export DATABASE_URL=$PGURL/$DB JWT_SECRET=bench-secret-bench-secret-bench-secret-0 BIND=127.0.0.1:$PORT RUST_LOG=warn LOG_FORMAT=json DATABASE_POOL_SIZE=16
@@ -44,7 +44,7 @@ statements "$N" 12
 kill -TERM $S; wait $S 2>/dev/null
 psql -X -q "$DATABASE_URL" -c "SELECT pg_stat_statements_reset()" > /dev/null
 p0=$(pg_ticks)
-(cd "$PINNED_PG_DIR" && PGOPTIONS="-c search_path=dispatch,public" taskset -c "$APP_CORE" pgbench -n -M prepared -c 16 -j 2 -T 15 -D batch=500 -f $HERE/incident_detail.sql@500 -f $HERE/access_log_append.sql@1 "$DATABASE_URL" > "$PINNED_PG_DIR/pgbench.txt")
+(cd "$PINNED_PG_DIR" && PIN=$APP_CORE route_sql_pgbench 16 15 500 > "$PINNED_PG_DIR/pgbench.txt")
 sleep 1
 p1=$(pg_ticks)
 T=$(awk '/^SQL script 1:/ {f = 1} f && / transactions \(/ {print $2; exit}' "$PINNED_PG_DIR/pgbench.txt")
