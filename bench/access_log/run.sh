@@ -33,14 +33,15 @@ TARGET_DIR=${TARGET_DIR:-target-dispatch}
 WORK=$(mktemp -d)
 export DATABASE_URL=$PGURL/$DB JWT_SECRET=bench-secret-bench-secret-bench-secret-0 BIND=127.0.0.1:$PORT
 export RUST_LOG=warn LOG_FORMAT=json
-# The pool is the service's own default (2 x cores + 1, docs/operations.md "Sizing the pool")
-# unless DATABASE_POOL_SIZE is set: what a deployment that sets nothing runs with.
-POOL=${DATABASE_POOL_SIZE:-"the service's default, $((2 * $(nproc) + 1)) on $(nproc) cores"}
 
 if [ -z "${BIN:-}" ]; then
   BIN=$TARGET_DIR/release/dispatch-api
   CARGO_TARGET_DIR=$TARGET_DIR cargo build --release -q -p dispatch-api --features bench
 fi
+# The pool is the service's own default (docs/operations.md, "Sizing the pool"), as the
+# binary computes it for this host and `serve --help` shows it, unless DATABASE_POOL_SIZE is
+# set: what a deployment that sets nothing runs with.
+POOL=${DATABASE_POOL_SIZE:-"the service's default, $("$BIN" serve --help | grep -o '2 x cores + 1 = [^]]*')"}
 if [ "${KEEP_DB:-}" = 1 ] && psql -X -qtA "$DATABASE_URL" -c "SELECT 1 FROM dispatch.incidents LIMIT 1" 2> /dev/null | grep -q 1; then
   echo "KEEP_DB=1: the seeded $DB of an earlier run, its access log emptied"
   # A build from before the log was a row per batch has the table of rows (to compare them).
